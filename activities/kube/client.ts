@@ -1,0 +1,218 @@
+// A small Kubernetes REST client: get, list, watch, server-side apply (objects and /status), create, delete.
+// KubeConfig (from @kubernetes/client-node) supplies the server, TLS material and credentials; requests go over
+// node:https so that watches stream and every verb is explicit.
+import http from 'node:http';
+import https from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+import { resourcePath, type ResourceType } from '../../api/kinds.js';
+import type { KubeObject } from '../../api/meta.js';
+import { KubeApiError } from './errors.js';
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export interface WatchEvent<T> {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: T;
+}
+
+export interface RequestOptions {
+  labelSelector?: string;
+  fieldSelector?: string;
+  signal?: AbortSignal;
+}
+
+export interface KubeClientOptions {
+  kubeconfig?: string; // a path; default: $KUBECONFIG, ~/.kube/config, then in-cluster
+  fieldManager: string;
+  timeoutMs?: number;
+}
+
+interface RawResponse {
+  status: number;
+  body: string;
+}
+
+export class KubeClient {
+  private readonly kc = new KubeConfig();
+  private readonly server: URL;
+  readonly fieldManager: string;
+  private readonly timeoutMs: number;
+  private readonly agent: http.Agent;
+
+  constructor(opts: KubeClientOptions) {
+    if (opts.kubeconfig) this.kc.loadFromFile(opts.kubeconfig);
+    else this.kc.loadFromDefault();
+    const cluster = this.kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = new URL(cluster.server);
+    this.fieldManager = opts.fieldManager;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.agent = this.server.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+  }
+
+  async get<T extends KubeObject>(type: ResourceType, namespace: string, name: string): Promise<T | undefined> {
+    const res = await this.request('GET', resourcePath(type, namespace, name));
+    if (res.status === 404) return undefined;
+    return this.parse<T>('GET', resourcePath(type, namespace, name), res);
+  }
+
+  async list<T extends KubeObject>(type: ResourceType, namespace?: string, opts: RequestOptions = {}): Promise<ListResult<T>> {
+    const path = resourcePath(type, namespace) + query({ labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
+    const list = this.parse<{ items: T[]; metadata: { resourceVersion: string } }>('LIST', path, await this.request('GET', path));
+    const apiVersion = type.group === '' ? type.version : `${type.group}/${type.version}`;
+    // List items carry no apiVersion/kind; fill them in so callers can treat items as whole objects.
+    for (const item of list.items) {
+      item.apiVersion ??= apiVersion;
+      item.kind ??= type.kind;
+    }
+    return { items: list.items, resourceVersion: list.metadata.resourceVersion };
+  }
+
+  /** Server-side apply of `obj` (or of its status with `subresource: 'status'`) under Tidal's field manager. */
+  async apply<T extends KubeObject>(type: ResourceType, obj: T, subresource?: 'status'): Promise<T> {
+    const path =
+      resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource) +
+      query({ fieldManager: this.fieldManager, force: 'true' });
+    const res = await this.request('PATCH', path, JSON.stringify(obj), 'application/apply-patch+yaml');
+    return this.parse<T>('APPLY', path, res);
+  }
+
+  async create<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
+    const path = resourcePath(type, obj.metadata.namespace) + query({ fieldManager: this.fieldManager });
+    return this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json'));
+  }
+
+  /** JSON merge patch, for the few writes that must remove fields another manager set. */
+  async mergePatch<T extends KubeObject>(type: ResourceType, namespace: string, name: string, patch: unknown): Promise<T> {
+    const path = resourcePath(type, namespace, name) + query({ fieldManager: this.fieldManager });
+    const res = await this.request('PATCH', path, JSON.stringify(patch), 'application/merge-patch+json');
+    return this.parse<T>('PATCH', path, res);
+  }
+
+  /** Deletes an object; returns false when it was already gone. */
+  async delete(type: ResourceType, namespace: string, name: string, propagationPolicy = 'Background'): Promise<boolean> {
+    const path = resourcePath(type, namespace, name);
+    const res = await this.request('DELETE', path, JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy }), 'application/json');
+    if (res.status === 404) return false;
+    this.parse('DELETE', path, res);
+    return true;
+  }
+
+  /**
+   * Streams watch events from `resourceVersion` to `onEvent` until the server closes the stream, the signal aborts,
+   * or an error occurs (rejected; a 410 Gone arrives as a KubeApiError with code 410).
+   */
+  async watch<T extends KubeObject>(
+    type: ResourceType,
+    opts: RequestOptions & { namespace?: string; resourceVersion: string; timeoutSeconds?: number },
+    onEvent: (ev: WatchEvent<T>) => void,
+  ): Promise<void> {
+    const path =
+      resourcePath(type, opts.namespace) +
+      query({
+        watch: '1',
+        allowWatchBookmarks: 'true',
+        resourceVersion: opts.resourceVersion,
+        timeoutSeconds: String(opts.timeoutSeconds ?? 300),
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+      });
+    const req = await this.open('GET', path, opts.signal);
+    await new Promise<void>((resolve, reject) => {
+      req.on('response', (res) => {
+        if ((res.statusCode ?? 0) >= 300) {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => reject(apiError('WATCH', path, res.statusCode ?? 0, body)));
+          return;
+        }
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buf += chunk;
+          let nl: number;
+          while ((nl = buf.indexOf('\n')) >= 0) {
+            const line = buf.slice(0, nl).trim();
+            buf = buf.slice(nl + 1);
+            if (line === '') continue;
+            const ev = JSON.parse(line) as WatchEvent<T>;
+            if (ev.type === 'ERROR') {
+              const st = ev.object as unknown as { code?: number; reason?: string; message?: string };
+              res.destroy();
+              reject(new KubeApiError(st.code ?? 500, st.reason ?? 'WatchError', st.message ?? '', 'WATCH', path));
+              return;
+            }
+            onEvent(ev);
+          }
+        });
+        res.on('end', () => resolve());
+        res.on('error', reject);
+      });
+      req.on('error', (err) => (opts.signal?.aborted ? resolve() : reject(err)));
+      req.end();
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private parse<T>(verb: string, path: string, res: RawResponse): T {
+    if (res.status >= 200 && res.status < 300) return JSON.parse(res.body) as T;
+    throw apiError(verb, path, res.status, res.body);
+  }
+
+  private async open(method: string, path: string, signal?: AbortSignal, contentType?: string): Promise<http.ClientRequest> {
+    const opts: https.RequestOptions = {
+      method,
+      protocol: this.server.protocol,
+      hostname: this.server.hostname,
+      port: this.server.port || (this.server.protocol === 'https:' ? 443 : 80),
+      path: this.server.pathname.replace(/\/$/, '') + path,
+      headers: { Accept: 'application/json', ...(contentType ? { 'Content-Type': contentType } : {}) },
+      agent: this.agent,
+      ...(signal ? { signal } : {}),
+    };
+    await this.kc.applyToHTTPSOptions(opts);
+    opts.agent = this.agent; // applyToHTTPSOptions may replace it; keep connections pooled
+    const mod = this.server.protocol === 'https:' ? https : http;
+    return mod.request(opts);
+  }
+
+  private async request(method: string, path: string, body?: string, contentType?: string): Promise<RawResponse> {
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const req = await this.open(method, path, signal, contentType);
+    return new Promise<RawResponse>((resolve, reject) => {
+      req.on('response', (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (data += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      if (body !== undefined) req.write(body);
+      req.end();
+    });
+  }
+}
+
+function query(params: Record<string, string | undefined>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, v);
+  const s = q.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+function apiError(verb: string, path: string, code: number, body: string): KubeApiError {
+  try {
+    const st = JSON.parse(body) as { reason?: string; message?: string };
+    return new KubeApiError(code, st.reason ?? 'Unknown', st.message ?? body, verb, path);
+  } catch {
+    return new KubeApiError(code, 'Unknown', body.slice(0, 500), verb, path);
+  }
+}

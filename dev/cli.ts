@@ -1,0 +1,55 @@
+// `npm run up` / `npm run down` / `npm run status`: the local stack with Tidal and a sample Service.
+import path from 'node:path';
+import { existsSync } from 'node:fs';
+import { devPorts, kubectl, repoRoot, stackDown, stackUp } from './stack.js';
+import { ProcessTable } from './processes.js';
+
+const dir = path.join(repoRoot, '.tidal');
+const say = (s: string) => console.error(`[tidal] ${s}`);
+
+async function up(): Promise<void> {
+  const started = Date.now();
+  const info = await stackUp({ dir, ports: devPorts, ui: true, nodes: 2, controller: true, log: say });
+  await kubectl(info, ['apply', '-f', path.join(repoRoot, 'dev', 'sample', 'nginx.yaml')]);
+  const binDir = path.dirname(info.bins.KUBECTL);
+  say(`stack and Tidal are up (${Math.round((Date.now() - started) / 1000)}s); sample Service default/nginx applied`);
+  console.log(`
+  export KUBECONFIG=${info.kubeconfig}
+  export PATH=${binDir}:$PATH     # kubectl ${path.basename(binDir).replace('kubernetes-', '')}, matching the API server
+
+  kubectl get nodes
+  kubectl get ksvc,cfg
+  Temporal UI: ${info.temporalUi}   (workflow Service/default/nginx)
+  Logs: ${path.join(dir, 'logs')}/
+  Stop: npm run down   (npm run down -- --purge also deletes the cluster's and Temporal's data)
+`);
+}
+
+async function down(purge: boolean): Promise<void> {
+  await stackDown(dir, { purge, log: say });
+  say(purge ? 'stopped; data deleted' : 'stopped (data kept in .tidal/; npm run down -- --purge deletes it)');
+}
+
+function status(): void {
+  if (!existsSync(dir)) return say('not started');
+  const procs = new ProcessTable(dir);
+  for (const r of procs.read()) console.log(`${procs.running(r.name) ? 'running' : 'stopped'}\t${r.name}\tpid ${r.pid}\t${r.log}`);
+}
+
+const [cmd, ...rest] = process.argv.slice(2);
+const main = async () => {
+  switch (cmd) {
+    case 'up':
+      return up();
+    case 'down':
+      return down(rest.includes('--purge'));
+    case 'status':
+      return status();
+    default:
+      throw new Error('usage: tsx dev/cli.ts up|down [--purge]|status');
+  }
+};
+main().catch((err: unknown) => {
+  say(err instanceof Error ? err.message : String(err));
+  process.exit(1);
+});

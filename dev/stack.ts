@@ -1,0 +1,320 @@
+// The local stack: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with fake Nodes, the
+// Temporal dev server, and (optionally) Tidal's controller — all on 127.0.0.1, each logging to a file.
+// `stackUp` is idempotent (healthy processes are reused); `stackDown` stops exactly what was started.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import https from 'node:https';
+import http from 'node:http';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { ensurePki, writeKubeconfig } from './pki.js';
+import { ProcessTable, tail, type ProcessRecord } from './processes.js';
+
+const run = promisify(execFile);
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface StackPorts {
+  etcdClient: number;
+  etcdPeer: number;
+  apiserver: number;
+  controllerManager: number;
+  scheduler: number;
+  temporal: number;
+  temporalUi: number;
+  temporalHttp: number;
+  temporalMetrics: number;
+  controllerMetrics: number;
+}
+
+/** `npm run up`'s ports: the usual ones, so `kubectl` and the Temporal UI are where users expect them. */
+export const devPorts: StackPorts = {
+  etcdClient: 2379,
+  etcdPeer: 2380,
+  apiserver: 6443,
+  controllerManager: 10257,
+  scheduler: 10259,
+  temporal: 7233,
+  temporalUi: 8233,
+  temporalHttp: 7243,
+  temporalMetrics: 7244,
+  controllerMetrics: 9464,
+};
+
+/** The test stack's ports, clear of a running `npm run up`. */
+export const testPorts: StackPorts = {
+  etcdClient: 22379,
+  etcdPeer: 22380,
+  apiserver: 26443,
+  controllerManager: 30257,
+  scheduler: 30259,
+  temporal: 27233,
+  temporalUi: 28233,
+  temporalHttp: 27243,
+  temporalMetrics: 27244,
+  controllerMetrics: 29464,
+};
+
+export interface StackOptions {
+  dir: string;
+  ports: StackPorts;
+  ui: boolean;
+  nodes: number;
+  /** Start Tidal's controller too. */
+  controller: boolean;
+  /** Extra `--dynamic-config-value` settings for the Temporal dev server. */
+  temporalDynamicConfig?: string[];
+  controllerEnv?: Record<string, string>;
+  log?: (line: string) => void;
+}
+
+export interface Binaries {
+  ETCD: string;
+  KUBE_APISERVER: string;
+  KUBE_CONTROLLER_MANAGER: string;
+  KUBE_SCHEDULER: string;
+  KUBECTL: string;
+  KWOK: string;
+  TEMPORAL: string;
+  ISTIO_CRDS: string;
+}
+
+export interface StackInfo {
+  dir: string;
+  kubeconfig: string;
+  temporalAddress: string;
+  temporalUi: string | undefined;
+  bins: Binaries;
+  ports: StackPorts;
+}
+
+export const SearchAttributes = ['KnativeKind', 'KnativeNamespace', 'KnativeName'];
+
+/** Builds (or reuses) the toolchain and returns the binaries' paths. */
+export async function ensureToolchain(log: (s: string) => void = console.error, target: 'all' | 'temporal' = 'all'): Promise<Binaries> {
+  const script = path.join(repoRoot, 'dev', 'toolchain.sh');
+  const started = Date.now();
+  await new Promise<void>((resolve, reject) => {
+    const child = execFile('bash', [script, target], { maxBuffer: 64 * 1024 * 1024 }, (err) => (err ? reject(new Error(`toolchain build failed: ${err.message}`)) : resolve()));
+    child.stderr?.on('data', (d: Buffer) => d.toString().split('\n').filter((l) => l.startsWith('[toolchain]')).forEach((l) => log(l)));
+  });
+  const { stdout } = await run('bash', [script, 'paths']);
+  const bins = Object.fromEntries(stdout.trim().split('\n').map((l) => l.split('=', 2) as [string, string])) as unknown as Binaries;
+  for (const [k, v] of Object.entries(bins) as [string, string][]) {
+    if (k !== 'KWOK_VERSION' && (target === 'all' || k === 'TEMPORAL') && !existsSync(v)) throw new Error(`toolchain: ${k} not found at ${v}`);
+  }
+  if (Date.now() - started > 5000) log(`toolchain ready (${Math.round((Date.now() - started) / 1000)}s)`);
+  return bins;
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, rec?: ProcessRecord): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`${what} did not become healthy in ${timeoutMs / 1000}s${rec ? `; last lines of ${rec.log}:\n${tail(rec.log)}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function httpOk(url: string, opts: https.RequestOptions = {}): Promise<boolean> {
+  return new Promise((resolve) => {
+    const mod = url.startsWith('https:') ? https : http;
+    const req = mod.get(url, { timeout: 2000, rejectUnauthorized: false, ...opts }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
+  });
+}
+
+export async function kubectl(info: Pick<StackInfo, 'kubeconfig' | 'bins'>, args: string[], input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(info.bins.KUBECTL, ['--kubeconfig', info.kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
+    );
+    if (input !== undefined) {
+      child.stdin?.end(input);
+    }
+  });
+}
+
+function nodeManifest(name: string): string {
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: { 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name, type: 'kwok' },
+    },
+    status: {
+      allocatable: { cpu: '32', memory: '256Gi', pods: '110' },
+      capacity: { cpu: '32', memory: '256Gi', pods: '110' },
+    },
+  });
+}
+
+export async function stackUp(opts: StackOptions): Promise<StackInfo> {
+  const log = opts.log ?? ((s: string) => console.error(`[stack] ${s}`));
+  const bins = await ensureToolchain(log);
+  const dir = path.resolve(opts.dir);
+  mkdirSync(dir, { recursive: true });
+  const procs = new ProcessTable(dir);
+  const pki = ensurePki(path.join(dir, 'pki'));
+  const p = opts.ports;
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  writeKubeconfig(kubeconfig, pki, `https://127.0.0.1:${p.apiserver}`);
+  const info: StackInfo = {
+    dir,
+    kubeconfig,
+    temporalAddress: `127.0.0.1:${p.temporal}`,
+    temporalUi: opts.ui ? `http://127.0.0.1:${p.temporalUi}` : undefined,
+    bins,
+    ports: p,
+  };
+  const ensure = (name: string, bin: string, args: string[], env?: NodeJS.ProcessEnv) => {
+    const existing = procs.running(name);
+    if (existing) return existing;
+    log(`starting ${name}`);
+    return procs.start(name, bin, args, env);
+  };
+
+  // Temporal first: it is independent of Kubernetes and the slowest to open its database.
+  const temporal = ensure('temporal', bins.TEMPORAL, [
+    'server', 'start-dev',
+    '--ip', '127.0.0.1',
+    '--port', String(p.temporal),
+    '--http-port', String(p.temporalHttp),
+    '--metrics-port', String(p.temporalMetrics),
+    ...(opts.ui ? ['--ui-port', String(p.temporalUi)] : ['--headless']),
+    '--db-filename', path.join(dir, 'temporal.db'),
+    '--log-level', 'warn',
+    ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
+    ...(opts.temporalDynamicConfig ?? []).flatMap((d) => ['--dynamic-config-value', d]),
+  ]);
+
+  const etcd = ensure('etcd', bins.ETCD, [
+    '--name', 'n0',
+    '--data-dir', path.join(dir, 'etcd'),
+    '--listen-client-urls', `http://127.0.0.1:${p.etcdClient}`,
+    '--advertise-client-urls', `http://127.0.0.1:${p.etcdClient}`,
+    '--listen-peer-urls', `http://127.0.0.1:${p.etcdPeer}`,
+    '--initial-advertise-peer-urls', `http://127.0.0.1:${p.etcdPeer}`,
+    '--initial-cluster', `n0=http://127.0.0.1:${p.etcdPeer}`,
+    '--unsafe-no-fsync',
+    '--quota-backend-bytes', String(4 * 1024 ** 3),
+    '--auto-compaction-retention', '1',
+  ]);
+  await waitFor('etcd', () => httpOk(`http://127.0.0.1:${p.etcdClient}/health`), 30_000, etcd);
+
+  const apiserver = ensure('kube-apiserver', bins.KUBE_APISERVER, [
+    `--etcd-servers=http://127.0.0.1:${p.etcdClient}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${p.apiserver}`,
+    `--tls-cert-file=${pki.apiserverCert}`,
+    `--tls-private-key-file=${pki.apiserverKey}`,
+    `--client-ca-file=${pki.caCert}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${pki.saPub}`,
+    `--service-account-signing-key-file=${pki.saKey}`,
+    '--service-cluster-ip-range=10.96.0.0/16',
+    '--authorization-mode=RBAC',
+    '--disable-admission-plugins=ServiceAccount',
+    '--allow-privileged=true',
+    // The advertise address is loopback, so the kubernetes Service's endpoints cannot be reconciled.
+    '--endpoint-reconciler-type=none',
+    `--cert-dir=${pki.dir}`,
+  ]);
+  const readyz = () => httpOk(`https://127.0.0.1:${p.apiserver}/readyz`);
+  await waitFor('kube-apiserver', readyz, 90_000, apiserver);
+
+  const kcm = ensure('kube-controller-manager', bins.KUBE_CONTROLLER_MANAGER, [
+    `--kubeconfig=${kubeconfig}`,
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${p.controllerManager}`,
+    `--root-ca-file=${pki.caCert}`,
+    `--service-account-private-key-file=${pki.saKey}`,
+    '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller',
+  ]);
+  const scheduler = ensure('kube-scheduler', bins.KUBE_SCHEDULER, [
+    `--kubeconfig=${kubeconfig}`,
+    '--leader-elect=false',
+    '--bind-address=127.0.0.1',
+    `--secure-port=${p.scheduler}`,
+  ]);
+  const kwok = ensure('kwok', bins.KWOK, [
+    `--kubeconfig=${kubeconfig}`,
+    '--manage-all-nodes=false',
+    '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+    '--cidr=10.244.0.0/16',
+    '--node-ip=10.244.255.254',
+    '--node-lease-duration-seconds=40',
+  ]);
+  await waitFor('kube-controller-manager', () => httpOk(`https://127.0.0.1:${p.controllerManager}/healthz`), 60_000, kcm);
+  await waitFor('kube-scheduler', () => httpOk(`https://127.0.0.1:${p.scheduler}/healthz`), 60_000, scheduler);
+
+  // Fake nodes, Knative's and Istio's CRDs, the system namespace.
+  for (let i = 0; i < opts.nodes; i++) await kubectl(info, ['apply', '-f', '-'], nodeManifest(`kwok-node-${i}`));
+  await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', path.join(repoRoot, 'deploy', 'crds')]);
+  await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', bins.ISTIO_CRDS]);
+  await kubectl(info, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'knative-serving' } }));
+  await waitFor(
+    'kwok nodes',
+    async () => {
+      const out = await kubectl(info, ['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
+      return out.split('\n').filter((s) => s === 'True').length >= opts.nodes;
+    },
+    60_000,
+    kwok,
+  );
+
+  await waitFor('temporal', async () => {
+    await run(bins.TEMPORAL, ['operator', 'cluster', 'health', '--address', info.temporalAddress]);
+    return true;
+  }, 120_000, temporal);
+
+  if (opts.controller) await startController(info, procs, opts, log);
+  return info;
+}
+
+/** Tidal's controller (watcher + worker) as a background process, run from source with tsx. */
+export async function startController(info: StackInfo, procs: ProcessTable, opts: Pick<StackOptions, 'ports' | 'controllerEnv'>, log: (s: string) => void, name = 'tidal-controller'): Promise<ProcessRecord> {
+  const existing = procs.running(name);
+  if (existing) return existing;
+  log(`starting ${name}`);
+  const rec = procs.start(name, process.execPath, ['--import', 'tsx', path.join(repoRoot, 'workers', 'controller.ts')], {
+    ...process.env,
+    KUBECONFIG: info.kubeconfig,
+    TEMPORAL_ADDRESS: info.temporalAddress,
+    METRICS_PORT: String(opts.ports.controllerMetrics),
+    ...opts.controllerEnv,
+  }, repoRoot);
+  await waitFor(name, () => httpOk(`http://127.0.0.1:${opts.ports.controllerMetrics}/readyz`), 120_000, rec);
+  return rec;
+}
+
+export async function stackDown(dir: string, opts: { purge?: boolean; log?: (s: string) => void } = {}): Promise<void> {
+  const procs = new ProcessTable(path.resolve(dir));
+  await procs.stopAll(10_000, opts.log);
+  if (opts.purge && existsSync(dir)) {
+    for (const f of readdirSync(dir)) if (f !== 'kubeconfig') rmSync(path.join(dir, f), { recursive: true, force: true });
+  }
+}
+
+/** Synchronous variant for exit handlers. */
+export function kubectlSync(info: Pick<StackInfo, 'kubeconfig' | 'bins'>, args: string[]): string {
+  return execFileSync(info.bins.KUBECTL, ['--kubeconfig', info.kubeconfig, ...args]).toString();
+}

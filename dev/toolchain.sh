@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Builds the local stack's binaries from the Go module proxy and caches them under ~/.cache/tidal/.
+# Each component lives in its own versioned folder and is rebuilt only when its binary is missing.
+# Override: TIDAL_BIN_DIR=/some/dir uses binaries already there (etcd, kube-apiserver, kube-controller-manager,
+# kube-scheduler, kwok, temporal) and builds nothing.
+# Usage: dev/toolchain.sh [all|k8s|etcd|kwok|temporal|istio-crds|paths]
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.35.4}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
+KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
+TEMPORAL_CLI_VERSION=${TEMPORAL_CLI_VERSION:-v1.5.1}
+ISTIO_API_VERSION=${ISTIO_API_VERSION:-v1.31.1}
+CACHE=${TIDAL_CACHE:-$HOME/.cache/tidal}
+
+export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
+export GOMODCACHE=${GOMODCACHE:-$CACHE/go/mod} GOCACHE=${GOCACHE:-$CACHE/go/build}
+
+say() { printf '[toolchain] %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+need_go() {
+  command -v go >/dev/null 2>&1 || die "'go' is not on PATH. Install Go 1.26 (e.g. /usr/local/go/bin) or set TIDAL_BIN_DIR to a folder with prebuilt etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and temporal."
+}
+
+k8s_dir() { echo "$CACHE/kubernetes-$K8S_VERSION"; }
+etcd_dir() { echo "$CACHE/etcd-$ETCD_VERSION"; }
+kwok_dir() { echo "$CACHE/kwok-$KWOK_VERSION"; }
+temporal_dir() { echo "$CACHE/temporal-cli-$TEMPORAL_CLI_VERSION"; }
+
+build_k8s() {
+  local d; d=$(k8s_dir)
+  if [[ -x $d/bin/kube-apiserver && -x $d/bin/kube-controller-manager && -x $d/bin/kube-scheduler && -x $d/bin/kubectl ]]; then
+    say "kubernetes $K8S_VERSION: cached in $d/bin"; return
+  fi
+  need_go
+  say "kubernetes $K8S_VERSION: building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (cold: ~20-30 min on 2 cores)"
+  mkdir -p "$d/src" "$d/bin"
+  (
+    cd "$d/src"
+    [[ -f go.mod ]] || go mod init localbuild/k8s >/dev/null 2>&1
+    local stg="v0.${K8S_VERSION#v1.}" minor kmod
+    minor=$(cut -d. -f2 <<<"$K8S_VERSION")
+    kmod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | jq -r .GoMod)
+    # Every staging module that k8s.io/kubernetes replaces with ./staging/... is published as v0.<minor>.<patch>.
+    sed -nE 's#^[[:space:]]*(replace[[:space:]]+)?(k8s\.io/[A-Za-z0-9._-]+)[[:space:]]+=>[[:space:]]+\./staging/.*#\2#p' "$kmod" |
+      while read -r m; do go mod edit -replace="$m=$m@$stg"; done
+    go get -tool "k8s.io/kubernetes/cmd/kube-apiserver@$K8S_VERSION" "k8s.io/kubernetes/cmd/kube-controller-manager@$K8S_VERSION" \
+      "k8s.io/kubernetes/cmd/kube-scheduler@$K8S_VERSION" "k8s.io/kubernetes/cmd/kubectl@$K8S_VERSION"
+    # Unstamped binaries report v0.0.0-master, which breaks semver-parsing clients: stamp like hack/lib/version.sh.
+    local ldf="-s -w" p
+    for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+      ldf+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=2026-01-01T00:00:00Z"
+    done
+    go build -v -trimpath -ldflags "$ldf" -o "$d/bin/" k8s.io/kubernetes/cmd/kube-apiserver \
+      k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl 2>&1 |
+      awk '{n++; if (n % 200 == 0) printf "[toolchain] kubernetes: %d packages compiled\n", n > "/dev/stderr"}'
+  )
+  "$d/bin/kube-apiserver" --version | grep -q "Kubernetes $K8S_VERSION" || die "kube-apiserver is not stamped $K8S_VERSION"
+  say "kubernetes $K8S_VERSION: built"
+}
+
+build_etcd() {
+  local d; d=$(etcd_dir)
+  if [[ -x $d/bin/etcd ]]; then say "etcd $ETCD_VERSION: cached"; return; fi
+  need_go
+  say "etcd $ETCD_VERSION: building"
+  mkdir -p "$d/src" "$d/bin"
+  (
+    cd "$d/src"
+    [[ -f go.mod ]] || go mod init localbuild/etcd >/dev/null 2>&1
+    # A dependency's replace lines are ignored and etcd's siblings share one tag, so no replaces are needed.
+    go get -tool "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+    go build -trimpath -ldflags "-s -w" -o "$d/bin/etcd" go.etcd.io/etcd/server/v3
+  )
+  say "etcd $ETCD_VERSION: built"
+}
+
+build_kwok() {
+  local d; d=$(kwok_dir)
+  if [[ -x $d/bin/kwok ]]; then say "kwok $KWOK_VERSION: cached"; return; fi
+  need_go
+  say "kwok $KWOK_VERSION: building"
+  mkdir -p "$d/bin"
+  GOBIN="$d/bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  say "kwok $KWOK_VERSION: built"
+}
+
+build_temporal() {
+  local d; d=$(temporal_dir)
+  if [[ -x $d/bin/temporal ]]; then say "temporal CLI $TEMPORAL_CLI_VERSION: cached"; return; fi
+  need_go
+  say "temporal CLI $TEMPORAL_CLI_VERSION: building (embeds the server and the UI)"
+  mkdir -p "$d/bin"
+  # v1.5.1 has no replace directive, so a plain install works (v1.6+ needs a wrapper module for cliext).
+  GOBIN="$d/bin" go install -trimpath -ldflags "-s -w -X github.com/temporalio/cli/temporalcli.Version=${TEMPORAL_CLI_VERSION#v}" \
+    "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+  say "temporal CLI $TEMPORAL_CLI_VERSION: built"
+}
+
+istio_crds() {
+  local f="$CACHE/istio-api-$ISTIO_API_VERSION/customresourcedefinitions.gen.yaml"
+  if [[ ! -s $f ]]; then
+    need_go
+    mkdir -p "$(dirname "$f")"
+    local dir
+    dir=$(cd "$CACHE" && go mod download -json "istio.io/api@$ISTIO_API_VERSION" | jq -r .Dir)
+    cp "$dir/kubernetes/customresourcedefinitions.gen.yaml" "$f"
+  fi
+  echo "$f"
+}
+
+# Prints KEY=path lines the launcher reads.
+paths() {
+  if [[ -n ${TIDAL_BIN_DIR:-} ]]; then
+    local b=$TIDAL_BIN_DIR
+    echo "ETCD=$b/etcd"; echo "KUBE_APISERVER=$b/kube-apiserver"; echo "KUBE_CONTROLLER_MANAGER=$b/kube-controller-manager"
+    echo "KUBE_SCHEDULER=$b/kube-scheduler"; echo "KUBECTL=$b/kubectl"; echo "KWOK=$b/kwok"; echo "TEMPORAL=$b/temporal"
+  else
+    echo "ETCD=$(etcd_dir)/bin/etcd"
+    echo "KUBE_APISERVER=$(k8s_dir)/bin/kube-apiserver"
+    echo "KUBE_CONTROLLER_MANAGER=$(k8s_dir)/bin/kube-controller-manager"
+    echo "KUBE_SCHEDULER=$(k8s_dir)/bin/kube-scheduler"
+    echo "KUBECTL=$(k8s_dir)/bin/kubectl"
+    echo "KWOK=$(kwok_dir)/bin/kwok"
+    echo "TEMPORAL=$(temporal_dir)/bin/temporal"
+  fi
+  echo "ISTIO_CRDS=$(istio_crds)"
+  echo "KWOK_VERSION=$KWOK_VERSION"
+}
+
+# One build at a time: a second caller (an e2e setup while `npm run up` builds, say) waits for the first.
+if [[ ${1:-all} != paths ]]; then
+  mkdir -p "$CACHE"
+  exec 9>"$CACHE/.toolchain.lock"
+  if ! flock -n 9; then say "another toolchain build is running; waiting for it"; flock 9; fi
+fi
+
+case ${1:-all} in
+  all)
+    if [[ -n ${TIDAL_BIN_DIR:-} ]]; then say "TIDAL_BIN_DIR=$TIDAL_BIN_DIR: using prebuilt binaries"; istio_crds >/dev/null; exit 0; fi
+    start=$(date +%s)
+    build_temporal; build_etcd; build_kwok; build_k8s; istio_crds >/dev/null
+    say "toolchain ready in $(( $(date +%s) - start ))s"
+    ;;
+  k8s) build_k8s ;; etcd) build_etcd ;; kwok) build_kwok ;; temporal) build_temporal ;;
+  istio-crds) istio_crds ;;
+  paths) paths ;;
+  *) die "unknown target '$1' (all|k8s|etcd|kwok|temporal|istio-crds|paths)" ;;
+esac

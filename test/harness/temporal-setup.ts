@@ -1,0 +1,45 @@
+// Global setup of the workflows layer: a real Temporal dev server (the CLI built by dev/toolchain.sh), in memory,
+// on its own port, with a small continue-as-new threshold so tests reach it quickly.
+import { spawn, type ChildProcess, execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { TestProject } from 'vitest/node';
+import { ensureToolchain, SearchAttributes } from '../../dev/stack.js';
+
+const run = promisify(execFile);
+const PORT = 27333;
+
+let server: ChildProcess | undefined;
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const bins = await ensureToolchain((s) => console.error(s), 'temporal');
+  const address = `127.0.0.1:${PORT}`;
+  server = spawn(
+    bins.TEMPORAL,
+    [
+      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(PORT), '--log-level', 'error',
+      ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
+    ],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      await run(bins.TEMPORAL, ['operator', 'cluster', 'health', '--address', address]);
+      break;
+    } catch (err) {
+      if (Date.now() > deadline || server.exitCode !== null) throw new Error(`temporal dev server did not start: ${String(err)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  project.provide('temporalAddress', address);
+  return async () => {
+    server?.kill('SIGTERM');
+    await new Promise((r) => server?.once('exit', r));
+  };
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+  }
+}

@@ -1,0 +1,173 @@
+// The Service entity workflow on a real Temporal dev server with in-memory activities.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { ObjectKey } from '../../api/meta.js';
+import type { Poke } from '../../api/entity.js';
+import type { ChildOutcome } from '../../activities/index.js';
+import type { EntityInput, EntityState } from '../../workflows/entity.js';
+import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
+import { eventually } from '../harness/wait.js';
+
+/** An in-memory cluster behind reconcileServiceConfiguration: which Services exist, with which uid. */
+class FakeCluster {
+  services = new Map<string, string>();
+  calls: string[] = [];
+  delayMs = 0;
+  activities = {
+    reconcileServiceConfiguration: async (key: ObjectKey): Promise<ChildOutcome> => {
+      this.calls.push(key.name);
+      if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+      const uid = this.services.get(key.name);
+      if (uid === undefined) return { outcome: 'gone' };
+      return { outcome: 'applied', action: 'unchanged', ownerUid: uid, ownerGeneration: 1, name: key.name, generation: 1 };
+    },
+  };
+  count(name: string): number {
+    return this.calls.filter((c) => c === name).length;
+  }
+}
+
+const taskQueue = uniqueName('svc-wf');
+let env: TestWorkflowEnvironment;
+let wfBundle: WorkflowBundleWithSourceMap;
+let worker: Worker;
+let running: Promise<void>;
+const cluster = new FakeCluster();
+
+beforeAll(async () => {
+  env = await testEnv();
+  wfBundle = await bundle();
+  worker = await startWorker(env, wfBundle, taskQueue, cluster.activities);
+  running = worker.run();
+});
+
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await env?.teardown();
+});
+
+async function poke(name: string, p: Poke, options: EntityInput['options'] = {}): Promise<WorkflowHandle> {
+  return env.client.workflow.signalWithStart('serviceWorkflow', {
+    workflowId: `Service/default/${name}`,
+    taskQueue,
+    args: [{ kind: 'Service', namespace: 'default', name, options } satisfies EntityInput],
+    signal: 'poke',
+    signalArgs: [p],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+const state = (h: WorkflowHandle) => h.query<EntityState>('state');
+
+describe('serviceWorkflow', () => {
+  it('reconciles once per poke and records a readable activity step in history', async () => {
+    const name = uniqueName('one');
+    cluster.services.set(name, 'uid-1');
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    await eventually('first reconcile', async () => (await state(h)).totalReconciles === 1);
+    const history = await h.fetchHistory();
+    const scheduled = history.events?.filter((e) => e.activityTaskScheduledEventAttributes) ?? [];
+    expect(scheduled.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)).toEqual(['reconcileServiceConfiguration']);
+    const summary = scheduled[0]?.userMetadata?.summary?.data;
+    expect(Buffer.from(summary ?? new Uint8Array()).toString()).toContain(`apply Configuration default/${name}`);
+    expect((await state(h)).uid).toBe('uid-1');
+  });
+
+  it('coalesces a burst of 300 pokes into a handful of reconcile passes', async () => {
+    const name = uniqueName('burst');
+    cluster.services.set(name, 'uid-b');
+    cluster.delayMs = 200;
+    try {
+      const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+      await Promise.all(Array.from({ length: 300 }, (_, i) => h.signal('poke', { source: `Service/default/${name}`, resourceVersion: String(i + 2), reason: 'updated' })));
+      await eventually('burst processed', async () => {
+        const s = await state(h);
+        return s.pokesThisRun >= 301 && !s.dirty ? s : undefined;
+      });
+      // Let any pass that was already running finish, then count.
+      await eventually('idle', async () => cluster.count(name) === (await state(h)).totalReconciles);
+      const passes = cluster.count(name);
+      expect(passes).toBeGreaterThanOrEqual(1);
+      expect(passes).toBeLessThanOrEqual(10);
+    } finally {
+      cluster.delayMs = 0;
+    }
+  });
+
+  it('ignores pokes that are not newer than what it has seen from the same source', async () => {
+    const name = uniqueName('dup');
+    cluster.services.set(name, 'uid-d');
+    const src = `Service/default/${name}`;
+    const h = await poke(name, { source: src, resourceVersion: '5', reason: 'added' });
+    await eventually('first pass', async () => (await state(h)).totalReconciles === 1);
+    await h.signal('poke', { source: src, resourceVersion: '5', reason: 'resync' });
+    await h.signal('poke', { source: src, resourceVersion: '4', reason: 'updated' });
+    await eventually('pokes handled', async () => (await state(h)).pokesThisRun === 3);
+    const s = await state(h);
+    expect(s.ignoredPokes).toBe(2);
+    expect(s.totalReconciles).toBe(1);
+    // A poke from another source (a child) with the same resourceVersion is news.
+    await h.signal('poke', { source: `Configuration/default/${name}`, resourceVersion: '5', reason: 'updated' });
+    await eventually('child poke reconciles', async () => (await state(h)).totalReconciles === 2);
+  });
+
+  it('completes when its object is gone', async () => {
+    const name = uniqueName('gone');
+    cluster.services.set(name, 'uid-g');
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    await eventually('first pass', async () => (await state(h)).totalReconciles === 1);
+    cluster.services.delete(name);
+    await h.signal('poke', { source: `Service/default/${name}`, resourceVersion: '2', reason: 'deleted' });
+    await expect(h.result()).resolves.toContain('is gone');
+    expect((await h.describe()).status.name).toBe('COMPLETED');
+  });
+
+  it('resyncs on a durable timer without any poke', async () => {
+    const name = uniqueName('resync');
+    cluster.services.set(name, 'uid-r');
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' }, { resyncSeconds: 1 });
+    const s = await eventually('two resyncs', async () => {
+      const st = await state(h);
+      return st.totalReconciles >= 3 ? st : undefined;
+    }, 30_000);
+    expect(s.lastReconcile?.trigger).toBe('resync');
+  });
+
+  it('continues as new after its bound, carrying its state', async () => {
+    const name = uniqueName('can');
+    cluster.services.set(name, 'uid-c');
+    const src = `Service/default/${name}`;
+    const h = await poke(name, { source: src, resourceVersion: '1', reason: 'added' }, { maxReconcilesPerRun: 2 });
+    const firstRun = (await h.describe()).runId;
+    await eventually('pass 1', async () => (await state(h)).totalReconciles === 1);
+    await h.signal('poke', { source: src, resourceVersion: '2', reason: 'updated' });
+    const handle = env.client.workflow.getHandle(`Service/default/${name}`);
+    const s = await eventually('new run', async () => {
+      const d = await handle.describe();
+      if (d.runId === firstRun) return undefined;
+      return handle.query<EntityState>('state');
+    });
+    expect(s.runs).toBe(2);
+    expect(s.totalReconciles).toBe(2);
+    expect(s.seen[src]).toBe('2');
+    expect(s.uid).toBe('uid-c');
+    // The new run still reacts to pokes.
+    await handle.signal('poke', { source: src, resourceVersion: '3', reason: 'updated' });
+    await eventually('pass 3', async () => (await handle.query<EntityState>('state')).totalReconciles === 3);
+  });
+
+  it('forgets what it saw when the object is recreated with a new uid', async () => {
+    const name = uniqueName('recreate');
+    cluster.services.set(name, 'uid-old');
+    const src = `Service/default/${name}`;
+    const h = await poke(name, { source: src, resourceVersion: '10', reason: 'added' });
+    await eventually('pass 1', async () => (await state(h)).uid === 'uid-old');
+    cluster.services.set(name, 'uid-new');
+    await h.signal('poke', { source: src, resourceVersion: '11', reason: 'added' });
+    await eventually('new uid', async () => (await state(h)).uid === 'uid-new');
+    expect((await state(h)).seen[src]).toBeUndefined();
+  });
+});

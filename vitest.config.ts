@@ -1,0 +1,40 @@
+import { defineConfig } from 'vitest/config';
+
+// Three layers. The Temporal native addon is not thread-safe, so every layer runs in forked processes, and the
+// layers that share a server run their files one after another.
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    fileParallelism: false,
+    teardownTimeout: 30_000,
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          pool: 'forks',
+        },
+      },
+      {
+        test: {
+          name: 'workflows',
+          include: ['test/workflows/**/*.test.ts'],
+          globalSetup: ['test/harness/temporal-setup.ts'],
+          pool: 'forks',
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/harness/e2e-setup.ts'],
+          pool: 'forks',
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
+      },
+    ],
+  },
+});

@@ -1,0 +1,156 @@
+// List + watch one resource type, keep a cache, and report changes. Unlike client-node's informer it never stops:
+// errors restart the watch with capped exponential backoff, 410 Gone re-lists, a periodic re-list catches anything
+// a watch missed, and a handler that throws is logged, never propagated.
+import type { Logger } from 'pino';
+import type { ResourceType } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
+import type { KubeClient, WatchEvent } from '../activities/kube/client.js';
+import { isGone } from '../activities/kube/errors.js';
+
+export type ChangeType = 'added' | 'updated' | 'deleted';
+
+export interface InformerOptions {
+  labelSelector?: string;
+  /** Re-list from the server this often; only differences are reported. */
+  relistMs: number;
+  /** Longest wait between watch restarts after errors. */
+  maxBackoffMs: number;
+  onChange: (type: ChangeType, obj: KubeObject) => void;
+  onRestart?: (reason: string) => void;
+}
+
+const cacheKey = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+
+export class Informer {
+  private readonly cache = new Map<string, KubeObject>();
+  private resourceVersion: string | undefined;
+  private lastList = 0;
+  private readonly stop = new AbortController();
+  private running: Promise<void> | undefined;
+  private syncedResolve!: () => void;
+  readonly synced = new Promise<void>((r) => (this.syncedResolve = r));
+  hasSynced = false;
+
+  constructor(
+    private readonly kube: KubeClient,
+    readonly type: ResourceType,
+    private readonly opts: InformerOptions,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async close(): Promise<void> {
+    this.stop.abort();
+    await this.running;
+  }
+
+  list(): KubeObject[] {
+    return [...this.cache.values()];
+  }
+
+  private async loop(): Promise<void> {
+    let backoff = 500;
+    while (!this.stop.signal.aborted) {
+      try {
+        if (this.resourceVersion === undefined || Date.now() - this.lastList >= this.opts.relistMs) await this.relist();
+        await this.watchOnce();
+        backoff = 500;
+      } catch (err) {
+        if (this.stop.signal.aborted) break;
+        if (isGone(err)) {
+          this.resourceVersion = undefined; // too old: re-list at once
+          this.opts.onRestart?.('gone');
+          continue;
+        }
+        this.log.warn({ err, kind: this.type.kind, backoffMs: backoff }, 'watch failed; restarting');
+        this.opts.onRestart?.('error');
+        await sleep(backoff, this.stop.signal);
+        backoff = Math.min(backoff * 2, this.opts.maxBackoffMs);
+      }
+    }
+  }
+
+  private async relist(): Promise<void> {
+    const list = await this.kube.list(this.type, undefined, { ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}) });
+    const present = new Set<string>();
+    for (const obj of list.items) {
+      present.add(cacheKey(obj));
+      this.upsert(obj);
+    }
+    for (const [key, obj] of this.cache) {
+      if (!present.has(key)) {
+        this.cache.delete(key);
+        this.emit('deleted', obj);
+      }
+    }
+    this.resourceVersion = list.resourceVersion;
+    this.lastList = Date.now();
+    if (!this.hasSynced) {
+      this.hasSynced = true;
+      this.syncedResolve();
+    }
+  }
+
+  private async watchOnce(): Promise<void> {
+    // The server ends a watch after timeoutSeconds; the client-side timeout guards against a silent connection.
+    const remainingMs = Math.max(1000, this.opts.relistMs - (Date.now() - this.lastList));
+    const timeoutSeconds = Math.min(300, Math.ceil(remainingMs / 1000));
+    const signal = AbortSignal.any([this.stop.signal, AbortSignal.timeout((timeoutSeconds + 30) * 1000)]);
+    await this.kube.watch(
+      this.type,
+      {
+        resourceVersion: this.resourceVersion ?? '0',
+        timeoutSeconds,
+        signal,
+        ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}),
+      },
+      (ev: WatchEvent<KubeObject>) => this.onWatchEvent(ev),
+    );
+  }
+
+  private onWatchEvent(ev: WatchEvent<KubeObject>): void {
+    const rv = ev.object.metadata?.resourceVersion;
+    if (ev.type === 'BOOKMARK') {
+      if (rv) this.resourceVersion = rv;
+      return;
+    }
+    ev.object.apiVersion ??= this.type.group === '' ? this.type.version : `${this.type.group}/${this.type.version}`;
+    ev.object.kind ??= this.type.kind;
+    if (ev.type === 'DELETED') {
+      this.cache.delete(cacheKey(ev.object));
+      this.emit('deleted', ev.object);
+    } else {
+      this.upsert(ev.object);
+    }
+    if (rv) this.resourceVersion = rv;
+  }
+
+  private upsert(obj: KubeObject): void {
+    const key = cacheKey(obj);
+    const old = this.cache.get(key);
+    if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) return;
+    this.cache.set(key, obj);
+    this.emit(old ? 'updated' : 'added', obj);
+  }
+
+  private emit(type: ChangeType, obj: KubeObject): void {
+    try {
+      this.opts.onChange(type, obj);
+    } catch (err) {
+      this.log.error({ err, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name }, 'change handler failed');
+    }
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}

@@ -1,0 +1,93 @@
+// The watcher: one informer per watched kind, each change mapped to pokes for the entity workflows it affects.
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import { Resources, type ResourceType } from '../api/kinds.js';
+import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
+import type { KubeObject } from '../api/meta.js';
+import type { KubeClient } from '../activities/kube/client.js';
+import { Informer, type ChangeType } from './informer.js';
+import { pokeTargets, type WatchedKind } from './poke-map.js';
+import type { Poker } from './poker.js';
+
+export interface WatcherOptions {
+  /** Entity workflows this build runs; pokes for other kinds are not sent. */
+  enabled: ReadonlySet<EntityKind>;
+  /** Kinds to follow. */
+  watched: readonly WatchedKind[];
+  relistMs: number;
+  maxBackoffMs: number;
+}
+
+const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: string }> = {
+  Service: { type: Resources.Service },
+  Configuration: { type: Resources.Configuration },
+  Revision: { type: Resources.Revision },
+  Route: { type: Resources.Route },
+  // Only the objects Tidal made for Revisions.
+  Deployment: { type: Resources.Deployment, labelSelector: 'serving.knative.dev/revision' },
+  Pod: { type: Resources.Pod, labelSelector: 'serving.knative.dev/revision' },
+};
+
+const reasonOf: Record<ChangeType, PokeReason> = { added: 'added', updated: 'updated', deleted: 'deleted' };
+
+export class Watcher {
+  readonly informers: Informer[];
+  private readonly events: Counter;
+  private readonly restarts: Counter;
+
+  constructor(kube: KubeClient, private readonly poker: Poker, private readonly opts: WatcherOptions, log: Logger, registry: Registry) {
+    this.events = new Counter({ name: 'tidal_watch_events_total', help: 'Changes seen by the watcher', labelNames: ['kind', 'type'], registers: [registry] });
+    this.restarts = new Counter({ name: 'tidal_watch_restarts_total', help: 'Watch restarts', labelNames: ['kind', 'reason'], registers: [registry] });
+    this.informers = opts.watched.map((kind) => {
+      const { type, labelSelector } = watchedTypes[kind];
+      return new Informer(
+        kube,
+        type,
+        {
+          ...(labelSelector ? { labelSelector } : {}),
+          relistMs: opts.relistMs,
+          maxBackoffMs: opts.maxBackoffMs,
+          onChange: (change, obj) => this.onChange(kind, change, obj),
+          onRestart: (reason) => this.restarts.inc({ kind, reason }),
+        },
+        log.child({ informer: kind }),
+      );
+    });
+  }
+
+  start(): void {
+    for (const i of this.informers) i.start();
+  }
+
+  async synced(): Promise<void> {
+    await Promise.all(this.informers.map((i) => i.synced));
+  }
+
+  get hasSynced(): boolean {
+    return this.informers.every((i) => i.hasSynced);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.informers.map((i) => i.close()));
+  }
+
+  private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject): void {
+    this.events.inc({ kind, type: change });
+    const source = entityWorkflowIdLike(kind, obj);
+    const poke: Poke = {
+      source,
+      reason: reasonOf[change],
+      ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
+      ...(obj.metadata.generation !== undefined ? { generation: obj.metadata.generation } : {}),
+    };
+    for (const target of pokeTargets(kind, obj, this.opts.enabled)) {
+      // A child's change is a dependency change for its owner.
+      const isSelf = entityWorkflowId(target.kind, target.key) === source;
+      this.poker.poke(target, isSelf ? poke : { ...poke, reason: change === 'deleted' ? 'dependency' : poke.reason });
+    }
+  }
+}
+
+function entityWorkflowIdLike(kind: WatchedKind, obj: KubeObject): string {
+  return `${kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+}

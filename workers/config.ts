@@ -1,0 +1,53 @@
+// Process configuration from the environment, validated once at start-up.
+
+export interface TidalConfig {
+  kubeconfig: string | undefined;
+  temporalAddress: string;
+  temporalNamespace: string;
+  taskQueue: string;
+  systemNamespace: string;
+  metricsPort: number;
+  logLevel: string;
+  runWatcher: boolean;
+  runWorker: boolean;
+  resyncSeconds: number;
+  relistSeconds: number;
+  fieldManager: string;
+  maxCachedWorkflows: number;
+  identity: string | undefined;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, def: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}=${raw}: expected a non-negative integer`);
+  return n;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (/^(1|true|yes)$/i.test(raw)) return true;
+  if (/^(0|false|no)$/i.test(raw)) return false;
+  throw new Error(`${name}=${raw}: expected true or false`);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
+  return {
+    kubeconfig: env.KUBECONFIG || undefined,
+    temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    taskQueue: env.TIDAL_TASK_QUEUE || 'tidal',
+    systemNamespace: env.SYSTEM_NAMESPACE || 'knative-serving',
+    metricsPort: int(env, 'METRICS_PORT', 9464),
+    logLevel: env.LOG_LEVEL || 'info',
+    runWatcher: bool(env, 'TIDAL_WATCHER', true),
+    runWorker: bool(env, 'TIDAL_WORKER', true),
+    resyncSeconds: int(env, 'TIDAL_RESYNC_SECONDS', 600),
+    relistSeconds: int(env, 'TIDAL_RELIST_SECONDS', 300),
+    fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
+    maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
+    identity: env.TIDAL_IDENTITY || undefined,
+  };
+}

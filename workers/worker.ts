@@ -1,0 +1,31 @@
+// Builds the Temporal worker that runs every entity workflow and activity on Tidal's task queue.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Logger } from 'pino';
+import { createActivities } from '../activities/index.js';
+import { makeEventRecorder } from '../activities/events.js';
+import type { KubeClient } from '../activities/kube/client.js';
+import type { TidalConfig } from './config.js';
+
+/** workflows/index.ts next to this file (or .js once compiled). */
+export function workflowsPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  return path.join(path.dirname(here), '..', 'workflows', `index${path.extname(here)}`);
+}
+
+export async function createWorker(cfg: TidalConfig, kube: KubeClient, log: Logger): Promise<{ worker: Worker; connection: NativeConnection }> {
+  const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
+  const worker = await Worker.create({
+    connection,
+    namespace: cfg.temporalNamespace,
+    taskQueue: cfg.taskQueue,
+    workflowsPath: workflowsPath(),
+    activities: createActivities({ kube, events: makeEventRecorder(kube, log), log }),
+    maxCachedWorkflows: cfg.maxCachedWorkflows,
+    // Let running steps finish on SIGTERM; anything longer is retried by another replica.
+    shutdownGraceTime: '20s',
+    ...(cfg.identity ? { identity: cfg.identity } : {}),
+  });
+  return { worker, connection };
+}

@@ -1,0 +1,3 @@
+// The workflow bundle's entry point: every entity workflow type, by name.
+export { serviceWorkflow } from './service.js';
+export { pokeSignal, stateQuery } from './entity.js';
