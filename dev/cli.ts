@@ -15,7 +15,7 @@ async function up(): Promise<void> {
   say(`stack and Tidal are up (${Math.round((Date.now() - started) / 1000)}s); sample Service default/nginx applied`);
   console.log(`
   export KUBECONFIG=${info.kubeconfig}
-  export PATH=${binDir}:$PATH     # kubectl ${path.basename(binDir).replace('kubernetes-', '')}, matching the API server
+  export PATH=${binDir}:$PATH     # kubectl ${path.basename(path.dirname(binDir)).replace('kubernetes-', '')}, matching the API server
 
   kubectl get nodes
   kubectl get ksvc,cfg

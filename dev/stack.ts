@@ -246,7 +246,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     `--secure-port=${p.controllerManager}`,
     `--root-ca-file=${pki.caCert}`,
     `--service-account-private-key-file=${pki.saKey}`,
-    '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller',
+    '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,node-lifecycle-controller',
   ]);
   const scheduler = ensure('kube-scheduler', bins.KUBE_SCHEDULER, [
     `--kubeconfig=${kubeconfig}`,
@@ -274,8 +274,9 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   await waitFor(
     'kwok nodes',
     async () => {
-      const out = await kubectl(info, ['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}']);
-      return out.split('\n').filter((s) => s === 'True').length >= opts.nodes;
+      // Ready, and without the not-ready taint the node lifecycle controller lifts: until then nothing schedules.
+      const out = await kubectl(info, ['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}/{.spec.taints}{"\\n"}{end}']);
+      return out.split('\n').filter((s) => s === 'True/').length >= opts.nodes;
     },
     60_000,
     kwok,

@@ -19,6 +19,9 @@ export GOMODCACHE=${GOMODCACHE:-$CACHE/go/mod} GOCACHE=${GOCACHE:-$CACHE/go/buil
 say() { printf '[toolchain] %s\n' "$*" >&2; }
 die() { say "error: $*"; exit 1; }
 
+# Debian's Go image puts go in /usr/local/go/bin, which a non-login shell may not have on PATH.
+[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null 2>&1 && export PATH=/usr/local/go/bin:$PATH
+
 need_go() {
   command -v go >/dev/null 2>&1 || die "'go' is not on PATH. Install Go 1.26 (e.g. /usr/local/go/bin) or set TIDAL_BIN_DIR to a folder with prebuilt etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and temporal."
 }

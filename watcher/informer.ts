@@ -10,6 +10,8 @@ import { isGone } from '../activities/kube/errors.js';
 export type ChangeType = 'added' | 'updated' | 'deleted';
 
 export interface InformerOptions {
+  /** Follow one namespace only; default all. */
+  namespace?: string;
   labelSelector?: string;
   /** Re-list from the server this often; only differences are reported. */
   relistMs: number;
@@ -51,6 +53,11 @@ export class Informer {
     return [...this.cache.values()];
   }
 
+  /** The cached object, if this informer has seen it and not its deletion. */
+  get(namespace: string, name: string): KubeObject | undefined {
+    return this.cache.get(`${namespace}/${name}`);
+  }
+
   private async loop(): Promise<void> {
     let backoff = 500;
     while (!this.stop.signal.aborted) {
@@ -74,7 +81,7 @@ export class Informer {
   }
 
   private async relist(): Promise<void> {
-    const list = await this.kube.list(this.type, undefined, { ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}) });
+    const list = await this.kube.list(this.type, this.opts.namespace, { ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}) });
     const present = new Set<string>();
     for (const obj of list.items) {
       present.add(cacheKey(obj));
@@ -104,6 +111,7 @@ export class Informer {
       {
         resourceVersion: this.resourceVersion ?? '0',
         timeoutSeconds,
+        ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}),
         signal,
         ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}),
       },

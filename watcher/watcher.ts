@@ -6,7 +6,7 @@ import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '.
 import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import { Informer, type ChangeType } from './informer.js';
-import { pokeTargets, type WatchedKind } from './poke-map.js';
+import { pokeTargets, type PokeTarget, type WatchedKind } from './poke-map.js';
 import type { Poker } from './poker.js';
 
 export interface WatcherOptions {
@@ -32,6 +32,7 @@ const reasonOf: Record<ChangeType, PokeReason> = { added: 'added', updated: 'upd
 
 export class Watcher {
   readonly informers: Informer[];
+  private readonly byKind = new Map<WatchedKind, Informer>();
   private readonly events: Counter;
   private readonly restarts: Counter;
 
@@ -40,7 +41,7 @@ export class Watcher {
     this.restarts = new Counter({ name: 'tidal_watch_restarts_total', help: 'Watch restarts', labelNames: ['kind', 'reason'], registers: [registry] });
     this.informers = opts.watched.map((kind) => {
       const { type, labelSelector } = watchedTypes[kind];
-      return new Informer(
+      const informer = new Informer(
         kube,
         type,
         {
@@ -52,6 +53,8 @@ export class Watcher {
         },
         log.child({ informer: kind }),
       );
+      this.byKind.set(kind, informer);
+      return informer;
     });
   }
 
@@ -71,6 +74,15 @@ export class Watcher {
     await Promise.all(this.informers.map((i) => i.close()));
   }
 
+  /**
+   * True when the target's own kind is watched, fully listed, and the target is not there: a child's event (say the
+   * garbage collector deleting a Configuration) must not start a fresh workflow for an owner that is already gone.
+   */
+  private knownGone(target: PokeTarget): boolean {
+    const informer = this.byKind.get(target.kind);
+    return informer !== undefined && informer.hasSynced && informer.get(target.key.namespace, target.key.name) === undefined;
+  }
+
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject): void {
     this.events.inc({ kind, type: change });
     const source = entityWorkflowIdLike(kind, obj);
@@ -83,6 +95,7 @@ export class Watcher {
     for (const target of pokeTargets(kind, obj, this.opts.enabled)) {
       // A child's change is a dependency change for its owner.
       const isSelf = entityWorkflowId(target.kind, target.key) === source;
+      if (!isSelf && this.knownGone(target)) continue;
       this.poker.poke(target, isSelf ? poke : { ...poke, reason: change === 'deleted' ? 'dependency' : poke.reason });
     }
   }

@@ -3,7 +3,7 @@ import { pino, type Logger } from 'pino';
 import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
 
 export function makeLogger(level: string, name = 'tidal'): Logger {
-  return pino({ name, level, base: { pid: process.pid } });
+  return pino({ name, level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
 }
 
 export function temporalLogger(log: Logger): TemporalLogger {

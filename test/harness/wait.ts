@@ -10,7 +10,7 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     } catch (err) {
       lastErr = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastErr ? `: ${String(lastErr)}` : ''}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastErr instanceof Error ? `: ${lastErr.message}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

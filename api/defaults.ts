@@ -1,0 +1,247 @@
+// In-memory defaulting, as Knative's defaulting webhook does it (spec §8.1, pkg/apis/serving/v1/*_defaults.go).
+// Tidal has no defaulting webhook; reconcilers apply these to a copy of the object before each reconcile. Every
+// function returns a defaulted deep copy and never mutates its input. Pure.
+//
+// Not done here (needs a request context or config-features): creator/lastModifier annotations, secure-pod-defaults,
+// and "Revision defaults only on create" (the caller decides when to default).
+import { renderNameTemplate } from './config/defaults.js';
+import type { TemplateMeta } from './config/defaults.js';
+import type { DefaultsConfig } from './config/types.js';
+import type { ObjectMeta } from './meta.js';
+import type { Configuration, Container, RevisionSpec, Route, RouteSpec, Service, TrafficTarget } from './serving.js';
+
+/** A JSON-safe deep copy (plain objects, arrays, primitives), without relying on structuredClone. */
+export function deepCopy<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => deepCopy(v)) as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      if (v !== undefined) out[k] = deepCopy(v);
+    }
+    return out as T;
+  }
+  return value;
+}
+
+// Shapes of the core/v1 fields defaulting touches; serving.ts leaves them as `unknown`.
+interface ProbeHandlerFields {
+  httpGet?: unknown;
+  tcpSocket?: unknown;
+  exec?: unknown;
+  grpc?: { port?: number; service?: string };
+}
+interface Probe extends ProbeHandlerFields {
+  periodSeconds?: number;
+  timeoutSeconds?: number;
+  successThreshold?: number;
+  failureThreshold?: number;
+  [field: string]: unknown;
+}
+interface Resources {
+  requests?: Record<string, string>;
+  limits?: Record<string, string>;
+  [field: string]: unknown;
+}
+interface VolumeMount {
+  name?: string;
+  mountPath?: string;
+  readOnly?: boolean;
+  [field: string]: unknown;
+}
+interface Volume {
+  name?: string;
+  emptyDir?: unknown;
+  persistentVolumeClaim?: unknown;
+  ephemeral?: unknown;
+  [field: string]: unknown;
+}
+type ContainerFields = Container & {
+  readinessProbe?: Probe;
+  livenessProbe?: Probe;
+  startupProbe?: Probe;
+  resources?: Resources;
+  volumeMounts?: VolumeMount[];
+};
+type PodFields = RevisionSpec & {
+  containers: ContainerFields[];
+  initContainers?: ContainerFields[];
+  volumes?: Volume[];
+  enableServiceLinks?: boolean;
+};
+
+/** Default container names: the template's name, or `<name>-0`, `-1`, … with several containers or a clash. */
+function applyDefaultContainerNames(containers: ContainerFields[], taken: Set<string>, defaultName: string): void {
+  let nextSuffix = 0;
+  for (const c of containers) {
+    if (c.name !== undefined && c.name !== '') continue;
+    let name = defaultName;
+    if (containers.length > 1 || taken.has(name)) {
+      do {
+        name = `${defaultName}-${nextSuffix}`;
+        nextSuffix++;
+      } while (taken.has(name));
+    }
+    c.name = name;
+    taken.add(name);
+  }
+}
+
+function hasHandler(p: ProbeHandlerFields): boolean {
+  return p.tcpSocket != null || p.httpGet != null || p.exec != null || p.grpc != null;
+}
+
+const resourceDefaults = [
+  ['cpu', 'revisionCpuRequest', 'revisionCpuLimit'],
+  ['memory', 'revisionMemoryRequest', 'revisionMemoryLimit'],
+  ['ephemeral-storage', 'revisionEphemeralStorageRequest', 'revisionEphemeralStorageLimit'],
+] as const;
+
+function applyResourceDefaults(c: ContainerFields, cfg: DefaultsConfig): void {
+  for (const [resource, requestKey, limitKey] of resourceDefaults) {
+    for (const [side, value] of [['requests', cfg[requestKey]], ['limits', cfg[limitKey]]] as const) {
+      if (value === undefined) continue;
+      const resources: Resources = c.resources ?? {};
+      const list = resources[side] ?? {};
+      if (list[resource] === undefined) list[resource] = value;
+      resources[side] = list;
+      c.resources = resources;
+    }
+  }
+}
+
+function applyReadinessProbeDefaults(c: ContainerFields): void {
+  const p = c.readinessProbe;
+  if (p === undefined) return; // sidecars may go without a readiness probe
+  if (!p.successThreshold) p.successThreshold = 1;
+  if (p.periodSeconds) {
+    // Kubernetes' own defaults, applied once periodSeconds opts out of Knative's aggressive probing.
+    if (!p.failureThreshold) p.failureThreshold = 3;
+    if (!p.timeoutSeconds) p.timeoutSeconds = 1;
+  }
+}
+
+function applyGrpcProbeDefaults(c: ContainerFields): void {
+  for (const p of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
+    if (p?.grpc != null && p.grpc.service === undefined) p.grpc.service = '';
+  }
+}
+
+/**
+ * Knative's RevisionSpec.SetDefaults (§8.1) on a copy of `spec`. `parent` is the enclosing Service or
+ * Configuration (its name, or its metadata) that the container-name templates read; without one they render over
+ * empty metadata, as for a standalone Revision.
+ */
+export function setRevisionSpecDefaults(spec: RevisionSpec, cfg: DefaultsConfig, parent?: string | TemplateMeta): RevisionSpec {
+  const rs = deepCopy(spec) as PodFields;
+  const meta: TemplateMeta = typeof parent === 'string' ? { name: parent } : (parent ?? {});
+
+  if (!rs.timeoutSeconds) rs.timeoutSeconds = cfg.revisionTimeoutSeconds;
+  const timeout = rs.timeoutSeconds;
+
+  // Idle and response-start timeouts: only a non-zero default below the request timeout is applied; the
+  // response-start default equals the request timeout unless configured, so it stays unset by default.
+  const idle = cfg.revisionIdleTimeoutSeconds;
+  if (rs.idleTimeoutSeconds === undefined && idle !== 0 && idle < timeout) rs.idleTimeoutSeconds = idle;
+  const responseStart = cfg.revisionResponseStartTimeoutSeconds ?? cfg.revisionTimeoutSeconds;
+  if (rs.responseStartTimeoutSeconds === undefined && responseStart !== 0 && responseStart < timeout) {
+    rs.responseStartTimeoutSeconds = responseStart;
+  }
+
+  if (rs.containerConcurrency === undefined) rs.containerConcurrency = cfg.containerConcurrency;
+
+  const containers = rs.containers ?? [];
+  const initContainers = rs.initContainers ?? [];
+  const taken = new Set<string>();
+  for (const c of [...containers, ...initContainers]) {
+    if (c.name !== undefined && c.name !== '') taken.add(c.name);
+  }
+  applyDefaultContainerNames(containers, taken, renderNameTemplate(cfg.containerNameTemplate, meta));
+  applyDefaultContainerNames(initContainers, taken, renderNameTemplate(cfg.initContainerNameTemplate, meta));
+
+  // Volumes whose mounts may stay writable; every other mount is forced read-only.
+  const writable = new Set<string>();
+  for (const v of rs.volumes ?? []) {
+    if ((v.emptyDir != null || v.persistentVolumeClaim != null || v.ephemeral != null) && v.name !== undefined) writable.add(v.name);
+  }
+
+  for (const c of containers) {
+    applyResourceDefaults(c, cfg);
+    // The serving container (the only one, or the one with a port) gets a TCP readiness probe if it has none.
+    if (containers.length === 1 || (c.ports?.length ?? 0) > 0) {
+      const probe: Probe = c.readinessProbe ?? {};
+      if (!hasHandler(probe)) probe.tcpSocket = {};
+      c.readinessProbe = probe;
+    }
+    applyReadinessProbeDefaults(c);
+    applyGrpcProbeDefaults(c);
+    for (const m of c.volumeMounts ?? []) {
+      if (m.name === undefined || !writable.has(m.name)) m.readOnly = true;
+    }
+  }
+
+  if (rs.enableServiceLinks === undefined && cfg.enableServiceLinks !== undefined) rs.enableServiceLinks = cfg.enableServiceLinks;
+  return rs;
+}
+
+/** Traffic-target defaults: latestRevision ← revisionName is empty; percent ← 0 (Knative's TrafficTarget.SetDefaults). */
+function setTrafficTargetDefaults(tt: TrafficTarget): TrafficTarget {
+  const out = deepCopy(tt);
+  if (out.latestRevision === undefined) out.latestRevision = (out.revisionName ?? '') === '';
+  if (out.percent === undefined) out.percent = 0;
+  return out;
+}
+
+function setRouteSpecDefaults(spec: RouteSpec, hasDefaultConfiguration: boolean): RouteSpec {
+  const out = deepCopy(spec);
+  if ((out.traffic ?? []).length === 0 && hasDefaultConfiguration) {
+    out.traffic = [{ percent: 100, latestRevision: true }];
+  }
+  if (out.traffic !== undefined) out.traffic = out.traffic.map(setTrafficTargetDefaults);
+  return out;
+}
+
+function templateMeta(meta: ObjectMeta): TemplateMeta {
+  const { name, generateName, namespace, uid, resourceVersion, generation, labels, annotations } = meta;
+  return { name, generateName, namespace, uid, resourceVersion, generation, labels, annotations };
+}
+
+/** True when the template keeps a user-chosen (BYO) name from `previous`: Knative then skips template defaulting. */
+function keepsByoName(current: { metadata?: { name?: string } }, previous: { metadata?: { name?: string } } | undefined): boolean {
+  const name = current.metadata?.name ?? '';
+  return previous !== undefined && name !== '' && name === (previous.metadata?.name ?? '');
+}
+
+/**
+ * Knative's Configuration.SetDefaults: the template's spec defaults, with the Configuration as the name templates'
+ * parent. Pass `previous` (the object before this update) to skip template defaulting when a BYO template name is
+ * unchanged, as Knative does.
+ */
+export function setConfigurationDefaults(cfg: Configuration, defaults: DefaultsConfig, previous?: Configuration): Configuration {
+  const out = deepCopy(cfg);
+  if (!keepsByoName(out.spec.template, previous?.spec.template)) {
+    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata));
+  }
+  return out;
+}
+
+/**
+ * Knative's Service.SetDefaults: template defaults (as for a Configuration) and traffic defaults — an empty traffic
+ * list becomes `[{percent: 100, latestRevision: true}]`; each target's latestRevision defaults to
+ * `revisionName === ''` and an absent percent to 0.
+ */
+export function setServiceDefaults(svc: Service, defaults: DefaultsConfig, previous?: Service): Service {
+  const out = deepCopy(svc);
+  if (!keepsByoName(out.spec.template, previous?.spec.template)) {
+    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata));
+  }
+  const route = setRouteSpecDefaults({ traffic: out.spec.traffic }, true);
+  out.spec.traffic = route.traffic;
+  return out;
+}
+
+/** Knative's Route.SetDefaults: per-target defaults only (a Route has no default configuration to point at). */
+export function setRouteDefaults(route: Route): Route {
+  const out = deepCopy(route);
+  out.spec = setRouteSpecDefaults(out.spec, false);
+  return out;
+}

@@ -1,0 +1,314 @@
+// Revision status transitions (knative/serving pkg/apis/serving/v1/revision_lifecycle.go, pkg/apis/serving/
+// k8s_lifecycle.go, pkg/reconciler/revision/reconcile_resources.go). Spec §3.1–§3.3, §3.6.
+// Every function mutates the status it is given; `now` is an RFC3339 timestamp.
+import { ConditionReady, conditionSet } from '../conditions.js';
+import type { Revision, Status } from '../serving.js';
+
+export const RevisionConditionReady = ConditionReady;
+export const RevisionConditionResourcesAvailable = 'ResourcesAvailable';
+export const RevisionConditionContainerHealthy = 'ContainerHealthy';
+/** Informational (severity Info): never affects Ready. */
+export const RevisionConditionActive = 'Active';
+
+export const ReasonContainerMissing = 'ContainerMissing';
+export const ReasonResolvingDigests = 'ResolvingDigests';
+export const ReasonDeploying = 'Deploying';
+export const ReasonNotOwned = 'NotOwned';
+export const ReasonProgressDeadlineExceeded = 'ProgressDeadlineExceeded';
+
+/** Name of the sidecar Knative injects; its container status is never the one inspected. */
+export const QueueProxyContainerName = 'queue-proxy';
+
+export type RevisionStatus = NonNullable<Revision['status']>;
+
+/** Ready = ResourcesAvailable ∧ ContainerHealthy; `Active` is outside the set (checklist 40). */
+export const revisionConditionSet = conditionSet(
+  RevisionConditionReady,
+  RevisionConditionResourcesAvailable,
+  RevisionConditionContainerHealthy,
+);
+
+// --- Minimal structural views of apps/v1 Deployment and core/v1 Pod (compatible with @kubernetes/client-node). ---
+
+export interface KubeConditionLike {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+export interface DeploymentLike {
+  spec?: { replicas?: number };
+  status?: {
+    conditions?: readonly KubeConditionLike[];
+    replicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+  };
+}
+
+export interface ContainerStateLike {
+  waiting?: { reason?: string; message?: string };
+  terminated?: { exitCode: number; reason?: string; message?: string };
+}
+
+export interface PodContainerStatusLike {
+  name: string;
+  state?: ContainerStateLike;
+  /** JSON name of Go's `LastTerminationState`. */
+  lastState?: ContainerStateLike;
+}
+
+export interface PodLike {
+  status?: {
+    conditions?: readonly KubeConditionLike[];
+    containerStatuses?: readonly PodContainerStatusLike[];
+  };
+}
+
+export interface DeploymentPropagationOptions {
+  /** config-deployment `pod-is-always-schedulable`: ignore `PodScheduled=False`. */
+  podIsAlwaysSchedulable: boolean;
+}
+
+// --- Messages (upstream helpers) ---
+
+/** `ExitCode<N>` (upstream `ExitCodeReason`). */
+export function exitCodeReason(exitCode: number): string {
+  return `ExitCode${exitCode}`;
+}
+
+/** `Container failed with: <msg>` (upstream `RevisionContainerExitingMessage`). */
+export function containerExitingMessage(message: string): string {
+  return `Container failed with: ${message}`;
+}
+
+/** `Unable to fetch image "<image>": <msg>` (upstream `RevisionContainerMissingMessage`). */
+export function containerMissingMessage(image: string, message: string): string {
+  return `Unable to fetch image ${JSON.stringify(image)}: ${message}`;
+}
+
+/** `There is an existing <Kind> "<name>" that we do not own.` (upstream `ResourceNotOwnedMessage`). */
+export function resourceNotOwnedMessage(kind: string, name: string): string {
+  return `There is an existing ${kind} ${JSON.stringify(name)} that we do not own.`;
+}
+
+// --- Predicates ---
+
+type RevisionLike = { metadata: { generation?: number }; status?: Status };
+
+/** Ready True AND the latest generation observed (upstream `Revision.IsReady`). */
+export function isRevisionReady(rev: RevisionLike): boolean {
+  return (rev.status?.observedGeneration ?? 0) === (rev.metadata.generation ?? 0) && revisionConditionSet.isHappy(rev.status);
+}
+
+/** Ready False AND the latest generation observed (upstream `Revision.IsFailed`). */
+export function isRevisionFailed(rev: RevisionLike): boolean {
+  return (
+    (rev.status?.observedGeneration ?? 0) === (rev.metadata.generation ?? 0) &&
+    revisionConditionSet.get(rev.status, RevisionConditionReady)?.status === 'False'
+  );
+}
+
+/** `Active` present and not True (upstream `IsActivationRequired`); Deployment conditions are then not propagated. */
+export function isActivationRequired(status: RevisionStatus | undefined): boolean {
+  const active = revisionConditionSet.get(status, RevisionConditionActive);
+  return active !== undefined && active.status !== 'True';
+}
+
+// --- Transitions ---
+
+export function initializeRevisionConditions(status: RevisionStatus, now: string): void {
+  revisionConditionSet.initialize(status, now);
+}
+
+/** Digests are being resolved (checklist 24). */
+export function markResolvingDigests(status: RevisionStatus, now: string): void {
+  revisionConditionSet.markUnknown(status, RevisionConditionResourcesAvailable, ReasonResolvingDigests, '', now);
+}
+
+/** Digest resolution failed: ContainerHealthy False `ContainerMissing` (checklist 24). */
+export function markContainerMissing(status: RevisionStatus, message: string, now: string): void {
+  revisionConditionSet.markFalse(status, RevisionConditionContainerHealthy, ReasonContainerMissing, message, now);
+}
+
+/** The Deployment was just created: ResourcesAvailable and ContainerHealthy Unknown with `reason`. */
+export function markDeploying(status: RevisionStatus, reason: string = ReasonDeploying, now: string): void {
+  revisionConditionSet.markUnknown(status, RevisionConditionResourcesAvailable, reason, '', now);
+  revisionConditionSet.markUnknown(status, RevisionConditionContainerHealthy, reason, '', now);
+}
+
+export function markResourcesAvailableTrue(status: RevisionStatus, now: string): void {
+  revisionConditionSet.markTrue(status, RevisionConditionResourcesAvailable, now);
+}
+
+export function markResourcesUnavailable(status: RevisionStatus, reason: string, message: string, now: string): void {
+  revisionConditionSet.markFalse(status, RevisionConditionResourcesAvailable, reason, message, now);
+}
+
+export function markResourcesAvailableUnknown(status: RevisionStatus, reason: string, message: string, now: string): void {
+  revisionConditionSet.markUnknown(status, RevisionConditionResourcesAvailable, reason, message, now);
+}
+
+export function markContainerHealthyTrue(status: RevisionStatus, now: string): void {
+  revisionConditionSet.markTrue(status, RevisionConditionContainerHealthy, now);
+}
+
+/** E.g. (`ExitCode1`, `Container failed with: boom`) (checklist 34). */
+export function markContainerUnhealthy(status: RevisionStatus, reason: string, message: string, now: string): void {
+  revisionConditionSet.markFalse(status, RevisionConditionContainerHealthy, reason, message, now);
+}
+
+export function markContainerHealthyUnknown(status: RevisionStatus, reason: string, message: string, now: string): void {
+  revisionConditionSet.markUnknown(status, RevisionConditionContainerHealthy, reason, message, now);
+}
+
+/** A child of that kind and name exists but is not controlled by the Revision (checklist 33). */
+export function markResourceNotOwned(status: RevisionStatus, kind: string, name: string, now: string): void {
+  markResourcesUnavailable(status, ReasonNotOwned, resourceNotOwnedMessage(kind, name), now);
+}
+
+/** `<rev>-deployment` exists but is not ours (checklist 33). */
+export function markDeploymentNotOwned(status: RevisionStatus, name: string, now: string): void {
+  markResourceNotOwned(status, 'Deployment', name, now);
+}
+
+export function markActiveTrue(status: RevisionStatus, now: string): void {
+  revisionConditionSet.markTrue(status, RevisionConditionActive, now);
+}
+
+export function markActiveFalse(status: RevisionStatus, reason: string, message: string, now: string): void {
+  revisionConditionSet.markFalse(status, RevisionConditionActive, reason, message, now);
+}
+
+export function markActiveUnknown(status: RevisionStatus, reason: string, message: string, now: string): void {
+  revisionConditionSet.markUnknown(status, RevisionConditionActive, reason, message, now);
+}
+
+// --- Deployment → Revision (§3.3) ---
+
+const DeploymentConditionProgressing = 'Progressing';
+const DeploymentConditionReplicaSetReady = 'ReplicaSetReady';
+const deploymentConditionSet = conditionSet(ConditionReady, DeploymentConditionProgressing, DeploymentConditionReplicaSetReady);
+
+/**
+ * Upstream `TransformDeploymentStatus`: folds the Deployment's `Progressing` and inverted `ReplicaFailure`
+ * conditions into one Ready condition (absent Progressing → Unknown `Deploying`). Returns that Ready condition.
+ */
+export function deploymentReadiness(deployment: DeploymentLike, now: string): { status: string; reason?: string; message?: string } {
+  const s: Status = {};
+  const set = deploymentConditionSet;
+  set.initialize(s, now);
+  // The absence of ReplicaFailure means no failure has occurred.
+  set.markTrue(s, DeploymentConditionReplicaSetReady, now);
+  set.markUnknown(s, DeploymentConditionProgressing, ReasonDeploying, '', now);
+
+  const conditions = deployment.status?.conditions ?? [];
+  for (const wanted of ['Progressing', 'ReplicaFailure']) {
+    for (const c of conditions) {
+      if (c.type !== wanted) continue;
+      const reason = c.reason ?? '';
+      const message = c.message ?? '';
+      if (wanted === 'Progressing') {
+        if (c.status === 'True') set.markTrue(s, DeploymentConditionProgressing, now);
+        else if (c.status === 'False') set.markFalse(s, DeploymentConditionProgressing, reason, message, now);
+        else if (c.status === 'Unknown') set.markUnknown(s, DeploymentConditionProgressing, reason, message, now);
+      } else {
+        if (c.status === 'True') set.markFalse(s, DeploymentConditionReplicaSetReady, reason, message, now);
+        else if (c.status === 'False') set.markTrue(s, DeploymentConditionReplicaSetReady, now);
+        else if (c.status === 'Unknown') set.markUnknown(s, DeploymentConditionReplicaSetReady, reason, message, now);
+      }
+    }
+  }
+  const ready = set.get(s, ConditionReady);
+  return { status: ready?.status ?? 'Unknown', reason: ready?.reason, message: ready?.message };
+}
+
+/** Progressing=False with reason ProgressDeadlineExceeded (upstream `hasDeploymentTimedOut`). */
+export function hasDeploymentTimedOut(deployment: DeploymentLike): boolean {
+  return (deployment.status?.conditions ?? []).some(
+    (c) => c.type === 'Progressing' && c.status === 'False' && c.reason === ReasonProgressDeadlineExceeded,
+  );
+}
+
+/**
+ * Upstream `PropagateDeploymentStatus` plus the pod inspection of `reconcileDeployment` (§3.3), for an existing,
+ * owned Deployment. (On the pass that creates the Deployment, call `markDeploying` instead.)
+ *
+ * 1. Unless activation is required (Active present and not True), the Deployment's folded Ready condition
+ *    (`deploymentReadiness`) is mirrored into ResourcesAvailable.
+ * 2. If spec.replicas > 0 and availableReplicas == 0 and `pod` (the first pod of the Deployment's selector) is given:
+ *    - PodScheduled=False → ResourcesAvailable False with its reason/message, unless `podIsAlwaysSchedulable`;
+ *    - the first container status not named `queue-proxy`: lastState.terminated → ContainerHealthy False
+ *      `ExitCode<N>` / `Container failed with: <msg>` (`container exited with no error` for exit 0 and no message);
+ *      else state.waiting while the Deployment timed out → ResourcesAvailable False with the waiting reason/message.
+ * 3. readyReplicas > 0 → ContainerHealthy True.
+ */
+export function propagateDeploymentStatus(
+  status: RevisionStatus,
+  deployment: DeploymentLike,
+  pod: PodLike | undefined,
+  opts: DeploymentPropagationOptions,
+  now: string,
+): void {
+  if (!isActivationRequired(status)) {
+    const ready = deploymentReadiness(deployment, now);
+    const reason = ready.reason ?? '';
+    const message = ready.message ?? '';
+    if (ready.status === 'True') markResourcesAvailableTrue(status, now);
+    else if (ready.status === 'False') markResourcesUnavailable(status, reason, message, now);
+    else markResourcesAvailableUnknown(status, reason, message, now);
+  }
+
+  // Kubernetes defaults spec.replicas to 1.
+  const replicas = deployment.spec?.replicas ?? 1;
+  if (replicas > 0 && (deployment.status?.availableReplicas ?? 0) === 0 && pod !== undefined) {
+    if (!opts.podIsAlwaysSchedulable) {
+      const unscheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
+      if (unscheduled) markResourcesUnavailable(status, unscheduled.reason ?? '', unscheduled.message ?? '', now);
+    }
+    const container = pod.status?.containerStatuses?.find((c) => c.name !== QueueProxyContainerName);
+    if (container) {
+      const terminated = container.lastState?.terminated;
+      const waiting = container.state?.waiting;
+      if (terminated) {
+        const msg =
+          terminated.exitCode === 0 && !terminated.message ? 'container exited with no error' : (terminated.message ?? '');
+        markContainerUnhealthy(status, exitCodeReason(terminated.exitCode), containerExitingMessage(msg), now);
+      } else if (waiting && hasDeploymentTimedOut(deployment)) {
+        markResourcesUnavailable(status, waiting.reason ?? '', waiting.message ?? '', now);
+      }
+    }
+  }
+
+  if ((deployment.status?.readyReplicas ?? 0) > 0) markContainerHealthyTrue(status, now);
+}
+
+/**
+ * Tidal's stand-in for `PropagateAutoscalerStatus` (no PodAutoscaler: the Deployment runs fixed replicas).
+ * - actualReplicas = status.readyReplicas (0 if absent), desiredReplicas = spec.replicas (Kubernetes default 1);
+ * - the scale target counts as initialized when the Deployment's `Available` condition is True and
+ *   availableReplicas >= spec.replicas; then, unless ResourcesAvailable or ContainerHealthy is already False,
+ *   both become True (as upstream does on PA ScaleTargetInitialized);
+ * - if ResourcesAvailable is True but the target is not initialized, it goes back to Unknown `Deploying` (as
+ *   upstream does for an uninitialized PA), so a Progressing=True Deployment alone never makes the Revision Ready.
+ */
+export function propagateReplicas(status: RevisionStatus, deployment: DeploymentLike, now: string): void {
+  const desired = deployment.spec?.replicas ?? 1;
+  status.actualReplicas = deployment.status?.readyReplicas ?? 0;
+  status.desiredReplicas = desired;
+
+  const resourcesUnavailable =
+    revisionConditionSet.get(status, RevisionConditionResourcesAvailable)?.status === 'False' ||
+    revisionConditionSet.get(status, RevisionConditionContainerHealthy)?.status === 'False';
+  const available = deployment.status?.conditions?.find((c) => c.type === 'Available');
+  const initialized = available?.status === 'True' && (deployment.status?.availableReplicas ?? 0) >= desired;
+
+  if (initialized && !resourcesUnavailable) {
+    markResourcesAvailableTrue(status, now);
+    markContainerHealthyTrue(status, now);
+  }
+  if (!initialized && revisionConditionSet.get(status, RevisionConditionResourcesAvailable)?.status === 'True') {
+    markResourcesAvailableUnknown(status, ReasonDeploying, '', now);
+  }
+}

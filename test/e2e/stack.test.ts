@@ -1,0 +1,61 @@
+// The local stack itself: a real API server with scheduling, kwok nodes, controllers, the CRDs, and Temporal.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apply, getObject, kubectl, kubectlJson, temporalClient } from '../harness/cluster.js';
+import { eventually } from '../harness/wait.js';
+
+describe('local stack', () => {
+  it('reports a stamped Kubernetes version', async () => {
+    const v = await kubectlJson<{ serverVersion: { gitVersion: string; major: string } }>(['version']);
+    expect(v.serverVersion.gitVersion).toMatch(/^v1\.35\.\d+$/);
+    expect(v.serverVersion.major).toBe('1');
+  });
+
+  it('has two Ready kwok nodes', async () => {
+    const nodes = await kubectlJson<{ items: { metadata: { name: string }; status: { conditions: { type: string; status: string }[] } }[] }>(['get', 'nodes']);
+    const ready = nodes.items.filter((n) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'));
+    expect(ready.map((n) => n.metadata.name).sort()).toEqual(['kwok-node-0', 'kwok-node-1']);
+  });
+
+  it('schedules a 2-replica Deployment to 2/2 available', async () => {
+    await apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'stack-check', namespace: 'default' },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'stack-check' } },
+        template: { metadata: { labels: { app: 'stack-check' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
+      },
+    });
+    const available = await eventually('2 available replicas', async () => {
+      const d = await getObject<{ status?: { availableReplicas?: number } }>('deployment', 'stack-check');
+      return d?.status?.availableReplicas === 2 ? d.status.availableReplicas : undefined;
+    }, 120_000);
+    expect(available).toBe(2);
+    await kubectl(['delete', 'deployment', 'stack-check', '--wait=false']);
+  });
+
+  it('serves the Knative CRDs with their short names and printer columns', async () => {
+    const out = await kubectl(['api-resources', '--api-group=serving.knative.dev', '--no-headers']);
+    expect(out).toMatch(/^services\s+kservice,ksvc\s+serving\.knative\.dev\/v1\s+true\s+Service$/m);
+    expect(out).toMatch(/^configurations\s+config,cfg\s+serving\.knative\.dev\/v1\s+true\s+Configuration$/m);
+    expect(out).toMatch(/^revisions\s+rev\s+serving\.knative\.dev\/v1\s+true\s+Revision$/m);
+    expect(out).toMatch(/^routes\s+rt\s+serving\.knative\.dev\/v1\s+true\s+Route$/m);
+  });
+
+  it('serves the Istio networking CRDs', async () => {
+    const out = await kubectl(['api-resources', '--api-group=networking.istio.io', '--no-headers', '-o', 'name']);
+    expect(out.split('\n')).toEqual(expect.arrayContaining(['virtualservices.networking.istio.io', 'gateways.networking.istio.io', 'destinationrules.networking.istio.io']));
+  });
+
+  describe('Temporal dev server', () => {
+    let t: Awaited<ReturnType<typeof temporalClient>>;
+    beforeAll(async () => (t = await temporalClient()));
+    afterAll(async () => t.close());
+
+    it("has Tidal's search attributes registered", async () => {
+      const res = await t.client.connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      expect(Object.keys(res.customAttributes ?? {})).toEqual(expect.arrayContaining(['KnativeKind', 'KnativeNamespace', 'KnativeName']));
+    });
+  });
+});
