@@ -1,12 +1,18 @@
 // All activities, built from injected clients. Workflows import only the *type* of this module.
+import { createConfigurationActivities } from './configuration.js';
 import type { ActivityDeps } from './deps.js';
+import { createRevisionActivities } from './revision.js';
 import { createServiceActivities } from './service.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createServiceActivities(deps),
+    ...createConfigurationActivities(deps),
+    ...createRevisionActivities(deps),
   };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export type { ChildOutcome } from './service.js';
+export type { ChildOutcome, StatusOutcome } from './service.js';
+export type { RevisionOutcome } from './configuration.js';
+export type { DigestOutcome, ResourcesOutcome } from './revision.js';

@@ -1,9 +1,14 @@
-// Activities of the Service workflow: each converges one child of a Service and reports a short summary.
-import { Resources } from '../api/kinds.js';
-import { isControlledBy, type ObjectKey } from '../api/meta.js';
-import type { Configuration, Service } from '../api/serving.js';
+// Activities of the Service workflow (spec §1): converge the Configuration and the Route named after the Service,
+// then write the Service's status from what they report.
+import { setServiceDefaults } from '../api/defaults.js';
+import { Resources, type ResourceType } from '../api/kinds.js';
+import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
+import type { Configuration, Revision, Route, Service } from '../api/serving.js';
 import { makeConfiguration } from '../resources/configuration.js';
-import type { ActivityDeps } from './deps.js';
+import { makeRoute } from '../resources/route.js';
+import { computeServiceStatus } from '../resources/service-status.js';
+import { nowOf, type ActivityDeps } from './deps.js';
+import { containsAll, writeStatus } from './status.js';
 
 /** What one apply of a child did: small, so the workflow history stays readable. */
 export type ChildOutcome =
@@ -18,35 +23,75 @@ export type ChildOutcome =
       generation: number;
     };
 
-export function createServiceActivities({ kube, events }: ActivityDeps) {
+export interface StatusOutcome {
+  outcome: 'gone' | 'written' | 'unchanged';
+  ready?: string;
+  reason?: string;
+}
+
+export function readyOf(status: { conditions?: { type: string; status: string; reason?: string }[] } | undefined): { ready?: string; reason?: string } {
+  const c = status?.conditions?.find((x) => x.type === 'Ready');
+  return { ...(c ? { ready: c.status } : {}), ...(c?.reason ? { reason: c.reason } : {}) };
+}
+
+export function createServiceActivities(deps: ActivityDeps) {
+  const { kube, events, config } = deps;
+
+  async function readService(key: ObjectKey): Promise<Service | undefined> {
+    const svc = await kube.get<Service>(Resources.Service, key.namespace, key.name);
+    if (!svc || svc.metadata.deletionTimestamp) return undefined;
+    return setServiceDefaults(svc, config.revisionConfig().defaults);
+  }
+
+  /** Applies `desired` (a child named after the Service) unless another object owns the name or nothing would change. */
+  async function applyChild<T extends KubeObject>(svc: Service, type: ResourceType, existing: T | undefined, desired: T): Promise<ChildOutcome> {
+    const name = desired.metadata.name ?? '';
+    if (existing && !isControlledBy(existing, svc.metadata.uid)) return { outcome: 'notOwned', name };
+    let applied: T = existing as T;
+    let action: 'created' | 'updated' | 'unchanged' = 'unchanged';
+    if (!existing || !containsAll(existing, desired)) {
+      try {
+        applied = await kube.apply(type, desired);
+      } catch (err) {
+        if (!existing) await events.record(svc, 'Warning', 'CreationFailed', `Failed to create ${type.kind} "${name}": ${String(err)}`);
+        throw err;
+      }
+      action = existing ? 'updated' : 'created';
+      if (!existing) await events.record(svc, 'Normal', 'Created', `Created ${type.kind} "${name}"`);
+    }
+    return { outcome: 'applied', action, ownerUid: svc.metadata.uid ?? '', ownerGeneration: svc.metadata.generation ?? 0, name, generation: applied.metadata.generation ?? 0 };
+  }
+
   return {
     /** Creates or clobbers the Configuration named after the Service (spec §1.2). */
     async reconcileServiceConfiguration(key: ObjectKey): Promise<ChildOutcome> {
-      const svc = await kube.get<Service>(Resources.Service, key.namespace, key.name);
-      if (!svc || svc.metadata.deletionTimestamp) return { outcome: 'gone' };
+      const svc = await readService(key);
+      if (!svc) return { outcome: 'gone' };
       const existing = await kube.get<Configuration>(Resources.Configuration, key.namespace, key.name);
-      if (existing && !isControlledBy(existing, svc.metadata.uid)) {
-        return { outcome: 'notOwned', name: key.name };
-      }
-      let applied: Configuration;
-      try {
-        applied = await kube.apply(Resources.Configuration, makeConfiguration(svc, existing));
-      } catch (err) {
-        if (!existing) {
-          await events.record(svc, 'Warning', 'CreationFailed', `Failed to create Configuration "${key.name}": ${String(err)}`);
-        }
-        throw err;
-      }
-      if (!existing) await events.record(svc, 'Normal', 'Created', `Created Configuration "${key.name}"`);
-      const action = !existing ? 'created' : applied.metadata.resourceVersion === existing.metadata.resourceVersion ? 'unchanged' : 'updated';
-      return {
-        outcome: 'applied',
-        action,
-        ownerUid: svc.metadata.uid ?? '',
-        ownerGeneration: svc.metadata.generation ?? 0,
-        name: applied.metadata.name ?? key.name,
-        generation: applied.metadata.generation ?? 0,
-      };
+      return applyChild(svc, Resources.Configuration, existing, makeConfiguration(svc, existing));
+    },
+
+    /** Creates or clobbers the Route named after the Service (spec §1.3). */
+    async reconcileServiceRoute(key: ObjectKey): Promise<ChildOutcome> {
+      const svc = await readService(key);
+      if (!svc) return { outcome: 'gone' };
+      const existing = await kube.get<Route>(Resources.Route, key.namespace, key.name);
+      return applyChild(svc, Resources.Route, existing, makeRoute(svc));
+    },
+
+    /** Writes the Service's status from its Configuration and Route (spec §1.4). */
+    async updateServiceStatus(key: ObjectKey): Promise<StatusOutcome> {
+      const svc = await readService(key);
+      if (!svc) return { outcome: 'gone' };
+      const [configuration, route] = await Promise.all([
+        kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
+        kube.get<Route>(Resources.Route, key.namespace, key.name),
+      ]);
+      const byo = svc.spec.template.metadata?.name;
+      const byoRevision = byo ? await kube.get<Revision>(Resources.Revision, key.namespace, byo) : undefined;
+      const status = computeServiceStatus({ service: svc, configuration, route, byoRevision }, nowOf(deps));
+      const written = await writeStatus(kube, Resources.Service, svc, status);
+      return { outcome: written ? 'written' : 'unchanged', ...readyOf(status) };
     },
   };
 }

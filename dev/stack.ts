@@ -254,6 +254,8 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     '--bind-address=127.0.0.1',
     `--secure-port=${p.scheduler}`,
   ]);
+  // A restarted kwok cannot take over node leases the previous one left behind; clear them first.
+  if (!procs.running('kwok')) await kubectl(info, ['delete', 'lease', '-n', 'kube-node-lease', '--all', '--ignore-not-found']);
   const kwok = ensure('kwok', bins.KWOK, [
     `--kubeconfig=${kubeconfig}`,
     '--manage-all-nodes=false',
@@ -271,6 +273,9 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', bins.ISTIO_CRDS]);
   await kubectl(info, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'knative-serving' } }));
+  // Tidal's config maps with hakn's defaults; `up` again keeps whatever a user changed since (server-side apply).
+  const configDir = path.join(repoRoot, 'deploy', 'config');
+  if (existsSync(configDir)) await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', configDir]);
   await waitFor(
     'kwok nodes',
     async () => {

@@ -51,10 +51,10 @@ export class Poker {
   }
 
   /** Queues a poke; a newer poke for the same workflow replaces one still waiting. */
-  poke(target: PokeTarget, poke: Poke): void {
+  poke(target: PokeTarget, poke: Poke, opts: { force?: boolean } = {}): void {
     const id = entityWorkflowId(target.kind, target.key);
     const sentKey = `${id}|${poke.source}`;
-    if (poke.reason !== 'deleted' && poke.resourceVersion !== undefined && this.lastSent.get(sentKey) === poke.resourceVersion) return;
+    if (!opts.force && poke.reason !== 'deleted' && poke.resourceVersion !== undefined && this.lastSent.get(sentKey) === poke.resourceVersion) return;
     const prev = this.pending.get(id);
     this.pending.set(id, { target, poke, attempts: prev?.attempts ?? 0, notBefore: prev?.notBefore ?? 0 });
     this.wake?.();

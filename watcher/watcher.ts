@@ -75,6 +75,23 @@ export class Watcher {
   }
 
   /**
+   * Pokes every known object of `kinds` (a config map they read changed: Knative's global resync). `force` skips
+   * the sender-side de-duplication: the sweep uses it so that a workflow that is gone gets started again.
+   */
+  pokeAll(kinds: readonly EntityKind[], poke: Poke, opts: { force?: boolean } = {}): number {
+    let n = 0;
+    for (const kind of kinds) {
+      const informer = this.byKind.get(kind);
+      if (!informer || !this.opts.enabled.has(kind)) continue;
+      for (const obj of informer.list()) {
+        this.poker.poke({ kind, key: { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' } }, poke, opts);
+        n += 1;
+      }
+    }
+    return n;
+  }
+
+  /**
    * True when the target's own kind is watched, fully listed, and the target is not there: a child's event (say the
    * garbage collector deleting a Configuration) must not start a fresh workflow for an owner that is already gone.
    */

@@ -12,6 +12,7 @@ export interface TidalConfig {
   runWorker: boolean;
   resyncSeconds: number;
   relistSeconds: number;
+  sweepSeconds: number;
   fieldManager: string;
   maxCachedWorkflows: number;
   identity: string | undefined;
@@ -46,6 +47,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     runWorker: bool(env, 'TIDAL_WORKER', true),
     resyncSeconds: int(env, 'TIDAL_RESYNC_SECONDS', 600),
     relistSeconds: int(env, 'TIDAL_RELIST_SECONDS', 300),
+    sweepSeconds: int(env, 'TIDAL_SWEEP_SECONDS', 1800),
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
     identity: env.TIDAL_IDENTITY || undefined,

@@ -3,7 +3,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
 import { Registry, collectDefaultMetrics } from 'prom-client';
-import { EntityKinds, type EntityKind } from '../api/entity.js';
+import type { EntityKind } from '../api/entity.js';
+import { makeEventRecorder } from '../activities/events.js';
+import { ConfigStore } from '../watcher/config-store.js';
 import { KubeClient } from '../activities/kube/client.js';
 import { Poker } from '../watcher/poker.js';
 import { Watcher } from '../watcher/watcher.js';
@@ -13,15 +15,22 @@ import { serveHttp } from './http.js';
 import { createWorker } from './worker.js';
 
 /** Entity workflows this build implements; the watcher pokes only these. */
-export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>(['Service'].filter((k): k is EntityKind => (EntityKinds as readonly string[]).includes(k)));
+export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>(['Service', 'Configuration', 'Revision']);
 
 async function main(): Promise<void> {
   const cfg = loadConfig();
   const log = makeLogger(cfg.logLevel);
-  Runtime.install({ logger: temporalLogger(log.child({ component: 'temporal' })), shutdownSignals: [] });
+  Runtime.install({
+    logger: temporalLogger(log.child({ component: 'temporal' })),
+    // Core's own logs go through pino too, as JSON like everything else.
+    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    shutdownSignals: [],
+  });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const kube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager });
+  const configStore = new ConfigStore(kube, cfg.systemNamespace, log.child({ component: 'config' }), makeEventRecorder(kube, log));
+  configStore.start();
 
   let watcher: Watcher | undefined;
   let poker: Poker | undefined;
@@ -30,10 +39,36 @@ async function main(): Promise<void> {
     clientConnection = await Connection.connect({ address: cfg.temporalAddress });
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
     poker = new Poker(client, { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000, workflowOptions: { resyncSeconds: cfg.resyncSeconds } }, log.child({ component: 'poker' }), registry);
-    watcher = new Watcher(kube, poker, { enabled: enabledKinds, watched: ['Service', 'Configuration'], relistMs: cfg.relistSeconds * 1000, maxBackoffMs: 30_000 }, log.child({ component: 'watcher' }), registry);
+    watcher = new Watcher(
+      kube,
+      poker,
+      { enabled: enabledKinds, watched: ['Service', 'Configuration', 'Revision', 'Route', 'Deployment', 'Pod'], relistMs: cfg.relistSeconds * 1000, maxBackoffMs: 30_000 },
+      log.child({ component: 'watcher' }),
+      registry,
+    );
     watcher.start();
+    const w = watcher;
+    // Revive any entity workflow that is gone (failed, terminated) while its object still exists.
+    // Once shortly after start (runs that fail to replay on new code fail on their first task) and then
+    // periodically.
+    const sweepOnce = () => {
+      const n = w.pokeAll([...enabledKinds], { source: 'Tidal/sweep', reason: 'resync' }, { force: true });
+      log.debug({ poked: n }, 'sweep');
+    };
+    setTimeout(sweepOnce, 30_000).unref();
+    setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
+    configStore.onUpdate((cm) => {
+      const n = w.pokeAll(['Service', 'Configuration', 'Revision'], {
+        source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
+        reason: 'updated',
+        ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),
+      });
+      log.info({ kind: 'ConfigMap', name: cm.metadata.name, poked: n }, 'config changed; resyncing objects that read it');
+    });
   }
-  const built = cfg.runWorker ? await createWorker(cfg, kube, log.child({ component: 'worker' })) : undefined;
+  // Activities read the config maps: start the worker once they have been listed.
+  await configStore.synced;
+  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' })) : undefined;
   const server = serveHttp(cfg.metricsPort, registry, () => (watcher?.hasSynced ?? true) && (built ? built.worker.getState() === 'RUNNING' : true));
   log.info({ temporal: cfg.temporalAddress, taskQueue: cfg.taskQueue, watcher: cfg.runWatcher, worker: cfg.runWorker, metricsPort: cfg.metricsPort }, 'tidal controller started');
 
@@ -45,6 +80,7 @@ async function main(): Promise<void> {
     void (async () => {
       await watcher?.close();
       await poker?.close();
+      await configStore.close();
       built?.worker.shutdown();
     })();
     if (!built) void finish();

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
 import { makeEventRecorder } from '../activities/events.js';
 import type { KubeClient } from '../activities/kube/client.js';
+import type { ConfigSource } from '../activities/deps.js';
+import { tagPinningDisabledResolver } from '../activities/digests.js';
 import type { TidalConfig } from './config.js';
 
 /** workflows/index.ts next to this file (or .js once compiled). */
@@ -14,17 +16,20 @@ export function workflowsPath(): string {
   return path.join(path.dirname(here), '..', 'workflows', `index${path.extname(here)}`);
 }
 
-export async function createWorker(cfg: TidalConfig, kube: KubeClient, log: Logger): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createWorker(cfg: TidalConfig, kube: KubeClient, config: ConfigSource, log: Logger): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
   const worker = await Worker.create({
     connection,
     namespace: cfg.temporalNamespace,
     taskQueue: cfg.taskQueue,
     workflowsPath: workflowsPath(),
-    activities: createActivities({ kube, events: makeEventRecorder(kube, log), log }),
+    activities: createActivities({ kube, events: makeEventRecorder(kube, log), log, config, digests: tagPinningDisabledResolver }),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     // Let running steps finish on SIGTERM; anything longer is retried by another replica.
     shutdownGraceTime: '20s',
+    // An entity workflow keeps its state in the cluster, not in its history: a run that no longer replays on new
+    // code fails instead of retrying forever, and the watcher's next poke (or sweep) starts a fresh run.
+    workflowFailureErrorTypes: { '*': ['NondeterminismError'] },
     ...(cfg.identity ? { identity: cfg.identity } : {}),
   });
   return { worker, connection };

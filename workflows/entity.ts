@@ -132,6 +132,11 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
 function onPoke(st: EntityState, poke: Poke): void {
   st.pokesThisRun += 1;
   st.totalPokes += 1;
+  // A sweep poke only exists to start a run that was gone; a running workflow resyncs on its own timer.
+  if (poke.reason === 'resync' && poke.resourceVersion === undefined) {
+    st.ignoredPokes += 1;
+    return;
+  }
   const seen = st.seen[poke.source];
   if (poke.reason !== 'deleted' && poke.resourceVersion !== undefined && !isNewerResourceVersion(poke.resourceVersion, seen)) {
     st.ignoredPokes += 1;

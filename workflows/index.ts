@@ -1,3 +1,5 @@
 // The workflow bundle's entry point: every entity workflow type, by name.
 export { serviceWorkflow } from './service.js';
+export { configurationWorkflow } from './configuration.js';
+export { revisionWorkflow } from './revision.js';
 export { pokeSignal, stateQuery } from './entity.js';

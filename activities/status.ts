@@ -1,0 +1,27 @@
+// Status writes: server-side apply of the /status subresource, skipped when nothing changed.
+import { statusEqual } from '../api/conditions.js';
+import type { ResourceType } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
+import type { KubeClient } from './kube/client.js';
+
+/** Writes `status` for `obj` unless it equals what is stored; returns whether it wrote. */
+export async function writeStatus(kube: KubeClient, type: ResourceType, obj: KubeObject & { status?: unknown }, status: unknown): Promise<boolean> {
+  if (statusEqual(obj.status, status)) return false;
+  await kube.apply(
+    type,
+    { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace }, status } as KubeObject,
+    'status',
+  );
+  return true;
+}
+
+/** True when every field of `desired` is present with the same value in `actual` (an apply would change nothing). */
+export function containsAll(actual: unknown, desired: unknown): boolean {
+  if (desired === undefined) return true;
+  if (desired === null || typeof desired !== 'object') return actual === desired;
+  if (Array.isArray(desired)) {
+    return Array.isArray(actual) && actual.length === desired.length && desired.every((d, i) => containsAll(actual[i], d));
+  }
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
+  return Object.entries(desired).every(([k, v]) => containsAll((actual as Record<string, unknown>)[k], v));
+}

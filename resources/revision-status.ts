@@ -1,0 +1,53 @@
+// computeRevisionStatus: a Revision's conditions from digest resolution, its Deployment and (when no replica is
+// available) one of its Pods (spec §3.1, §3.3, §3.6 as Tidal runs it: fixed replicas, no PodAutoscaler).
+import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
+import {
+  markContainerMissing,
+  markDeploying,
+  markDeploymentNotOwned,
+  markResolvingDigests,
+  propagateDeploymentStatus,
+  propagateReplicas,
+  revisionConditionSet,
+  type DeploymentLike,
+  type PodLike,
+  type RevisionStatus,
+} from '../api/lifecycle/revision.js';
+import type { Revision } from '../api/serving.js';
+import type { StatusEvent } from './configuration-status.js';
+
+export interface RevisionObservation {
+  revision: Revision;
+  /** containerStatuses cover every container and init container. */
+  digestsResolved: boolean;
+  /** The last resolution error, in Knative's words ("Unable to fetch image …"). */
+  resolveError?: string | undefined;
+  /** `<rev>-deployment` exists but another object controls it. */
+  deploymentNotOwned?: boolean;
+  deployment: DeploymentLike | undefined;
+  /** One pod of the Deployment, read only when no replica is available. */
+  pod?: PodLike | undefined;
+  podIsAlwaysSchedulable: boolean;
+}
+
+export function computeRevisionStatus(obs: RevisionObservation, now: string): { status: RevisionStatus; events: StatusEvent[] } {
+  const rev = cloneJson(obs.revision);
+  const wasReady = revisionConditionSet.isHappy(rev.status);
+  const before = beginReconcile(rev, revisionConditionSet, now);
+  const status = rev.status as RevisionStatus;
+  const name = rev.metadata.name ?? '';
+  if (obs.resolveError !== undefined) markContainerMissing(status, obs.resolveError, now);
+  else if (!obs.digestsResolved) markResolvingDigests(status, now);
+  else if (obs.deploymentNotOwned) markDeploymentNotOwned(status, `${name}-deployment`, now);
+  else if (!obs.deployment) markDeploying(status, undefined, now);
+  else {
+    propagateDeploymentStatus(status, obs.deployment, obs.pod, { podIsAlwaysSchedulable: obs.podIsAlwaysSchedulable }, now);
+    propagateReplicas(status, obs.deployment, now);
+  }
+  endReconcile(rev, before, now);
+  const events: StatusEvent[] = [];
+  if (!wasReady && revisionConditionSet.isHappy(rev.status)) {
+    events.push({ type: 'Normal', reason: 'RevisionReady', message: 'Revision becomes ready upon all resources being ready' });
+  }
+  return { status: rev.status as RevisionStatus, events };
+}

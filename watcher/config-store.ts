@@ -1,0 +1,77 @@
+// The config maps of the system namespace, followed by an informer. Each update is parsed; a valid one replaces
+// the config in force and notifies listeners (the watcher resyncs the objects that read it), an invalid one is
+// logged and reported as a Warning event on the ConfigMap while the last good config stays in force.
+import type { Logger } from 'pino';
+import { defaultAutoscalerConfig, defaultDefaultsConfig, defaultDeploymentConfig, parseRevisionConfig, RevisionConfigMapNames, type RevisionConfig } from '../api/config/index.js';
+import { Resources } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
+import type { ConfigSource } from '../activities/deps.js';
+import type { EventRecorder } from '../activities/events.js';
+import type { KubeClient } from '../activities/kube/client.js';
+import { Informer } from './informer.js';
+
+type ConfigMap = KubeObject & { data?: Record<string, string> };
+
+export class ConfigStore implements ConfigSource {
+  private current: RevisionConfig = { deployment: defaultDeploymentConfig(), defaults: defaultDefaultsConfig(), autoscaler: defaultAutoscalerConfig() };
+  private readonly data = new Map<string, Record<string, string>>();
+  private readonly informer: Informer;
+  private readonly listeners: ((changed: ConfigMap) => void)[] = [];
+  lastError: string | undefined;
+
+  constructor(
+    kube: KubeClient,
+    readonly systemNamespace: string,
+    private readonly log: Logger,
+    private readonly events: EventRecorder,
+  ) {
+    this.informer = new Informer(
+      kube,
+      Resources.ConfigMap,
+      { namespace: systemNamespace, relistMs: 300_000, maxBackoffMs: 30_000, onChange: (type, obj) => this.onChange(type, obj) },
+      log.child({ informer: 'ConfigMap' }),
+    );
+  }
+
+  revisionConfig(): RevisionConfig {
+    return this.current;
+  }
+
+  onUpdate(fn: (changed: ConfigMap) => void): void {
+    this.listeners.push(fn);
+  }
+
+  start(): void {
+    this.informer.start();
+  }
+
+  get synced(): Promise<void> {
+    return this.informer.synced;
+  }
+
+  close(): Promise<void> {
+    return this.informer.close();
+  }
+
+  private onChange(type: 'added' | 'updated' | 'deleted', cm: ConfigMap): void {
+    const name = cm.metadata.name ?? '';
+    if (!(RevisionConfigMapNames as readonly string[]).includes(name)) return;
+    if (type === 'deleted') this.data.delete(name);
+    else this.data.set(name, cm.data ?? {});
+    const parsed = parseRevisionConfig({
+      deployment: this.data.get('config-deployment'),
+      defaults: this.data.get('config-defaults'),
+      autoscaler: this.data.get('config-autoscaler'),
+    });
+    if (!parsed.ok) {
+      this.lastError = parsed.error;
+      this.log.error({ kind: 'ConfigMap', namespace: this.systemNamespace, name, error: parsed.error }, 'invalid config; keeping the last good one');
+      void this.events.record(cm, 'Warning', 'InvalidConfig', `${parsed.error}; the last valid configuration stays in force`);
+      return;
+    }
+    this.lastError = undefined;
+    this.current = parsed.value;
+    this.log.info({ kind: 'ConfigMap', namespace: this.systemNamespace, name, change: type }, 'config updated');
+    for (const fn of this.listeners) fn(cm);
+  }
+}

@@ -1,0 +1,18 @@
+// The Configuration entity workflow (spec §2): one Revision per generation, then latestCreated/latestReady.
+import type { ObjectKey } from '../api/meta.js';
+import { runEntity, type EntityInput, type PassResult } from './entity.js';
+import { step } from './activities.js';
+import { describeStatus } from './service.js';
+
+export async function configurationWorkflow(input: EntityInput): Promise<string> {
+  const key: ObjectKey = { namespace: input.namespace, name: input.name };
+  const id = `${key.namespace}/${key.name}`;
+  return runEntity(input, async (): Promise<PassResult> => {
+    const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key);
+    if (rev.outcome === 'gone') return { gone: true, summary: 'Configuration deleted; its Revisions go with their ownerReferences' };
+    const createError = rev.outcome === 'failed' ? rev.message : undefined;
+    const status = await step(`update Configuration ${id} status`).updateConfigurationStatus(key, createError);
+    if (status.outcome === 'gone') return { gone: true, summary: 'Configuration deleted' };
+    return { gone: false, uid: rev.uid, summary: `generation ${rev.generation}: Revision ${rev.revision} ${rev.outcome}; ${describeStatus(status)}` };
+  });
+}
