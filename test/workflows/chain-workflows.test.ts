@@ -1,0 +1,132 @@
+// The Configuration and Revision entity workflows on a real Temporal dev server with in-memory activities:
+// the steps they take, in order, what they pass between steps, and completion when the object is gone.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { ObjectKey } from '../../api/meta.js';
+import type { DigestOutcome, ResourcesOutcome, RevisionOutcome, StatusOutcome } from '../../activities/index.js';
+import type { EntityInput, EntityState } from '../../workflows/entity.js';
+import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
+import { eventually } from '../harness/wait.js';
+
+const exists = new Set<string>();
+const calls: { step: string; name: string; arg?: unknown }[] = [];
+let failCreate: string | undefined;
+
+const activities = {
+  reconcileConfigurationRevision: async (key: ObjectKey): Promise<RevisionOutcome> => {
+    calls.push({ step: 'revision', name: key.name });
+    if (!exists.has(key.name)) return { outcome: 'gone' };
+    if (failCreate) return { outcome: 'failed', uid: 'u', generation: 3, revision: `${key.name}-00003`, message: failCreate };
+    return { outcome: 'created', uid: 'u', generation: 3, revision: `${key.name}-00003` };
+  },
+  updateConfigurationStatus: async (key: ObjectKey, createError?: string): Promise<StatusOutcome> => {
+    calls.push({ step: 'cfgStatus', name: key.name, arg: createError });
+    return exists.has(key.name) ? { outcome: 'written', ready: createError ? 'False' : 'Unknown', ...(createError ? { reason: 'RevisionFailed' } : {}) } : { outcome: 'gone' };
+  },
+  resolveRevisionDigests: async (key: ObjectKey): Promise<DigestOutcome> => {
+    calls.push({ step: 'digests', name: key.name });
+    return exists.has(key.name) ? { outcome: 'resolved', cached: false, images: 1 } : { outcome: 'gone' };
+  },
+  reconcileRevisionResources: async (key: ObjectKey): Promise<ResourcesOutcome> => {
+    calls.push({ step: 'resources', name: key.name });
+    return exists.has(key.name) ? { outcome: 'applied', deployment: 'created', service: 'created', replicas: 2 } : { outcome: 'gone' };
+  },
+  updateRevisionStatus: async (key: ObjectKey): Promise<StatusOutcome> => {
+    calls.push({ step: 'revStatus', name: key.name });
+    return exists.has(key.name) ? { outcome: 'written', ready: 'Unknown', reason: 'Deploying' } : { outcome: 'gone' };
+  },
+};
+
+const taskQueue = uniqueName('chain-wf');
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let running: Promise<void>;
+
+beforeAll(async () => {
+  env = await testEnv();
+  worker = await startWorker(env, await bundle(), taskQueue, activities);
+  running = worker.run();
+});
+
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await env?.teardown();
+});
+
+async function start(kind: 'Configuration' | 'Revision', name: string): Promise<WorkflowHandle> {
+  return env.client.workflow.signalWithStart(kind === 'Configuration' ? 'configurationWorkflow' : 'revisionWorkflow', {
+    workflowId: `${kind}/default/${name}`,
+    taskQueue,
+    args: [{ kind, namespace: 'default', name } satisfies EntityInput],
+    signal: 'poke',
+    signalArgs: [{ source: `${kind}/default/${name}`, resourceVersion: '1', reason: 'added' }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+const stepsOf = (name: string) => calls.filter((c) => c.name === name).map((c) => c.step);
+
+describe('configurationWorkflow', () => {
+  it('ensures the Revision, then writes status, and records a readable summary', async () => {
+    const name = uniqueName('cfg');
+    exists.add(name);
+    const h = await start('Configuration', name);
+    const s = await eventually('one pass', async () => {
+      const st = await h.query<EntityState>('state');
+      return st.totalReconciles === 1 ? st : undefined;
+    });
+    expect(stepsOf(name)).toEqual(['revision', 'cfgStatus']);
+    expect(s.lastReconcile?.summary).toBe(`generation 3: Revision ${name}-00003 created; status written, Ready=Unknown`);
+    expect(s.uid).toBe('u');
+  });
+
+  it('passes a Revision creation failure to the status step (checklist 20)', async () => {
+    const name = uniqueName('cfg-fail');
+    exists.add(name);
+    failCreate = 'admission webhook denied the request';
+    try {
+      const h = await start('Configuration', name);
+      await eventually('one pass', async () => (await h.query<EntityState>('state')).totalReconciles === 1);
+      expect(calls.find((c) => c.name === name && c.step === 'cfgStatus')?.arg).toBe('admission webhook denied the request');
+    } finally {
+      failCreate = undefined;
+    }
+  });
+
+  it('completes when the Configuration is gone', async () => {
+    const name = uniqueName('cfg-gone');
+    const h = await start('Configuration', name);
+    await expect(h.result()).resolves.toContain('is gone');
+    expect(stepsOf(name)).toEqual(['revision']);
+  });
+});
+
+describe('revisionWorkflow', () => {
+  it('pins digests, applies the Deployment and Service, then writes status', async () => {
+    const name = uniqueName('rev');
+    exists.add(name);
+    const h = await start('Revision', name);
+    const s = await eventually('one pass', async () => {
+      const st = await h.query<EntityState>('state');
+      return st.totalReconciles === 1 ? st : undefined;
+    });
+    expect(stepsOf(name)).toEqual(['digests', 'resources', 'revStatus']);
+    expect(s.lastReconcile?.summary).toBe('digests resolved; Deployment created (2 replicas), Service created; status written, Ready=Unknown (Deploying)');
+    const history = await h.fetchHistory();
+    const types = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+    expect(types).toEqual(['resolveRevisionDigests', 'reconcileRevisionResources', 'updateRevisionStatus']);
+  });
+
+  it('completes when the Revision is gone, whatever step notices', async () => {
+    const name = uniqueName('rev-gone');
+    exists.add(name);
+    const h = await start('Revision', name);
+    await eventually('one pass', async () => (await h.query<EntityState>('state')).totalReconciles === 1);
+    exists.delete(name);
+    await h.signal('poke', { source: `Revision/default/${name}`, resourceVersion: '2', reason: 'deleted' });
+    await expect(h.result()).resolves.toContain('is gone');
+  });
+});
