@@ -263,6 +263,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     '--cidr=10.244.0.0/16',
     '--node-ip=10.244.255.254',
     '--node-lease-duration-seconds=40',
+    `--config=${path.join(repoRoot, 'dev', 'kwok-stages.yaml')}`,
   ]);
   await waitFor('kube-controller-manager', () => httpOk(`https://127.0.0.1:${p.controllerManager}/healthz`), 60_000, kcm);
   await waitFor('kube-scheduler', () => httpOk(`https://127.0.0.1:${p.scheduler}/healthz`), 60_000, scheduler);

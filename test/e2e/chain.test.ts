@@ -207,36 +207,28 @@ describe('Service → Configuration → Revision → Deployment', () => {
   });
 
   it('checklist 34: a crashing container fails the Revision with ExitCode<N>', async () => {
-    await apply(service(name, 'nginx:1.29'));
-    const revName = await eventually('a new latest revision', async () => {
-      const c = await getObject<Configuration>('configuration', name);
-      const n = c?.status?.latestCreatedRevisionName;
-      const r = n ? await getObject<Revision>('revision', n) : undefined;
-      return r?.spec.containers[0]?.image === 'nginx:1.29' ? n : undefined;
-    }, 60_000);
-    // Play the kubelet: the container keeps exiting with code 1 before any replica became available.
-    const pod = await eventually('a pod', async () => {
-      const pods = await kubectlJson<{ items: { metadata: { name: string } }[] }>(['get', 'pods', '-l', `serving.knative.dev/revision=${revName}`]);
-      return pods.items[0]?.metadata.name;
-    }, 60_000);
-    await kubectl(['scale', 'deployment', `${revName}-deployment`, '--replicas=2']); // no-op; keeps kubectl's view fresh
-    const crashed = {
-      status: {
-        phase: 'Running',
-        conditions: [{ type: 'Ready', status: 'False' }, { type: 'PodScheduled', status: 'True' }],
-        containerStatuses: [{
-          name: 'user-container', image: 'nginx:1.29', imageID: '', ready: false, restartCount: 3, started: false,
-          state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off restarting failed container' } },
-          lastState: { terminated: { exitCode: 1, reason: 'Error', message: 'nginx: [emerg] bad config', startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:01Z' } },
-        }],
-      },
-    };
+    // kwok plays the kubelet: pods labelled kwok.tidal.dev/crash=true report CrashLoopBackOff after exit code 1.
+    await apply({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Service',
+      metadata: { name: 'crash', namespace: 'default' },
+      spec: { template: {
+        metadata: { labels: { 'kwok.tidal.dev/crash': 'true' }, annotations: { 'kwok.tidal.dev/message': 'nginx: [emerg] bad config' } },
+        spec: { containers: [{ image: 'nginx', ports: [{ containerPort: 80 }] }] },
+      } },
+    });
     const rev = await eventually('ExitCode1', async () => {
-      await kubectl(['patch', 'pod', pod, '--subresource=status', '--type=merge', '-p', JSON.stringify(crashed)]);
-      const r = await getObject<Revision>('revision', revName);
+      const r = await getObject<Revision>('revision', 'crash-00001');
       return cond(r, 'ContainerHealthy')?.status === 'False' ? r : undefined;
-    }, 90_000, 2000);
+    }, 120_000);
     expect(cond(rev, 'ContainerHealthy')).toMatchObject({ reason: 'ExitCode1', message: 'Container failed with: nginx: [emerg] bad config' });
+    expect(cond(rev, 'Ready')).toMatchObject({ status: 'False', reason: 'ExitCode1' });
+    const svc = await eventually('Service reports it', async () => {
+      const s = await getObject<Service>('ksvc', 'crash');
+      return cond(s, 'ConfigurationsReady')?.status === 'False' ? s : undefined;
+    }, 60_000);
+    expect(cond(svc, 'ConfigurationsReady')).toMatchObject({ reason: 'RevisionFailed', message: expect.stringContaining('Container failed with: nginx: [emerg] bad config') });
+    await kubectl(['delete', 'ksvc', 'crash']);
   });
 
   it('checklist 7: a Configuration that exists and is not owned makes the Service report NotOwned', async () => {

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { containsAll } from '../../../activities/status.js';
+
+describe('containsAll (an apply of `desired` would change nothing)', () => {
+  it('scalars compare strictly', () => {
+    expect(containsAll('a', 'a')).toBe(true);
+    expect(containsAll(1, 1)).toBe(true);
+    expect(containsAll(true, true)).toBe(true);
+    expect(containsAll('1', 1)).toBe(false);
+    expect(containsAll(0, false)).toBe(false);
+    expect(containsAll(undefined, 'a')).toBe(false);
+  });
+
+  it('undefined desired matches anything; null desired only null', () => {
+    expect(containsAll('x', undefined)).toBe(true);
+    expect(containsAll(undefined, undefined)).toBe(true);
+    expect(containsAll(null, null)).toBe(true);
+    expect(containsAll(undefined, null)).toBe(false);
+    expect(containsAll({}, null)).toBe(false);
+  });
+
+  it('nested objects: every desired field must be present with the same value', () => {
+    const actual = { metadata: { name: 'hello', labels: { a: '1', b: '2' } }, spec: { template: { spec: { containers: [{ image: 'nginx' }] } } } };
+    expect(containsAll(actual, { metadata: { labels: { a: '1' } } })).toBe(true);
+    expect(containsAll(actual, { metadata: { labels: { a: '2' } } })).toBe(false);
+    expect(containsAll(actual, { spec: { template: { spec: { containers: [{ image: 'nginx' }] } } } })).toBe(true);
+    expect(containsAll(actual, { spec: { template: { spec: { containers: [{ image: 'nginx:2' }] } } } })).toBe(false);
+  });
+
+  it('missing keys in actual fail; extra keys in actual are allowed', () => {
+    expect(containsAll({ a: 1, b: 2, c: { d: 3, e: 4 } }, { a: 1, c: { d: 3 } })).toBe(true);
+    expect(containsAll({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(containsAll({ a: {} }, { a: { b: 'x' } })).toBe(false);
+    expect(containsAll({ a: 1 }, {})).toBe(true);
+  });
+
+  it('a property whose desired value is undefined is ignored', () => {
+    expect(containsAll({ a: 1 }, { a: 1, b: undefined })).toBe(true);
+  });
+
+  it('arrays: same length required, elements compared by position with containsAll', () => {
+    expect(containsAll([{ a: 1, extra: true }, { b: 2 }], [{ a: 1 }, { b: 2 }])).toBe(true);
+    expect(containsAll([1, 2, 3], [1, 2])).toBe(false);
+    expect(containsAll([1, 2], [1, 2, 3])).toBe(false);
+    expect(containsAll([2, 1], [1, 2])).toBe(false);
+    expect(containsAll([], [])).toBe(true);
+    expect(containsAll({ traffic: [{ percent: 100, latestRevision: true }] }, { traffic: [] })).toBe(false);
+  });
+
+  it('type mismatches between arrays, objects and scalars fail', () => {
+    expect(containsAll({ 0: 'a' }, ['a'])).toBe(false);
+    expect(containsAll(['a'], { 0: 'a' })).toBe(false);
+    expect(containsAll('abc', { length: 3 })).toBe(false);
+    expect(containsAll(null, {})).toBe(false);
+    expect(containsAll({ a: { b: 1 } }, { a: 'x' })).toBe(false);
+  });
+});

@@ -1,0 +1,330 @@
+import { describe, expect, it } from 'vitest';
+import type { Revision } from '../../../api/serving.js';
+import { computeRevisionStatus, type RevisionObservation } from '../../../resources/revision-status.js';
+import { revision } from '../../fixtures/revision.js';
+import { availableDeployment, cond, deployment, kcond, pod, T0, T1, T2 } from '../../fixtures/status.js';
+
+const resolved = [{ name: 'user-container', imageDigest: 'ghcr.io/example/hello@sha256:' + 'a'.repeat(64) }];
+
+/** hello-00001 with its digests resolved (containerStatuses set) and no conditions yet. */
+const rev = (...opts: ((r: Revision) => void)[]) =>
+  revision('hello-00001', 'default', (r) => void (r.status = { containerStatuses: structuredClone(resolved) }), ...opts);
+
+const observe = (o: Partial<RevisionObservation>): RevisionObservation => ({
+  revision: rev(),
+  digestsResolved: true,
+  deployment: undefined,
+  podIsAlwaysSchedulable: false,
+  ...o,
+});
+
+/** A Deployment with one replica that is not available yet; Progressing as given. */
+const progressing = (status: 'True' | 'False', reason: string, message: string) =>
+  deployment(1, { conditions: [kcond('Progressing', status, reason, message)], replicas: 1, readyReplicas: 0, availableReplicas: 0 });
+
+const deadline = () => progressing('False', 'ProgressDeadlineExceeded', 'ReplicaSet "hello-00001-deployment-abc" has timed out progressing.');
+
+describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
+  describe('digest resolution (checklist 24)', () => {
+    it('a resolution error → ContainerHealthy False ContainerMissing with the message, Ready False (golden)', () => {
+      const msg = 'Unable to fetch image "ghcr.io/example/hello:1": failed to resolve image to digest: GET https://ghcr.io/v2/: 401 Unauthorized';
+      const r = revision('hello-00001', 'default');
+      expect(computeRevisionStatus(observe({ revision: r, digestsResolved: false, resolveError: msg }), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          conditions: [
+            cond('ContainerHealthy', 'False', T1, 'ContainerMissing', msg),
+            cond('Ready', 'False', T1, 'ContainerMissing', msg),
+            cond('ResourcesAvailable', 'Unknown', T1),
+          ],
+        },
+        events: [],
+      });
+    });
+
+    it('not resolved yet → ResourcesAvailable Unknown ResolvingDigests (golden)', () => {
+      const r = revision('hello-00001', 'default');
+      expect(computeRevisionStatus(observe({ revision: r, digestsResolved: false }), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          conditions: [
+            cond('ContainerHealthy', 'Unknown', T1),
+            cond('Ready', 'Unknown', T1, 'ResolvingDigests'),
+            cond('ResourcesAvailable', 'Unknown', T1, 'ResolvingDigests'),
+          ],
+        },
+        events: [],
+      });
+    });
+
+    it('keeps the containerStatuses already in the status', () => {
+      const { status } = computeRevisionStatus(observe({ deployment: availableDeployment() }), T1);
+      expect(status.containerStatuses).toEqual(resolved);
+    });
+  });
+
+  describe('Deployment', () => {
+    it('checklist 33: a Deployment we do not own → ResourcesAvailable False NotOwned (golden)', () => {
+      const msg = 'There is an existing Deployment "hello-00001-deployment" that we do not own.';
+      expect(computeRevisionStatus(observe({ deploymentNotOwned: true, deployment: availableDeployment() }), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          containerStatuses: resolved,
+          conditions: [
+            cond('ContainerHealthy', 'Unknown', T1),
+            cond('Ready', 'False', T1, 'NotOwned', msg),
+            cond('ResourcesAvailable', 'False', T1, 'NotOwned', msg),
+          ],
+        },
+        events: [],
+      });
+    });
+
+    it('no Deployment yet → ResourcesAvailable and ContainerHealthy Unknown Deploying (golden)', () => {
+      expect(computeRevisionStatus(observe({}), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          containerStatuses: resolved,
+          conditions: [
+            cond('ContainerHealthy', 'Unknown', T1, 'Deploying'),
+            cond('Ready', 'Unknown', T1, 'Deploying'),
+            cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
+          ],
+        },
+        events: [],
+      });
+    });
+
+    it('a Deployment without Progressing → ResourcesAvailable Unknown Deploying; replicas reported', () => {
+      const d = deployment(2, { replicas: 2 });
+      expect(computeRevisionStatus(observe({ deployment: d }), T1).status).toEqual({
+        observedGeneration: 1,
+        containerStatuses: resolved,
+        actualReplicas: 0,
+        desiredReplicas: 2,
+        conditions: [
+          cond('ContainerHealthy', 'Unknown', T1),
+          cond('Ready', 'Unknown', T1, 'Deploying'),
+          cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
+        ],
+      });
+    });
+
+    it('Progressing True alone does not make the Revision ready (ResourcesAvailable back to Unknown Deploying)', () => {
+      const d = progressing('True', 'ReplicaSetUpdated', 'ReplicaSet "x" is progressing.');
+      const { status } = computeRevisionStatus(observe({ deployment: d }), T1);
+      expect(status.conditions).toEqual([
+        cond('ContainerHealthy', 'Unknown', T1),
+        cond('Ready', 'Unknown', T1, 'Deploying'),
+        cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
+      ]);
+    });
+
+    it('Progressing False ProgressDeadlineExceeded → ResourcesAvailable False with the Deployment reason', () => {
+      const msg = 'ReplicaSet "hello-00001-deployment-abc" has timed out progressing.';
+      const { status } = computeRevisionStatus(observe({ deployment: deadline() }), T1);
+      expect(status.conditions).toEqual([
+        cond('ContainerHealthy', 'Unknown', T1),
+        cond('Ready', 'False', T1, 'ProgressDeadlineExceeded', msg),
+        cond('ResourcesAvailable', 'False', T1, 'ProgressDeadlineExceeded', msg),
+      ]);
+    });
+
+    it('ReplicaFailure True FailedCreate (quota) → ResourcesAvailable False FailedCreate', () => {
+      const msg = 'pods "hello-00001-deployment-abc-x" is forbidden: exceeded quota: q, requested: cpu=1, used: cpu=2, limited: cpu=2';
+      const d = deployment(1, {
+        conditions: [kcond('Progressing', 'True', 'ReplicaSetUpdated', 'progressing'), kcond('ReplicaFailure', 'True', 'FailedCreate', msg)],
+        availableReplicas: 0,
+      });
+      const { status } = computeRevisionStatus(observe({ deployment: d }), T1);
+      expect(status.conditions).toEqual([
+        cond('ContainerHealthy', 'Unknown', T1),
+        cond('Ready', 'False', T1, 'FailedCreate', msg),
+        cond('ResourcesAvailable', 'False', T1, 'FailedCreate', msg),
+      ]);
+    });
+  });
+
+  describe('pod inspection while no replica is available', () => {
+    it('checklist 34: lastState.terminated exit code 1 → ContainerHealthy False ExitCode1 "Container failed with: …" (golden)', () => {
+      const d = progressing('True', 'ReplicaSetUpdated', 'progressing');
+      const p = pod({
+        containerStatuses: [
+          { name: 'queue-proxy', state: { waiting: { reason: 'Ignored' } }, lastState: { terminated: { exitCode: 2, message: 'not me' } } },
+          { name: 'user-container', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } }, lastState: { terminated: { exitCode: 1, reason: 'Error', message: 'panic: boom' } } },
+        ],
+      });
+      expect(computeRevisionStatus(observe({ deployment: d, pod: p }), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          containerStatuses: resolved,
+          actualReplicas: 0,
+          desiredReplicas: 1,
+          conditions: [
+            cond('ContainerHealthy', 'False', T1, 'ExitCode1', 'Container failed with: panic: boom'),
+            cond('Ready', 'False', T1, 'ExitCode1', 'Container failed with: panic: boom'),
+            cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
+          ],
+        },
+        events: [],
+      });
+    });
+
+    it('exit code 0 without a message → ExitCode0 "Container failed with: container exited with no error"', () => {
+      const p = pod({ containerStatuses: [{ name: 'user-container', lastState: { terminated: { exitCode: 0 } } }] });
+      const { status } = computeRevisionStatus(observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p }), T1);
+      expect(status.conditions?.find((c) => c.type === 'ContainerHealthy')).toEqual(
+        cond('ContainerHealthy', 'False', T1, 'ExitCode0', 'Container failed with: container exited with no error'),
+      );
+    });
+
+    it('checklist 35: waiting ImagePullBackOff after ProgressDeadlineExceeded → ResourcesAvailable False ImagePullBackOff (golden)', () => {
+      const msg = 'Back-off pulling image "ghcr.io/example/hello@sha256:aaa"';
+      const p = pod({ containerStatuses: [{ name: 'user-container', state: { waiting: { reason: 'ImagePullBackOff', message: msg } } }] });
+      expect(computeRevisionStatus(observe({ deployment: deadline(), pod: p }), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          containerStatuses: resolved,
+          actualReplicas: 0,
+          desiredReplicas: 1,
+          conditions: [
+            cond('ContainerHealthy', 'Unknown', T1),
+            cond('Ready', 'False', T1, 'ImagePullBackOff', msg),
+            cond('ResourcesAvailable', 'False', T1, 'ImagePullBackOff', msg),
+          ],
+        },
+        events: [],
+      });
+    });
+
+    it('checklist 35: a waiting container before the progress deadline is not surfaced', () => {
+      const p = pod({ containerStatuses: [{ name: 'user-container', state: { waiting: { reason: 'ImagePullBackOff', message: 'x' } } }] });
+      const { status } = computeRevisionStatus(observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p }), T1);
+      expect(status.conditions?.find((c) => c.type === 'ResourcesAvailable')).toEqual(cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'));
+      expect(status.conditions?.find((c) => c.type === 'Ready')).toEqual(cond('Ready', 'Unknown', T1, 'Deploying'));
+    });
+
+    it('checklist 36: PodScheduled False Unschedulable → ResourcesAvailable False Unschedulable (golden)', () => {
+      const msg = '0/3 nodes are available: 3 Insufficient cpu.';
+      const p = pod({ conditions: [kcond('PodScheduled', 'False', 'Unschedulable', msg)] });
+      expect(computeRevisionStatus(observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p }), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          containerStatuses: resolved,
+          actualReplicas: 0,
+          desiredReplicas: 1,
+          conditions: [
+            cond('ContainerHealthy', 'Unknown', T1),
+            cond('Ready', 'False', T1, 'Unschedulable', msg),
+            cond('ResourcesAvailable', 'False', T1, 'Unschedulable', msg),
+          ],
+        },
+        events: [],
+      });
+    });
+
+    it('checklist 36: PodScheduled False is ignored when pod-is-always-schedulable is on', () => {
+      const p = pod({ conditions: [kcond('PodScheduled', 'False', 'Unschedulable', 'no nodes')] });
+      const { status } = computeRevisionStatus(observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p, podIsAlwaysSchedulable: true }), T1);
+      expect(status.conditions).toEqual([
+        cond('ContainerHealthy', 'Unknown', T1),
+        cond('Ready', 'Unknown', T1, 'Deploying'),
+        cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
+      ]);
+    });
+
+    it('the pod is not inspected once a replica is available', () => {
+      const d = availableDeployment();
+      const p = pod({
+        conditions: [kcond('PodScheduled', 'False', 'Unschedulable', 'no nodes')],
+        containerStatuses: [{ name: 'user-container', lastState: { terminated: { exitCode: 1, message: 'old crash' } } }],
+      });
+      const { status } = computeRevisionStatus(observe({ deployment: d, pod: p }), T1);
+      expect(status.conditions?.every((c) => c.status === 'True')).toBe(true);
+    });
+  });
+
+  describe('checklist 40: Ready = ResourcesAvailable ∧ ContainerHealthy', () => {
+    it('a fully available Deployment → Ready True, replicas set, RevisionReady event (golden)', () => {
+      expect(computeRevisionStatus(observe({ deployment: availableDeployment() }), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          containerStatuses: resolved,
+          actualReplicas: 1,
+          desiredReplicas: 1,
+          conditions: [cond('ContainerHealthy', 'True', T1), cond('Ready', 'True', T1), cond('ResourcesAvailable', 'True', T1)],
+        },
+        events: [{ type: 'Normal', reason: 'RevisionReady', message: 'Revision becomes ready upon all resources being ready' }],
+      });
+    });
+
+    it('RevisionReady is emitted only on the not-ready → ready transition; times are kept', () => {
+      const first = computeRevisionStatus(observe({ deployment: availableDeployment() }), T1);
+      const second = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = first.status)), deployment: availableDeployment() }), T2);
+      expect(second).toEqual({ status: first.status, events: [] });
+    });
+
+    it('Ready again after a failure emits RevisionReady again', () => {
+      const failedStatus = {
+        observedGeneration: 1,
+        containerStatuses: structuredClone(resolved),
+        conditions: [
+          cond('ContainerHealthy', 'True', T0),
+          cond('Ready', 'False', T0, 'ProgressDeadlineExceeded', 'x'),
+          cond('ResourcesAvailable', 'False', T0, 'ProgressDeadlineExceeded', 'x'),
+        ],
+      };
+      const { status, events } = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = failedStatus)), deployment: availableDeployment() }), T1);
+      expect(status.conditions).toEqual([cond('ContainerHealthy', 'True', T0), cond('Ready', 'True', T1), cond('ResourcesAvailable', 'True', T1)]);
+      expect(events.map((e) => e.reason)).toEqual(['RevisionReady']);
+    });
+
+    it('Available True but fewer available replicas than desired → not ready (ResourcesAvailable Unknown Deploying)', () => {
+      const d = deployment(2, {
+        conditions: [kcond('Available', 'True', 'MinimumReplicasAvailable', 'ok'), kcond('Progressing', 'True', 'ReplicaSetUpdated', 'p')],
+        replicas: 2,
+        readyReplicas: 1,
+        availableReplicas: 1,
+      });
+      expect(computeRevisionStatus(observe({ deployment: d }), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          containerStatuses: resolved,
+          actualReplicas: 1,
+          desiredReplicas: 2,
+          conditions: [
+            cond('ContainerHealthy', 'True', T1),
+            cond('Ready', 'Unknown', T1, 'Deploying'),
+            cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
+          ],
+        },
+        events: [],
+      });
+    });
+
+    it('a Ready Revision whose Deployment loses availability goes back to Unknown and emits nothing', () => {
+      const first = computeRevisionStatus(observe({ deployment: availableDeployment() }), T1);
+      const d = progressing('True', 'ReplicaSetUpdated', 'p');
+      const { status, events } = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = first.status)), deployment: d }), T2);
+      expect(status.conditions).toEqual([
+        cond('ContainerHealthy', 'True', T1),
+        cond('Ready', 'Unknown', T2, 'Deploying'),
+        cond('ResourcesAvailable', 'Unknown', T2, 'Deploying'),
+      ]);
+      expect(status.actualReplicas).toBe(0);
+      expect(events).toEqual([]);
+    });
+
+    it('a new Revision generation bumps observedGeneration', () => {
+      const r = rev((x) => void (x.metadata.generation = 2), (x) => void (x.status = { ...x.status, observedGeneration: 1 }));
+      expect(computeRevisionStatus(observe({ revision: r, deployment: availableDeployment() }), T1).status.observedGeneration).toBe(2);
+    });
+
+    it('does not mutate the Revision it is given', () => {
+      const r = rev();
+      const copy = structuredClone(r);
+      computeRevisionStatus(observe({ revision: r, deployment: availableDeployment() }), T1);
+      expect(r).toEqual(copy);
+    });
+  });
+});
