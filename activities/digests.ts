@@ -20,7 +20,8 @@ export interface DigestResolver {
 export function registryOf(image: string): string {
   const first = image.split('/')[0] ?? '';
   const isHost = image.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
-  return isHost ? first : 'index.docker.io';
+  if (!isHost || first === 'docker.io' || first === 'registry-1.docker.io') return 'index.docker.io';
+  return first;
 }
 
 export function isDigestReference(image: string): boolean {

@@ -48,8 +48,12 @@ export function computeConfigurationStatus(obs: ConfigurationObservation, now: s
         events.push({ type: 'Normal', reason: 'ConfigurationReady', message: 'Configuration becomes ready' });
       } else if (ready?.status === 'False') {
         markLatestCreatedFailed(status, name, ready.message ?? '', now);
-        const reason = status.latestReadyRevisionName === name ? 'LatestReadyFailed' : 'LatestCreatedFailed';
-        events.push({ type: 'Warning', reason, message: `Latest created revision "${name}" has failed` });
+        const isLatestReady = status.latestReadyRevisionName === name;
+        events.push(
+          isLatestReady
+            ? { type: 'Warning', reason: 'LatestReadyFailed', message: `Latest ready revision "${name}" has failed` }
+            : { type: 'Warning', reason: 'LatestCreatedFailed', message: `Latest created revision "${name}" has failed` },
+        );
       }
     }
     findAndSetLatestReady(cfg, status, obs.revisions, events, now);

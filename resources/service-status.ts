@@ -35,7 +35,7 @@ export function isTrafficNotMigrated(route: Route, cfg: Configuration): boolean 
     const { url: _url, latestRevision: _latest, ...rest } = t;
     if (rest.configurationName === cfg.metadata.name) {
       delete rest.configurationName;
-      rest.revisionName = cfg.status?.latestReadyRevisionName ?? '';
+      if (cfg.status?.latestReadyRevisionName) rest.revisionName = cfg.status.latestReadyRevisionName;
     }
     return JSON.parse(JSON.stringify(rest)) as TrafficTarget;
   };
