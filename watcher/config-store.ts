@@ -14,7 +14,6 @@ type ConfigMap = KubeObject & { data?: Record<string, string> };
 
 export class ConfigStore implements ConfigSource {
   private current: RevisionConfig = { deployment: defaultDeploymentConfig(), defaults: defaultDefaultsConfig(), autoscaler: defaultAutoscalerConfig() };
-  private readonly data = new Map<string, Record<string, string>>();
   private readonly informer: Informer;
   private readonly listeners: ((changed: ConfigMap) => void)[] = [];
   lastError: string | undefined;
@@ -56,13 +55,9 @@ export class ConfigStore implements ConfigSource {
   private onChange(type: 'added' | 'updated' | 'deleted', cm: ConfigMap): void {
     const name = cm.metadata.name ?? '';
     if (!(RevisionConfigMapNames as readonly string[]).includes(name)) return;
-    if (type === 'deleted') this.data.delete(name);
-    else this.data.set(name, cm.data ?? {});
-    const parsed = parseRevisionConfig({
-      deployment: this.data.get('config-deployment'),
-      defaults: this.data.get('config-defaults'),
-      autoscaler: this.data.get('config-autoscaler'),
-    });
+    // Each map is parsed on its own, as Knative's config store does: a bad config-autoscaler must not hold back
+    // a good change of config-deployment.
+    const parsed = parseRevisionConfig({ [shortName[name] ?? '']: type === 'deleted' ? {} : (cm.data ?? {}) });
     if (!parsed.ok) {
       this.lastError = parsed.error;
       this.log.error({ kind: 'ConfigMap', namespace: this.systemNamespace, name, error: parsed.error }, 'invalid config; keeping the last good one');
@@ -70,8 +65,15 @@ export class ConfigStore implements ConfigSource {
       return;
     }
     this.lastError = undefined;
-    this.current = parsed.value;
+    const key = shortName[name] as keyof RevisionConfig;
+    this.current = { ...this.current, [key]: parsed.value[key] };
     this.log.info({ kind: 'ConfigMap', namespace: this.systemNamespace, name, change: type }, 'config updated');
     for (const fn of this.listeners) fn(cm);
   }
 }
+
+const shortName: Record<string, keyof RevisionConfig> = {
+  'config-deployment': 'deployment',
+  'config-defaults': 'defaults',
+  'config-autoscaler': 'autoscaler',
+};

@@ -1,0 +1,356 @@
+// Watcher against an in-memory cluster (list + controllable watch streams per kind) and a recording Poker.
+import { pino } from 'pino';
+import { Registry } from 'prom-client';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { EntityKind, Poke } from '../../../api/entity.js';
+import type { ResourceType } from '../../../api/kinds.js';
+import type { KubeObject } from '../../../api/meta.js';
+import type { KubeClient, ListResult, RequestOptions, WatchEvent } from '../../../activities/kube/client.js';
+import { KubeApiError } from '../../../activities/kube/errors.js';
+import type { WatchedKind } from '../../../watcher/poke-map.js';
+import type { Poker } from '../../../watcher/poker.js';
+import { Watcher } from '../../../watcher/watcher.js';
+
+type WatchOpts = RequestOptions & { namespace?: string; resourceVersion: string; timeoutSeconds?: number };
+
+interface Stream {
+  opts: WatchOpts;
+  send: (type: WatchEvent<KubeObject>['type'], object: KubeObject) => void;
+  fail: (err: Error) => void;
+}
+
+/** Lists answer from `objects`; each watch stays open (until aborted or failed by the test) and is driven by the test. */
+class FakeCluster {
+  readonly objects = new Map<string, KubeObject[]>();
+  readonly listCalls: { kind: string; namespace: string | undefined; opts: RequestOptions }[] = [];
+  private readonly streams = new Map<string, Stream[]>();
+  private readonly held = new Map<string, Promise<void>>();
+  private readonly waiters: { kind: string; n: number; resolve: () => void }[] = [];
+
+  readonly list = vi.fn(async (type: ResourceType, namespace: string | undefined, opts: RequestOptions): Promise<ListResult<KubeObject>> => {
+    this.listCalls.push({ kind: type.kind, namespace, opts });
+    await this.held.get(type.kind);
+    return { items: structuredClone(this.objects.get(type.kind) ?? []), resourceVersion: '100' };
+  });
+
+  readonly watch = vi.fn((type: ResourceType, opts: WatchOpts, onEvent: (ev: WatchEvent<KubeObject>) => void): Promise<void> => {
+    return new Promise<void>((resolve, reject) => {
+      opts.signal?.addEventListener('abort', () => resolve(), { once: true });
+      const list = this.streams.get(type.kind) ?? [];
+      list.push({ opts, send: (t, object) => onEvent({ type: t, object: structuredClone(object) }), fail: reject });
+      this.streams.set(type.kind, list);
+      for (const w of this.waiters.filter((x) => x.kind === type.kind && x.n <= list.length)) w.resolve();
+    });
+  });
+
+  /** The list for `kind` waits until the returned function is called. */
+  holdList(kind: string): () => void {
+    let release!: () => void;
+    this.held.set(kind, new Promise<void>((r) => (release = r)));
+    return release;
+  }
+
+  /** The n-th watch stream opened for `kind` (1-based), once it is open. */
+  async stream(kind: string, n = 1): Promise<Stream> {
+    if ((this.streams.get(kind)?.length ?? 0) < n) await new Promise<void>((resolve) => this.waiters.push({ kind, n, resolve }));
+    return this.streams.get(kind)![n - 1]!;
+  }
+
+  get client(): KubeClient {
+    return this as unknown as KubeClient;
+  }
+}
+
+const api = 'serving.knative.dev/v1';
+const service = (name: string, rv: string, generation = 1): KubeObject => ({
+  apiVersion: api,
+  kind: 'Service',
+  metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv, generation },
+});
+const ownedBy = (kind: string, name: string, rv: string, ownerKind: string, owner: string, ownerApi = api): KubeObject => ({
+  apiVersion: kind === 'Deployment' ? 'apps/v1' : api,
+  kind,
+  metadata: {
+    namespace: 'ns',
+    name,
+    uid: `uid-${name}`,
+    resourceVersion: rv,
+    generation: 1,
+    ownerReferences: [{ apiVersion: ownerApi, kind: ownerKind, name: owner, uid: `uid-${owner}`, controller: true }],
+  },
+});
+const configuration = (name: string, rv: string, owner = name) => ownedBy('Configuration', name, rv, 'Service', owner);
+
+const allKinds = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route']);
+
+type PokeCall = [{ kind: EntityKind; key: { namespace: string; name: string } }, Poke, { force?: boolean }?];
+
+let registry: Registry;
+const open: Watcher[] = [];
+
+function make(cluster: FakeCluster, watched: WatchedKind[], enabled: ReadonlySet<EntityKind> = allKinds) {
+  const poke = vi.fn();
+  const poker = { poke } as unknown as Poker;
+  const watcher = new Watcher(cluster.client, poker, { enabled, watched, relistMs: 600_000, maxBackoffMs: 30_000 }, pino({ level: 'silent' }), registry);
+  open.push(watcher);
+  const calls = () => poke.mock.calls as PokeCall[];
+  /** Pokes so far as `Kind/ns/name <- reason source rv`, and forgets them. */
+  const take = (): string[] => {
+    const out = calls().map(([t, p]) => `${t.kind}/${t.key.namespace}/${t.key.name} <- ${p.reason} ${p.source} ${p.resourceVersion ?? '-'}`);
+    poke.mockClear();
+    return out;
+  };
+  return { watcher, poke, calls, take };
+}
+
+async function metric(name: string, labels: Record<string, string>): Promise<number> {
+  const m = (await registry.getMetricsAsJSON()).find((x) => x.name === name);
+  return m?.values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val))?.value ?? 0;
+}
+
+beforeEach(() => {
+  registry = new Registry();
+});
+
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((w) => w.close()));
+});
+
+/** A cluster with Service ns/web and its Configuration ns/web. */
+function webCluster(): FakeCluster {
+  const c = new FakeCluster();
+  c.objects.set('Service', [service('web', '1')]);
+  c.objects.set('Configuration', [configuration('web', '2')]);
+  return c;
+}
+
+async function started(cluster: FakeCluster, watched: WatchedKind[], enabled?: ReadonlySet<EntityKind>) {
+  const h = make(cluster, watched, enabled);
+  h.watcher.start();
+  await h.watcher.synced();
+  await Promise.all(watched.map((k) => cluster.stream(k)));
+  return h;
+}
+
+describe('Watcher: pokes for changes', () => {
+  it('the initial lists poke each object and, for a child, its owner', async () => {
+    const cluster = webCluster();
+    const h = make(cluster, ['Service', 'Configuration']);
+    expect(h.watcher.hasSynced).toBe(false);
+    h.watcher.start();
+    await h.watcher.synced();
+    expect(h.watcher.hasSynced).toBe(true);
+    expect(h.calls()).toHaveLength(3);
+    expect(h.poke).toHaveBeenCalledWith({ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Service/ns/web', reason: 'added', resourceVersion: '1', generation: 1 });
+    expect(h.poke).toHaveBeenCalledWith(
+      { kind: 'Configuration', key: { namespace: 'ns', name: 'web' } },
+      { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1 },
+    );
+    expect(h.poke).toHaveBeenCalledWith({ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1 });
+    expect(await metric('tidal_watch_events_total', { kind: 'Service', type: 'added' })).toBe(1);
+    expect(await metric('tidal_watch_events_total', { kind: 'Configuration', type: 'added' })).toBe(1);
+    // Serving kinds are listed without a selector.
+    expect(cluster.listCalls).toEqual(
+      expect.arrayContaining([
+        { kind: 'Service', namespace: undefined, opts: {} },
+        { kind: 'Configuration', namespace: undefined, opts: {} },
+      ]),
+    );
+  });
+
+  it('an update pokes the object and its owner with reason updated; an unchanged resourceVersion pokes nothing', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Service', 'Configuration']);
+    h.take();
+    const cfg = await cluster.stream('Configuration');
+    cfg.send('MODIFIED', { ...configuration('web', '3'), metadata: { ...configuration('web', '3').metadata, generation: 2 } });
+    expect(h.calls()).toEqual([
+      [{ kind: 'Configuration', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2 }],
+      [{ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2 }],
+    ]);
+    h.take();
+    cfg.send('MODIFIED', configuration('web', '3'));
+    expect(h.take()).toEqual([]);
+    (await cluster.stream('Service')).send('MODIFIED', service('web', '4', 2));
+    expect(h.take()).toEqual(['Service/ns/web <- updated Service/ns/web 4']);
+    expect(await metric('tidal_watch_events_total', { kind: 'Configuration', type: 'updated' })).toBe(1);
+  });
+
+  it('a child deleted while its owner exists pokes the child (deleted) and the owner (dependency)', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Service', 'Configuration']);
+    h.take();
+    (await cluster.stream('Configuration')).send('DELETED', configuration('web', '5'));
+    expect(h.take()).toEqual(['Configuration/ns/web <- deleted Configuration/ns/web 5', 'Service/ns/web <- dependency Configuration/ns/web 5']);
+  });
+
+  it('a new child of a cached owner pokes the owner with the child as source', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Service', 'Configuration']);
+    h.take();
+    (await cluster.stream('Configuration')).send('ADDED', configuration('web-2', '6', 'web'));
+    expect(h.take()).toEqual(['Configuration/ns/web-2 <- added Configuration/ns/web-2 6', 'Service/ns/web <- added Configuration/ns/web-2 6']);
+  });
+
+  it('only kinds whose workflows are enabled are poked', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Service', 'Configuration'], new Set<EntityKind>(['Service']));
+    expect(h.take().sort()).toEqual(['Service/ns/web <- added Configuration/ns/web 2', 'Service/ns/web <- added Service/ns/web 1']);
+    (await cluster.stream('Configuration')).send('MODIFIED', configuration('web', '7'));
+    expect(h.take()).toEqual(['Service/ns/web <- updated Configuration/ns/web 7']);
+  });
+
+  it('Deployments and Pods are watched by the revision label and poke their Revision', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Revision', [ownedBy('Revision', 'web-00001', '1', 'Configuration', 'web')]);
+    cluster.objects.set('Deployment', [ownedBy('Deployment', 'web-00001-deployment', '2', 'Revision', 'web-00001')]);
+    const h = await started(cluster, ['Revision', 'Deployment', 'Pod']);
+    expect(cluster.listCalls).toEqual(
+      expect.arrayContaining([
+        { kind: 'Revision', namespace: undefined, opts: {} },
+        { kind: 'Deployment', namespace: undefined, opts: { labelSelector: 'serving.knative.dev/revision' } },
+        { kind: 'Pod', namespace: undefined, opts: { labelSelector: 'serving.knative.dev/revision' } },
+      ]),
+    );
+    expect((await cluster.stream('Pod')).opts.labelSelector).toBe('serving.knative.dev/revision');
+    // The Revision's owner (Configuration) is not watched here, so it is poked; the Deployment pokes its Revision.
+    expect(h.take().sort()).toEqual([
+      'Configuration/ns/web <- added Revision/ns/web-00001 1',
+      'Revision/ns/web-00001 <- added Deployment/ns/web-00001-deployment 2',
+      'Revision/ns/web-00001 <- added Revision/ns/web-00001 1',
+    ]);
+
+    const pod = (name: string, rev: string, rv: string): KubeObject => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { namespace: 'ns', name, resourceVersion: rv, labels: { 'serving.knative.dev/revision': rev } },
+    });
+    const pods = await cluster.stream('Pod');
+    pods.send('ADDED', pod('p1', 'web-00001', '10'));
+    pods.send('MODIFIED', pod('p1', 'web-00001', '11'));
+    expect(h.take()).toEqual(['Revision/ns/web-00001 <- added Pod/ns/p1 10', 'Revision/ns/web-00001 <- updated Pod/ns/p1 11']);
+    (await cluster.stream('Deployment')).send('DELETED', ownedBy('Deployment', 'web-00001-deployment', '12', 'Revision', 'web-00001'));
+    expect(h.take()).toEqual(['Revision/ns/web-00001 <- dependency Deployment/ns/web-00001-deployment 12']);
+  });
+});
+
+describe('Watcher: owners known to be gone (knownGone)', () => {
+  it('after the owner is deleted, its children (garbage collected) do not poke it', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Service', 'Configuration']);
+    h.take();
+    (await cluster.stream('Service')).send('DELETED', service('web', '8'));
+    expect(h.take()).toEqual(['Service/ns/web <- deleted Service/ns/web 8']);
+    const cfg = await cluster.stream('Configuration');
+    cfg.send('MODIFIED', { ...configuration('web', '9'), metadata: { ...configuration('web', '9').metadata, deletionTimestamp: '2024-01-01T00:00:00Z' } });
+    cfg.send('DELETED', configuration('web', '10'));
+    expect(h.take()).toEqual(['Configuration/ns/web <- updated Configuration/ns/web 9', 'Configuration/ns/web <- deleted Configuration/ns/web 10']);
+  });
+
+  it('a child whose owner is not in the synced owner cache does not poke it', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Configuration', [configuration('orphan', '2', 'ghost')]);
+    const h = await started(cluster, ['Service', 'Configuration']);
+    expect(h.take()).toEqual(['Configuration/ns/orphan <- added Configuration/ns/orphan 2']);
+    (await cluster.stream('Configuration')).send('ADDED', configuration('other', '3', 'ghost-2'));
+    expect(h.take()).toEqual(['Configuration/ns/other <- added Configuration/ns/other 3']);
+    // The owner pokes itself when it appears; then its children poke it again.
+    (await cluster.stream('Service')).send('ADDED', service('ghost', '4'));
+    (await cluster.stream('Configuration')).send('MODIFIED', configuration('orphan', '5', 'ghost'));
+    expect(h.take()).toEqual([
+      'Service/ns/ghost <- added Service/ns/ghost 4',
+      'Configuration/ns/orphan <- updated Configuration/ns/orphan 5',
+      'Service/ns/ghost <- updated Configuration/ns/orphan 5',
+    ]);
+  });
+
+  it('before the owner informer has synced, a child still pokes its owner', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Configuration', [configuration('orphan', '2', 'ghost')]);
+    const release = cluster.holdList('Service');
+    const h = make(cluster, ['Service', 'Configuration']);
+    h.watcher.start();
+    await cluster.stream('Configuration');
+    expect(h.watcher.hasSynced).toBe(false);
+    expect(h.take()).toEqual(['Configuration/ns/orphan <- added Configuration/ns/orphan 2', 'Service/ns/ghost <- added Configuration/ns/orphan 2']);
+    release();
+    await h.watcher.synced();
+    expect(h.watcher.hasSynced).toBe(true);
+  });
+
+  it('an owner of a kind that is not watched is always poked', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Configuration', [configuration('web', '2', 'no-such-service')]);
+    const h = await started(cluster, ['Configuration']);
+    expect(h.take()).toEqual(['Configuration/ns/web <- added Configuration/ns/web 2', 'Service/ns/no-such-service <- added Configuration/ns/web 2']);
+  });
+
+  it('a Pod of a Revision not in the Revision cache pokes nothing', async () => {
+    const cluster = new FakeCluster();
+    const h = await started(cluster, ['Revision', 'Pod']);
+    (await cluster.stream('Pod')).send('ADDED', { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'ns', name: 'p', resourceVersion: '3', labels: { 'serving.knative.dev/revision': 'gone-00001' } } });
+    expect(h.take()).toEqual([]);
+  });
+});
+
+describe('Watcher: pokeAll, restarts, close', () => {
+  it('pokeAll pokes every cached object of the enabled, watched kinds, passing poke and force through', async () => {
+    const cluster = webCluster();
+    cluster.objects.set('Service', [service('web', '1'), service('api', '3')]);
+    const h = await started(cluster, ['Service', 'Configuration']);
+    h.take();
+    const sweep: Poke = { source: 'Tidal/sweep', reason: 'resync' };
+    expect(h.watcher.pokeAll(['Service', 'Configuration', 'Revision', 'Route'], sweep, { force: true })).toBe(3);
+    expect(h.calls()).toEqual(
+      expect.arrayContaining([
+        [{ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, sweep, { force: true }],
+        [{ kind: 'Service', key: { namespace: 'ns', name: 'api' } }, sweep, { force: true }],
+        [{ kind: 'Configuration', key: { namespace: 'ns', name: 'web' } }, sweep, { force: true }],
+      ]),
+    );
+    expect(h.calls()).toHaveLength(3);
+    h.take();
+
+    const cm: Poke = { source: 'ConfigMap/knative-serving/config-defaults', reason: 'updated', resourceVersion: '77' };
+    expect(h.watcher.pokeAll(['Configuration'], cm)).toBe(1);
+    expect(h.calls()).toEqual([[{ kind: 'Configuration', key: { namespace: 'ns', name: 'web' } }, cm, {}]]);
+  });
+
+  it('pokeAll skips kinds that are watched but not enabled', async () => {
+    const h = await started(webCluster(), ['Service', 'Configuration'], new Set<EntityKind>(['Service']));
+    h.take();
+    expect(h.watcher.pokeAll(['Service', 'Configuration'], { source: 'Tidal/sweep', reason: 'resync' }, { force: true })).toBe(1);
+    expect(h.take()).toEqual(['Service/ns/web <- resync Tidal/sweep -']);
+  });
+
+  it('pokeAll reflects deletions seen by the informers', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Service', 'Configuration']);
+    (await cluster.stream('Service')).send('DELETED', service('web', '9'));
+    h.take();
+    expect(h.watcher.pokeAll(['Service'], { source: 'Tidal/sweep', reason: 'resync' })).toBe(0);
+    expect(h.poke).not.toHaveBeenCalled();
+  });
+
+  it('a 410 Gone re-lists, counts a restart, and pokes for what vanished meanwhile', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Service', 'Configuration']);
+    h.take();
+    cluster.objects.set('Service', []);
+    (await cluster.stream('Service')).fail(new KubeApiError(410, 'Expired', 'too old', 'WATCH', '/x'));
+    const second = await cluster.stream('Service', 2);
+    expect(second.opts.resourceVersion).toBe('100');
+    expect(h.take()).toEqual(['Service/ns/web <- deleted Service/ns/web 1']);
+    expect(await metric('tidal_watch_restarts_total', { kind: 'Service', reason: 'gone' })).toBe(1);
+    expect(await metric('tidal_watch_events_total', { kind: 'Service', type: 'deleted' })).toBe(1);
+  });
+
+  it('close() aborts every watch and resolves', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Service', 'Configuration']);
+    const streams = await Promise.all([cluster.stream('Service'), cluster.stream('Configuration')]);
+    await h.watcher.close();
+    expect(streams.map((s) => s.opts.signal?.aborted)).toEqual([true, true]);
+    expect(cluster.watch).toHaveBeenCalledTimes(2);
+  });
+});
