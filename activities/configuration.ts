@@ -9,12 +9,12 @@ import { makeRevision } from '../resources/revision.js';
 import { findRevisionForGeneration, isRevisionNameTaken } from '../resources/revision-lookup.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { isConflict } from './kube/errors.js';
-import { readyOf, type StatusOutcome } from './service.js';
+import { statusOutcome, type StatusOutcome } from './service.js';
 import { writeStatus } from './status.js';
 
 export type RevisionOutcome =
   | { outcome: 'gone' }
-  | { outcome: 'created' | 'exists'; uid: string; generation: number; revision: string }
+  | { outcome: 'created' | 'exists'; uid: string; generation: number; revision: string; resourceVersion?: string }
   | { outcome: 'failed'; uid: string; generation: number; revision: string; message: string };
 
 export function createConfigurationActivities(deps: ActivityDeps) {
@@ -53,8 +53,9 @@ export function createConfigurationActivities(deps: ActivityDeps) {
       }
       const desired = makeRevision(cfg, { now: nowOf(deps) });
       const name = desired.metadata.name ?? '';
+      let created: Revision;
       try {
-        await kube.create(Resources.Revision, desired);
+        created = await kube.create(Resources.Revision, desired);
       } catch (err) {
         // AlreadyExists: a racing attempt made it; the next pass finds it by label or name.
         if (isConflict(err)) return { outcome: 'exists', ...base, revision: name };
@@ -63,7 +64,7 @@ export function createConfigurationActivities(deps: ActivityDeps) {
         return { outcome: 'failed', ...base, revision: name, message };
       }
       await events.record(cfg, 'Normal', 'Created', `Created Revision "${name}"`);
-      return { outcome: 'created', ...base, revision: name };
+      return { outcome: 'created', ...base, revision: name, resourceVersion: created.metadata.resourceVersion ?? '' };
     },
 
     /** latestCreated/latestReady and Ready from the Revisions (spec §2.3); `createError` from the step before. */
@@ -73,8 +74,8 @@ export function createConfigurationActivities(deps: ActivityDeps) {
       const revisions = await listRevisions(cfg);
       const { status, events: toRecord } = computeConfigurationStatus({ configuration: cfg, revisions, createError }, nowOf(deps));
       const written = await writeStatus(kube, Resources.Configuration, cfg, status);
-      if (written) for (const e of toRecord) await events.record(cfg, e.type, e.reason, e.message);
-      return { outcome: written ? 'written' : 'unchanged', ...readyOf(status) };
+      if (written !== undefined) for (const e of toRecord) await events.record(cfg, e.type, e.reason, e.message);
+      return statusOutcome(written, status);
     },
   };
 }

@@ -11,7 +11,7 @@ import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { readyOf, type StatusOutcome } from './service.js';
+import { statusOutcome, type StatusOutcome } from './service.js';
 import { containsAll, writeStatus } from './status.js';
 
 export type DigestOutcome = { outcome: 'gone' } | { outcome: 'resolved'; cached: boolean; images: number };
@@ -20,7 +20,7 @@ type ApplyAction = 'created' | 'updated' | 'unchanged' | 'notOwned';
 export type ResourcesOutcome =
   | { outcome: 'gone' }
   | { outcome: 'waitingForDigests' }
-  | { outcome: 'applied'; deployment: ApplyAction; service: ApplyAction; replicas: number };
+  | { outcome: 'applied'; deployment: ApplyAction; service: ApplyAction; replicas: number; deploymentResourceVersion?: string };
 
 /** Every container and init container has a status entry: resolution is done for this Revision (§3.1). */
 export function digestsResolved(rev: Revision): boolean {
@@ -39,13 +39,13 @@ export function createRevisionActivities(deps: ActivityDeps) {
     return { ...rev, spec: setRevisionSpecDefaults(rev.spec, config.revisionConfig().defaults, rev.metadata.name) };
   }
 
-  async function applyOwned<T extends KubeObject>(rev: Revision, existing: T | undefined, desired: T, unchanged: (e: T) => boolean): Promise<ApplyAction> {
-    if (existing && !isControlledBy(existing, rev.metadata.uid)) return 'notOwned';
-    if (existing && unchanged(existing)) return 'unchanged';
+  async function applyOwned<T extends KubeObject>(rev: Revision, existing: T | undefined, desired: T, unchanged: (e: T) => boolean): Promise<{ action: ApplyAction; resourceVersion?: string }> {
+    if (existing && !isControlledBy(existing, rev.metadata.uid)) return { action: 'notOwned' };
+    if (existing && unchanged(existing)) return { action: 'unchanged' };
     const type = desired.kind === 'Deployment' ? Resources.Deployment : Resources.KubeService;
-    await kube.apply(type, desired);
+    const applied = await kube.apply(type, desired);
     if (!existing) await events.record(rev, 'Normal', 'Created', `Created ${desired.kind} "${desired.metadata.name ?? ''}"`);
-    return existing ? 'updated' : 'created';
+    return { action: existing ? 'updated' : 'created', resourceVersion: applied.metadata.resourceVersion ?? '' };
   }
 
   return {
@@ -103,7 +103,13 @@ export function createRevisionActivities(deps: ActivityDeps) {
       const svc = makeRevisionService(rev, cfg);
       const existingSvc = await kube.get<KubeObject>(Resources.KubeService, key.namespace, svc.metadata.name ?? '');
       const service = await applyOwned(rev, existingSvc, svc, (e) => containsAll(e, { metadata: { labels: svc.metadata.labels }, spec: svc.spec }));
-      return { outcome: 'applied', deployment, service, replicas: desired.spec.replicas ?? 0 };
+      return {
+        outcome: 'applied',
+        deployment: deployment.action,
+        service: service.action,
+        replicas: desired.spec.replicas ?? 0,
+        ...(deployment.resourceVersion ? { deploymentResourceVersion: deployment.resourceVersion } : {}),
+      };
     },
 
     /** The Revision's conditions and replica counts from its Deployment and, while none is available, a Pod (§3.3). */
@@ -130,8 +136,8 @@ export function createRevisionActivities(deps: ActivityDeps) {
         nowOf(deps),
       );
       const written = await writeStatus(kube, Resources.Revision, rev, status);
-      if (written) for (const e of toRecord) await events.record(rev, e.type, e.reason, e.message);
-      return { outcome: written ? 'written' : 'unchanged', ...readyOf(status) };
+      if (written !== undefined) for (const e of toRecord) await events.record(rev, e.type, e.reason, e.message);
+      return statusOutcome(written, status);
     },
   };
 }

@@ -21,12 +21,20 @@ export type ChildOutcome =
       ownerGeneration: number;
       name: string;
       generation: number;
+      resourceVersion: string;
     };
 
 export interface StatusOutcome {
   outcome: 'gone' | 'written' | 'unchanged';
   ready?: string;
   reason?: string;
+  /** The object's resourceVersion after the write. */
+  resourceVersion?: string;
+}
+
+/** The outcome of a status write, for the workflow. */
+export function statusOutcome(written: string | undefined, status: Parameters<typeof readyOf>[0]): StatusOutcome {
+  return { outcome: written !== undefined ? 'written' : 'unchanged', ...readyOf(status), ...(written ? { resourceVersion: written } : {}) };
 }
 
 export function readyOf(status: { conditions?: { type: string; status: string; reason?: string }[] } | undefined): { ready?: string; reason?: string } {
@@ -59,7 +67,15 @@ export function createServiceActivities(deps: ActivityDeps) {
       action = existing ? 'updated' : 'created';
       if (!existing) await events.record(svc, 'Normal', 'Created', `Created ${type.kind} "${name}"`);
     }
-    return { outcome: 'applied', action, ownerUid: svc.metadata.uid ?? '', ownerGeneration: svc.metadata.generation ?? 0, name, generation: applied.metadata.generation ?? 0 };
+    return {
+      outcome: 'applied',
+      action,
+      ownerUid: svc.metadata.uid ?? '',
+      ownerGeneration: svc.metadata.generation ?? 0,
+      name,
+      generation: applied.metadata.generation ?? 0,
+      resourceVersion: applied.metadata.resourceVersion ?? '',
+    };
   }
 
   return {
@@ -90,8 +106,7 @@ export function createServiceActivities(deps: ActivityDeps) {
       const byo = svc.spec.template.metadata?.name;
       const byoRevision = byo ? await kube.get<Revision>(Resources.Revision, key.namespace, byo) : undefined;
       const status = computeServiceStatus({ service: svc, configuration, route, byoRevision }, nowOf(deps));
-      const written = await writeStatus(kube, Resources.Service, svc, status);
-      return { outcome: written ? 'written' : 'unchanged', ...readyOf(status) };
+      return statusOutcome(await writeStatus(kube, Resources.Service, svc, status), status);
     },
   };
 }

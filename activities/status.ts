@@ -4,15 +4,15 @@ import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from './kube/client.js';
 
-/** Writes `status` for `obj` unless it equals what is stored; returns whether it wrote. */
-export async function writeStatus(kube: KubeClient, type: ResourceType, obj: KubeObject & { status?: unknown }, status: unknown): Promise<boolean> {
-  if (statusEqual(obj.status, status)) return false;
-  await kube.apply(
+/** Writes `status` for `obj` unless it equals what is stored; returns the new resourceVersion, if it wrote. */
+export async function writeStatus(kube: KubeClient, type: ResourceType, obj: KubeObject & { status?: unknown }, status: unknown): Promise<string | undefined> {
+  if (statusEqual(obj.status, status)) return undefined;
+  const written = await kube.apply(
     type,
     { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace }, status } as KubeObject,
     'status',
   );
-  return true;
+  return written.metadata.resourceVersion ?? '';
 }
 
 /** True when every field of `desired` is present with the same value in `actual` (an apply would change nothing). */

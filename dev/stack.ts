@@ -199,6 +199,9 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     ...(opts.ui ? ['--ui-port', String(p.temporalUi)] : ['--headless']),
     '--db-filename', path.join(dir, 'temporal.db'),
     '--log-level', 'warn',
+    // WAL: far fewer fsyncs per history event on a small machine, and still durable across a process crash.
+    '--sqlite-pragma', 'journal_mode=wal',
+    '--sqlite-pragma', 'synchronous=normal',
     ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
     ...(opts.temporalDynamicConfig ?? []).flatMap((d) => ['--dynamic-config-value', d]),
   ]);

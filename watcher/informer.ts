@@ -59,12 +59,13 @@ export class Informer {
   }
 
   private async loop(): Promise<void> {
-    let backoff = 500;
+    const firstBackoff = Math.min(500, this.opts.maxBackoffMs);
+    let backoff = firstBackoff;
     while (!this.stop.signal.aborted) {
       try {
         if (this.resourceVersion === undefined || Date.now() - this.lastList >= this.opts.relistMs) await this.relist();
         await this.watchOnce();
-        backoff = 500;
+        backoff = firstBackoff;
       } catch (err) {
         if (this.stop.signal.aborted) break;
         if (isGone(err)) {
@@ -155,10 +156,14 @@ export class Informer {
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
+    const onAbort = () => {
       clearTimeout(t);
       resolve();
-    }, { once: true });
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 }

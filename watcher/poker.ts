@@ -33,6 +33,8 @@ export class Poker {
   private readonly pending = new Map<string, Pending>();
   private readonly lastSent = new Map<string, string>();
   private inFlight = 0;
+  /** Workflows with a delivery under way: never two at once for one workflow, so the newest poke wins. */
+  private readonly inFlightIds = new Set<string>();
   private wake: (() => void) | undefined;
   private closed = false;
   private readonly delivered: Counter;
@@ -77,14 +79,17 @@ export class Poker {
       let next = Infinity;
       for (const [id, p] of this.pending) {
         if (this.inFlight >= this.opts.concurrency) break;
+        if (this.inFlightIds.has(id)) continue;
         if (p.notBefore > now) {
           next = Math.min(next, p.notBefore);
           continue;
         }
         this.pending.delete(id);
         this.inFlight += 1;
+        this.inFlightIds.add(id);
         void this.deliver(id, p).finally(() => {
           this.inFlight -= 1;
+          this.inFlightIds.delete(id);
           this.wake?.();
         });
       }

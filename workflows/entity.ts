@@ -45,6 +45,8 @@ export interface CarriedState {
   totalReconciles: number;
   totalPokes: number;
   runs: number;
+  /** Small per-kind facts a workflow remembers between passes (e.g. digests resolved). */
+  facts: Record<string, string>;
   lastReconcile?: { at: string; trigger: string; summary: string };
 }
 
@@ -56,6 +58,9 @@ export interface EntityState extends CarriedState {
   pokesThisRun: number;
   ignoredPokes: number;
   options: EntityOptions;
+  /** Pokes that arrived while a pass ran; those caused by the pass's own writes are dropped afterwards. */
+  pokesDuringPass: Poke[];
+  inPass: boolean;
 }
 
 /** What one reconcile pass reports back to the loop. */
@@ -65,6 +70,10 @@ export interface PassResult {
   /** The uid of the object reconciled; a new uid means the object was recreated. */
   uid?: string;
   summary: string;
+  /** Objects this pass wrote, with the resourceVersion the write produced: their watch events are not news. */
+  wrote?: { source: string; resourceVersion: string }[];
+  /** Facts to remember (merged into the carried state). */
+  facts?: Record<string, string>;
 }
 
 export type ReconcilePass = (state: Readonly<EntityState>) => Promise<PassResult>;
@@ -83,11 +92,14 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
     totalReconciles: 0,
     totalPokes: 0,
     runs: 0,
+    facts: {},
     ...input.carried,
     reconcilesThisRun: 0,
     pokesThisRun: 0,
     ignoredPokes: 0,
     options,
+    pokesDuringPass: [],
+    inPass: false,
   };
   st.runs += 1;
 
@@ -98,7 +110,12 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
     const poked = await condition(() => st.dirty, options.resyncSeconds * 1000);
     const trigger = poked ? st.trigger : 'resync';
     st.dirty = false;
+    st.inPass = true;
+    st.pokesDuringPass = [];
     const result = await reconcile(st);
+    st.inPass = false;
+    forgetOwnWrites(st, result.wrote ?? []);
+    if (result.facts) st.facts = { ...st.facts, ...result.facts };
     st.reconcilesThisRun += 1;
     st.totalReconciles += 1;
     st.lastReconcile = { at: new Date().toISOString(), trigger, summary: result.summary };
@@ -113,6 +130,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
     if (result.uid !== undefined && st.uid !== undefined && result.uid !== st.uid) {
       // The object was deleted and created again under the same name: forget what the old one told us.
       st.seen = {};
+      st.facts = {};
     }
     if (result.uid !== undefined) st.uid = result.uid;
 
@@ -150,6 +168,24 @@ function onPoke(st: EntityState, poke: Poke): void {
   }
   st.dirty = true;
   st.trigger = `${poke.reason} ${poke.source}`;
+  if (st.inPass && st.pokesDuringPass.length < 100) st.pokesDuringPass.push(poke);
+}
+
+/**
+ * Records what the pass wrote as seen, and clears the dirty flag when every poke that arrived during the pass was
+ * the echo of one of those writes (a status write pokes its own workflow back).
+ */
+function forgetOwnWrites(st: EntityState, wrote: { source: string; resourceVersion: string }[]): void {
+  for (const w of wrote) {
+    if (isNewerResourceVersion(w.resourceVersion, st.seen[w.source])) st.seen[w.source] = w.resourceVersion;
+  }
+  if (!st.dirty || st.pokesDuringPass.length === 0 || st.pokesDuringPass.length >= 100) return;
+  const echo = (p: Poke) =>
+    p.reason !== 'deleted' && p.resourceVersion !== undefined && wrote.some((w) => w.source === p.source && !isNewerResourceVersion(p.resourceVersion, w.resourceVersion));
+  if (st.pokesDuringPass.every(echo)) {
+    st.dirty = false;
+    st.ignoredPokes += st.pokesDuringPass.length;
+  }
 }
 
 function shouldContinueAsNew(st: EntityState): boolean {
@@ -169,6 +205,7 @@ function carry(st: EntityState): CarriedState {
     totalReconciles: st.totalReconciles,
     totalPokes: st.totalPokes,
     runs: st.runs,
+    facts: st.facts,
     ...(st.lastReconcile ? { lastReconcile: st.lastReconcile } : {}),
   };
 }

@@ -2,18 +2,31 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeStatus } from './service.js';
+import { describeStatus, wrote } from './summaries.js';
 
 export async function revisionWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
-  return runEntity(input, async (): Promise<PassResult> => {
-    const digests = await step(`resolve image digests of Revision ${id}`).resolveRevisionDigests(key);
-    if (digests.outcome === 'gone') return { gone: true, summary: 'Revision deleted; its Deployment and Service go with their ownerReferences' };
+  return runEntity(input, async (st): Promise<PassResult> => {
+    // Digests are resolved once per Revision (§3.1); later passes skip the step.
+    let digestNote = 'digests pinned';
+    if (st.facts.digests !== 'resolved') {
+      const digests = await step(`resolve image digests of Revision ${id}`).resolveRevisionDigests(key);
+      if (digests.outcome === 'gone') return { gone: true, summary: 'Revision deleted; its Deployment and Service go with their ownerReferences' };
+      digestNote = digests.cached ? 'digests pinned' : `digests resolved (${digests.images} images)`;
+    }
     const res = await step(`apply Deployment ${key.name}-deployment and Service ${key.name}`).reconcileRevisionResources(key);
     const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
     if (res.outcome === 'gone' || status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
     const resources = res.outcome === 'applied' ? `Deployment ${res.deployment} (${res.replicas} replicas), Service ${res.service}` : 'waiting for digests';
-    return { gone: false, summary: `digests ${digests.cached ? 'pinned' : 'resolved'}; ${resources}; ${describeStatus(status)}` };
+    return {
+      gone: false,
+      summary: `${digestNote}; ${resources}; ${describeStatus(status)}`,
+      facts: { digests: 'resolved' },
+      wrote: [
+        ...wrote(`Deployment/${key.namespace}/${key.name}-deployment`, res.outcome === 'applied' ? res.deploymentResourceVersion : undefined),
+        ...wrote(`Revision/${id}`, status.resourceVersion),
+      ],
+    };
   });
 }

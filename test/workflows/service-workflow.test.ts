@@ -23,13 +23,13 @@ class FakeCluster {
       if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
       const uid = this.services.get(key.name);
       if (uid === undefined) return { outcome: 'gone' };
-      return { outcome: 'applied', action: 'unchanged', ownerUid: uid, ownerGeneration: 1, name: key.name, generation: 1 };
+      return { outcome: 'applied', action: 'unchanged', ownerUid: uid, ownerGeneration: 1, name: key.name, generation: 1, resourceVersion: '1' };
     },
     reconcileServiceRoute: async (key: ObjectKey): Promise<ChildOutcome> => {
       this.steps.push(`${key.name}:route`);
       const uid = this.services.get(key.name);
       if (uid === undefined) return { outcome: 'gone' };
-      return { outcome: 'applied', action: 'created', ownerUid: uid, ownerGeneration: 1, name: key.name, generation: 1 };
+      return { outcome: 'applied', action: 'created', ownerUid: uid, ownerGeneration: 1, name: key.name, generation: 1, resourceVersion: '1' };
     },
     updateServiceStatus: async (key: ObjectKey): Promise<StatusOutcome> => {
       this.steps.push(`${key.name}:status`);

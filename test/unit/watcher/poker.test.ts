@@ -266,7 +266,7 @@ describe('Poker: failures', () => {
   // delivered instead. (If only A fails and B succeeds, A is re-sent after B.) The entity workflow ignores a poke
   // whose resourceVersion it has seen, so if A had in fact reached the workflow (e.g. a client-side timeout)
   // the change behind B goes unnoticed until the periodic resync. Production runs concurrency 16.
-  it.fails('when two deliveries to one workflow fail, the newest poke is the one retried', async () => {
+  it('when two deliveries to one workflow fail, the newest poke is the one retried', async () => {
     const a = deferred();
     const b = deferred();
     const { temporal, poker } = make([a, b], { concurrency: 2 });

@@ -250,7 +250,14 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
   it('a child whose owner is not in the synced owner cache does not poke it', async () => {
     const cluster = new FakeCluster();
     cluster.objects.set('Configuration', [configuration('orphan', '2', 'ghost')]);
-    const h = await started(cluster, ['Service', 'Configuration']);
+    // The Configuration list answers only once the Service informer has synced.
+    const release = cluster.holdList('Configuration');
+    const h = make(cluster, ['Service', 'Configuration']);
+    h.watcher.start();
+    await cluster.stream('Service');
+    release();
+    await h.watcher.synced();
+    await cluster.stream('Configuration');
     expect(h.take()).toEqual(['Configuration/ns/orphan <- added Configuration/ns/orphan 2']);
     (await cluster.stream('Configuration')).send('ADDED', configuration('other', '3', 'ghost-2'));
     expect(h.take()).toEqual(['Configuration/ns/other <- added Configuration/ns/other 3']);

@@ -1,0 +1,97 @@
+// Time from `create Service` to `Revision Ready`, for batches of Services created at once.
+import path from 'node:path';
+import { rmSync, readFileSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import { Resources } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
+import type { Revision, Service } from '../api/serving.js';
+import { KubeClient } from '../activities/kube/client.js';
+import { repoRoot, stackDown, stackUp, type StackPorts } from '../dev/stack.js';
+import { ProcessTable } from '../dev/processes.js';
+import { Informer } from '../watcher/informer.js';
+import { makeLogger } from '../workers/logger.js';
+
+const ports: StackPorts = {
+  etcdClient: 32379, etcdPeer: 32380, apiserver: 36443, controllerManager: 40257, scheduler: 40259,
+  temporal: 37233, temporalUi: 38233, temporalHttp: 37243, temporalMetrics: 37244, controllerMetrics: 39464,
+};
+const dir = path.join(repoRoot, '.tidal', 'bench');
+const counts = (process.env.BENCH_COUNTS ?? '1,50').split(',').map(Number);
+const log = makeLogger('warn', 'bench');
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+function service(name: string): Service {
+  return {
+    apiVersion: 'serving.knative.dev/v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default' },
+    spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
+  };
+}
+
+async function main(): Promise<void> {
+  await stackDown(dir);
+  rmSync(dir, { recursive: true, force: true });
+  const info = await stackUp({ dir, ports, ui: false, nodes: 2, controller: true, log: (s) => console.error(`[bench] ${s}`) });
+  const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
+  const readyAt = new Map<string, number>();
+  const revisions = new Informer(kube, Resources.Revision, {
+    relistMs: 3_600_000,
+    maxBackoffMs: 1000,
+    onChange: (_t, obj: KubeObject) => {
+      const r = obj as Revision;
+      const ready = r.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+      const svc = r.metadata.labels?.['serving.knative.dev/service'];
+      if (ready && svc && !readyAt.has(svc)) readyAt.set(svc, performance.now());
+    },
+  }, log);
+  revisions.start();
+  await revisions.synced;
+  const connection = await Connection.connect({ address: info.temporalAddress });
+  const client = new Client({ connection });
+
+  console.log('\nTidal: kubectl-equivalent create of N Services → Revision Ready (local stack, kwok nodes, 2 cores)');
+  console.log('N\tp50 ms\tp95 ms\tmax ms\tall ready s\tServices/s');
+  for (const n of counts) {
+    const names = Array.from({ length: n }, (_, i) => `b${n}-${i}`);
+    const start = new Map<string, number>();
+    const t0 = performance.now();
+    await Promise.all(names.map(async (name) => {
+      start.set(name, performance.now());
+      await kube.create(Resources.Service, service(name));
+    }));
+    const deadline = Date.now() + 600_000;
+    while (names.some((x) => !readyAt.has(x)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const lat = names.map((x) => (readyAt.get(x) ?? NaN) - (start.get(x) ?? 0)).sort((a, b) => a - b);
+    const all = (Math.max(...names.map((x) => readyAt.get(x) ?? NaN)) - t0) / 1000;
+    console.log(`${n}\t${pct(lat, 50).toFixed(0)}\t${pct(lat, 95).toFixed(0)}\t${lat.at(-1)?.toFixed(0)}\t${all.toFixed(2)}\t${(n / all).toFixed(1)}`);
+  }
+
+  // What a reconcile pass costs in history: events per pass, from one Service's three workflows.
+  const sample = `b${counts[0]}-0`;
+  await new Promise((r) => setTimeout(r, 3000));
+  for (const [kind, name] of [['Service', sample], ['Configuration', sample], ['Revision', `${sample}-00001`]] as const) {
+    const handle = client.workflow.getHandle(`${kind}/default/${name}`);
+    const st = await handle.query<{ totalReconciles: number; totalPokes: number }>('state');
+    const events = (await handle.fetchHistory()).events?.length ?? 0;
+    console.log(`history ${kind}/default/${name}: ${events} events, ${st.totalReconciles} passes, ${st.totalPokes} pokes → ${(events / st.totalReconciles).toFixed(1)} events/pass`);
+  }
+  const rec = new ProcessTable(dir).running('tidal-controller');
+  if (rec) {
+    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${rec.pid}/status`, 'utf8'))?.[1];
+    console.log(`controller RSS after the run: ${(Number(rss) / 1024).toFixed(0)} MiB`);
+  }
+  await revisions.close();
+  await connection.close();
+  kube.close();
+  await stackDown(dir);
+}
+
+main().catch(async (err: unknown) => {
+  console.error(err);
+  await stackDown(dir);
+  process.exit(1);
+});

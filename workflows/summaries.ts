@@ -1,0 +1,17 @@
+// One-line summaries of activity outcomes, for the workflow's `lastReconcile` and logs.
+import type { ChildOutcome, StatusOutcome } from '../activities/index.js';
+
+export function describeChild(kind: string, o: ChildOutcome): string {
+  if (o.outcome === 'notOwned') return `${kind} ${o.name} not owned (NotOwned)`;
+  if (o.outcome === 'applied') return `${kind} ${o.action}`;
+  return `${kind} gone`;
+}
+
+export function describeStatus(o: StatusOutcome): string {
+  return `status ${o.outcome}${o.ready ? `, Ready=${o.ready}${o.reason ? ` (${o.reason})` : ''}` : ''}`;
+}
+
+/** The write a step made, as a seen (source, resourceVersion) pair, when it made one. */
+export function wrote(source: string, resourceVersion: string | undefined): { source: string; resourceVersion: string }[] {
+  return resourceVersion ? [{ source, resourceVersion }] : [];
+}
