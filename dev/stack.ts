@@ -249,6 +249,9 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     `--secure-port=${p.controllerManager}`,
     `--root-ca-file=${pki.caCert}`,
     `--service-account-private-key-file=${pki.saKey}`,
+    // The node lifecycle controller only has to lift the initial not-ready taint; a loaded 2-core machine must not
+    // make it declare kwok's nodes dead and evict everything.
+    '--node-monitor-grace-period=5m',
     '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,node-lifecycle-controller',
   ]);
   const scheduler = ensure('kube-scheduler', bins.KUBE_SCHEDULER, [

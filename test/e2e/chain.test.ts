@@ -180,7 +180,8 @@ describe('Service → Configuration → Revision → Deployment', () => {
     // The manual edit above made a generation of its own, so the last ready Revision is whatever the Configuration says.
     const lastReady = await eventually('Configuration Ready again', async () => {
       const c = await getObject<Configuration>('configuration', name);
-      return cond(c, 'Ready')?.status === 'True' && c?.status?.latestReadyRevisionName === c?.status?.latestCreatedRevisionName ? c?.status?.latestReadyRevisionName : undefined;
+      const settled = c?.status?.observedGeneration === c?.metadata.generation && cond(c, 'Ready')?.status === 'True';
+      return settled && c?.status?.latestReadyRevisionName === c?.status?.latestCreatedRevisionName ? c?.status?.latestReadyRevisionName : undefined;
     }, 60_000);
     await apply(service(name, 'nginx:1.28', { resources: { requests: { cpu: '1000' } } }));
     const rev = await eventually('chain-00004 or 00003 failed', async () => {

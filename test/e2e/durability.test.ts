@@ -57,7 +57,12 @@ describe('a controller killed mid-flight', () => {
         if (!ready || !latest || latest !== c.status?.latestCreatedRevisionName) return undefined;
         const rev = await getObject<Revision>('revision', latest);
         return rev?.spec.containers[0]?.image === want ? c : undefined;
-      }, 180_000, 500);
+      }, 180_000, 500).catch(async (err: unknown) => {
+        // Say what was stuck, so a failure here can be diagnosed from the CI log alone.
+        const dump = await kubectl(['get', 'ksvc,configurations,revisions,deployments,pods,nodes', '-o', 'wide']).catch(String);
+        const cfgYaml = await kubectl(['get', 'configuration', n, '-o', 'yaml']).catch(String);
+        throw new Error(`${String(err)}\n${dump}\n${cfgYaml}`);
+      });
       const revs = await kubectlJson<{ items: Revision[] }>(['get', 'revisions', '-l', `serving.knative.dev/configuration=${n}`]);
       const generations = revs.items.map((r) => r.metadata.labels?.['serving.knative.dev/configurationGeneration']);
       // Never two Revisions for one generation, none for a generation that does not exist.

@@ -114,7 +114,7 @@ describe('revisionWorkflow', () => {
       return st.totalReconciles === 1 ? st : undefined;
     });
     expect(stepsOf(name)).toEqual(['digests', 'resources', 'revStatus']);
-    expect(s.lastReconcile?.summary).toBe('digests resolved; Deployment created (2 replicas), Service created; status written, Ready=Unknown (Deploying)');
+    expect(s.lastReconcile?.summary).toBe('digests resolved (1 images); Deployment created (2 replicas), Service created; status written, Ready=Unknown (Deploying)');
     const history = await h.fetchHistory();
     const types = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
     expect(types).toEqual(['resolveRevisionDigests', 'reconcileRevisionResources', 'updateRevisionStatus']);

@@ -259,13 +259,8 @@ describe('Poker: failures', () => {
     expect(temporal.calls[2]!.at).toBe(temporal.calls[1]!.at); // attempts reset after the success
   });
 
-  // BUG (watcher/poker.ts:54-59 with 86 and 125-126): a poke for a workflow whose delivery is in flight is queued
-  // with notBefore 0, so with concurrency > 1 the loop starts a second, concurrent delivery to the same workflow.
-  // When both fail, the first failure re-queues the older poke A; the second failure then takes that pending
-  // entry for the "newer" one (`newer?.poke ?? p.poke`) and keeps A: the newest poke B is dropped and A is
-  // delivered instead. (If only A fails and B succeeds, A is re-sent after B.) The entity workflow ignores a poke
-  // whose resourceVersion it has seen, so if A had in fact reached the workflow (e.g. a client-side timeout)
-  // the change behind B goes unnoticed until the periodic resync. Production runs concurrency 16.
+  // Regression: a poke for a workflow whose delivery was in flight used to start a second, concurrent delivery;
+  // when both failed the older poke won. Deliveries to one workflow are serialised, so the newest is retried.
   it('when two deliveries to one workflow fail, the newest poke is the one retried', async () => {
     const a = deferred();
     const b = deferred();
@@ -273,13 +268,19 @@ describe('Poker: failures', () => {
     poker.poke(target('s'), poke('1'));
     await temporal.called(1);
     poker.poke(target('s'), poke('2'));
-    await settle(); // the poke for rv 2 is (today) sent at once, alongside the one for rv 1
+    await settle();
+    // One delivery per workflow at a time: rv 2 waits for rv 1 instead of racing it.
+    expect(temporal.calls).toHaveLength(1);
     a.reject(new Error('down'));
     await settle();
+    await vi.advanceTimersByTimeAsync(60_000);
+    await temporal.called(2);
+    expect(temporal.calls[1]!.opts.signalArgs[0]!.resourceVersion).toBe('2');
     b.reject(new Error('down'));
     await settle();
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(temporal.calls.at(-1)!.opts.signalArgs[0]!.resourceVersion).toBe('2'); // actual: '1'
+    expect(temporal.calls.at(-1)!.opts.signalArgs[0]!.resourceVersion).toBe('2');
+    expect(temporal.calls.map((c) => c.opts.signalArgs[0]!.resourceVersion)).not.toContain(undefined);
   });
 });
 
