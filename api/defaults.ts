@@ -7,21 +7,12 @@
 import { renderNameTemplate } from './config/defaults.js';
 import type { TemplateMeta } from './config/defaults.js';
 import type { DefaultsConfig } from './config/types.js';
+import { cloneJson } from './conditions.js';
 import type { ObjectMeta } from './meta.js';
 import type { Configuration, Container, RevisionSpec, Route, RouteSpec, Service, TrafficTarget } from './serving.js';
 
-/** A JSON-safe deep copy (plain objects, arrays, primitives), without relying on structuredClone. */
-export function deepCopy<T>(value: T): T {
-  if (Array.isArray(value)) return value.map((v: unknown) => deepCopy(v)) as T;
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (v !== undefined) out[k] = deepCopy(v);
-    }
-    return out as T;
-  }
-  return value;
-}
+/** A JSON-safe deep copy (plain objects, arrays, primitives); the same as `cloneJson`. */
+export const deepCopy = cloneJson;
 
 // Shapes of the core/v1 fields defaulting touches; serving.ts leaves them as `unknown`.
 interface ProbeHandlerFields {
