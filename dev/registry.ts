@@ -1,7 +1,8 @@
 // A real OCI registry for the tests: Debian's `docker-registry` (the CNCF distribution registry 2.8) on loopback,
-// with TLS from a CA made here and htpasswd (bcrypt) auth. Everything lives under one folder: the config, the PKI
-// (made once and reused, so a restarted registry keeps the CA its clients trust), the htpasswd file, the blob store
-// and the process table with the registry's log. Stopping and starting again on the same folder keeps the data.
+// with TLS from a CA made here and htpasswd (bcrypt) auth. Everything lives under one folder, every name prefixed
+// `registry-` so the folder may be a stack folder too: the config, the PKI (made once and reused, so a restarted
+// registry keeps the CA its clients trust), the htpasswd file, the blob store, and the process table (`pids.json`,
+// `logs/docker-registry.log`). Stopping and starting again on the same folder keeps the data.
 import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ const run = promisify(execFile);
 export const REGISTRY_PROCESS = 'docker-registry';
 
 export interface RegistryOptions {
-  /** Folder for config, PKI, htpasswd, blob store (`data/`), pids and logs. Created if missing. */
+  /** Folder for `registry-config.yml`, `registry-pki/`, `registry-htpasswd`, `registry-data/`, pids and logs. */
   dir: string;
   port: number;
   /** htpasswd (Basic) auth. */
@@ -102,7 +103,7 @@ function makeCert(publicPem: string, subject: forge.pki.CertificateField[], issu
 /** A CA and a serving certificate (SANs 127.0.0.1, localhost) in `dir`, made once and reused. */
 function ensureRegistryPki(dir: string): RegistryPki {
   mkdirSync(dir, { recursive: true });
-  const pki: RegistryPki = { caFile: path.join(dir, 'ca.crt'), certFile: path.join(dir, 'registry.crt'), keyFile: path.join(dir, 'registry.key') };
+  const pki: RegistryPki = { caFile: path.join(dir, 'registry-ca.crt'), certFile: path.join(dir, 'registry.crt'), keyFile: path.join(dir, 'registry.key') };
   if (existsSync(pki.caFile) && existsSync(pki.certFile) && existsSync(pki.keyFile)) return pki;
 
   const ca = keyPair();
@@ -118,7 +119,7 @@ function ensureRegistryPki(dir: string): RegistryPki {
     { name: 'extKeyUsage', serverAuth: true },
     { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
   ]);
-  // The key first and the CA last: a folder with ca.crt is complete.
+  // The key first and the CA last: a folder with the CA is complete.
   writeFileSync(pki.keyFile, server.privatePem, { mode: 0o600 });
   writeFileSync(pki.certFile, forge.pki.certificateToPem(serverCert));
   writeFileSync(pki.caFile, forge.pki.certificateToPem(caCert));
@@ -207,26 +208,26 @@ export async function startRegistry(opts: RegistryOptions): Promise<RegistryInfo
   const procs = new ProcessTable(dir);
   await procs.stop(REGISTRY_PROCESS);
 
-  const secretFile = path.join(dir, 'http-secret');
+  const secretFile = path.join(dir, 'registry-http-secret');
   if (!existsSync(secretFile)) writeFileSync(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
   const secret = readFileSync(secretFile, 'utf8').trim();
 
-  const pki = opts.tls ? ensureRegistryPki(path.join(dir, 'pki')) : undefined;
+  const pki = opts.tls ? ensureRegistryPki(path.join(dir, 'registry-pki')) : undefined;
 
   let users: Record<string, string> = {};
   let htpasswd: { realm: string; path: string } | undefined;
   if (opts.auth) {
-    const usersFile = path.join(dir, 'users.json');
+    const usersFile = path.join(dir, 'registry-users.json');
     users = opts.users ?? readJson<Record<string, string>>(usersFile) ?? { tidal: randomBytes(12).toString('hex') };
     if (Object.keys(users).length === 0) throw new Error('startRegistry: auth needs at least one user');
     writeFileSync(usersFile, JSON.stringify(users, null, 2), { mode: 0o600 });
-    htpasswd = { realm: 'tidal-registry', path: path.join(dir, 'htpasswd') };
+    htpasswd = { realm: 'tidal-registry', path: path.join(dir, 'registry-htpasswd') };
     await writeHtpasswd(htpasswd.path, users);
   }
 
-  const dataDir = path.join(dir, 'data');
+  const dataDir = path.join(dir, 'registry-data');
   mkdirSync(dataDir, { recursive: true });
-  const configFile = path.join(dir, 'config.yml');
+  const configFile = path.join(dir, 'registry-config.yml');
   const config = registryConfig({ dataDir, port: opts.port, secret, ...(pki ? { tls: { certificate: pki.certFile, key: pki.keyFile } } : {}), ...(htpasswd ? { htpasswd } : {}) });
   writeFileSync(configFile, stringify(config), { mode: 0o600 });
 
