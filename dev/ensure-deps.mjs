@@ -1,5 +1,6 @@
-// Installs npm dependencies when they are missing or older than package-lock.json, so that `npm run up` and
-// `npm test` work on a fresh clone. Plain JS: it runs before any dependency exists.
+// Installs what `npm run up` / `npm test` need when it is missing, so both work on a fresh clone:
+// npm dependencies (when node_modules is missing or older than package-lock.json) and, for tests (`--test`),
+// the Debian packages of the real registry the digest tests use. Plain JS: it runs before any dependency exists.
 import { execSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 
@@ -8,4 +9,23 @@ const stale = !existsSync(marker) || (existsSync('package-lock.json') && statSyn
 if (stale) {
   console.error('[tidal] installing npm dependencies (npm ci)…');
   execSync(existsSync('package-lock.json') ? 'npm ci --no-audit --no-fund' : 'npm install --no-audit --no-fund', { stdio: 'inherit' });
+}
+
+const has = (cmd) => {
+  try {
+    execSync(`command -v ${cmd}`, { stdio: 'ignore', shell: '/bin/bash' });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+if (process.argv.includes('--test') && !(has('docker-registry') && has('htpasswd'))) {
+  const packages = 'docker-registry apache2-utils';
+  if (process.getuid?.() !== 0) {
+    console.error(`[tidal] the tests need Debian's ${packages}: run  sudo apt-get install -y ${packages}`);
+    process.exit(1);
+  }
+  console.error(`[tidal] installing ${packages} (apt-get)…`);
+  execSync(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${packages}`, { stdio: 'inherit', shell: '/bin/bash' });
 }
