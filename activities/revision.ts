@@ -67,6 +67,12 @@ export function createRevisionActivities(deps: ActivityDeps) {
         skipRegistries: dc.registriesSkippingTagResolving,
         timeoutSeconds: dc.digestResolutionTimeoutSeconds,
       };
+      // ResourcesAvailable Unknown ResolvingDigests while this runs (and while it retries).
+      const reason = rev.status?.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason;
+      if (reason !== 'ResolvingDigests' && rev.status?.conditions?.find((c) => c.type === 'ContainerHealthy')?.reason !== 'ContainerMissing') {
+        const { status } = computeRevisionStatus({ revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false }, nowOf(deps));
+        await writeStatus(kube, Resources.Revision, rev, status);
+      }
       const cache = new Map<string, Promise<string>>();
       const resolveOne = async (c: { name?: string; image: string }): Promise<ContainerStatus> => {
         if (!cache.has(c.image)) cache.set(c.image, deps.digests.resolve(c.image, ctx));

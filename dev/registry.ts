@@ -107,7 +107,8 @@ function ensureRegistryPki(dir: string): RegistryPki {
   if (existsSync(pki.caFile) && existsSync(pki.certFile) && existsSync(pki.keyFile)) return pki;
 
   const ca = keyPair();
-  const caSubject = [{ name: 'commonName', value: 'tidal-registry-ca' }];
+  // A unique name per CA: clients that trust several registry CAs pick the issuer by subject.
+  const caSubject = [{ name: 'commonName', value: `tidal-registry-ca-${randomBytes(6).toString('hex')}` }];
   const caKey = forge.pki.privateKeyFromPem(ca.privatePem);
   const caCert = makeCert(ca.publicPem, caSubject, caSubject, caKey, [
     { name: 'basicConstraints', cA: true, critical: true },

@@ -65,6 +65,8 @@ export interface StackOptions {
   /** Extra `--dynamic-config-value` settings for the Temporal dev server. */
   temporalDynamicConfig?: string[];
   controllerEnv?: Record<string, string>;
+  /** Registries added to config-deployment's registries-skipping-tag-resolving (Docker Hub always is). */
+  skipRegistries?: string[];
   log?: (line: string) => void;
 }
 
@@ -283,6 +285,9 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   // Tidal's config maps with hakn's defaults; `up` again keeps whatever a user changed since (server-side apply).
   const configDir = path.join(repoRoot, 'deploy', 'config');
   if (existsSync(configDir)) await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', configDir]);
+  // The local stack has no route to public registries: never try to resolve Docker Hub tags from it.
+  const skip = ['kind.local', 'ko.local', 'dev.local', 'index.docker.io', 'docker.io', ...(opts.skipRegistries ?? [])].join(',');
+  await kubectl(info, ['patch', 'configmap', 'config-deployment', '-n', 'knative-serving', '--type=merge', '-p', JSON.stringify({ data: { 'registries-skipping-tag-resolving': skip } })]);
   await waitFor(
     'kwok nodes',
     async () => {

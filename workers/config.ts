@@ -16,6 +16,10 @@ export interface TidalConfig {
   fieldManager: string;
   maxCachedWorkflows: number;
   identity: string | undefined;
+  /** PEM files of extra CAs trusted for registries (plus the in-cluster CA when present). */
+  registryCAFiles: string[];
+  /** Registries spoken to over plain HTTP. */
+  insecureRegistries: string[];
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number): number {
@@ -32,6 +36,10 @@ function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
   if (/^(1|true|yes)$/i.test(raw)) return true;
   if (/^(0|false|no)$/i.test(raw)) return false;
   throw new Error(`${name}=${raw}: expected true or false`);
+}
+
+function list(raw: string | undefined): string[] {
+  return (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
@@ -51,5 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
     identity: env.TIDAL_IDENTITY || undefined,
+    registryCAFiles: list(env.TIDAL_REGISTRY_CA_FILES),
+    insecureRegistries: list(env.TIDAL_INSECURE_REGISTRIES),
   };
 }

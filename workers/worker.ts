@@ -7,13 +7,27 @@ import { createActivities } from '../activities/index.js';
 import { makeEventRecorder } from '../activities/events.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import type { ConfigSource } from '../activities/deps.js';
-import { tagPinningDisabledResolver } from '../activities/digests.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { makeRegistryResolver } from '../activities/registry/resolver.js';
 import type { TidalConfig } from './config.js';
 
 /** workflows/index.ts next to this file (or .js once compiled). */
 export function workflowsPath(): string {
   const here = fileURLToPath(import.meta.url);
   return path.join(path.dirname(here), '..', 'workflows', `index${path.extname(here)}`);
+}
+
+// The cluster's own CA, appended as Knative does, so in-cluster registries with cluster-issued certificates work.
+const inClusterCA = '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt';
+
+function registryResolver(cfg: TidalConfig, kube: KubeClient) {
+  const pems = [...cfg.registryCAFiles, ...(existsSync(inClusterCA) ? [inClusterCA] : [])].map((f) => readFileSync(f, 'utf8'));
+  return makeRegistryResolver({
+    kube,
+    insecureRegistries: cfg.insecureRegistries,
+    ...(pems.length ? { extraCAPem: pems.join('\n') } : {}),
+    userAgent: 'tidal (serving)',
+  });
 }
 
 export async function createWorker(cfg: TidalConfig, kube: KubeClient, config: ConfigSource, log: Logger): Promise<{ worker: Worker; connection: NativeConnection }> {
@@ -23,7 +37,7 @@ export async function createWorker(cfg: TidalConfig, kube: KubeClient, config: C
     namespace: cfg.temporalNamespace,
     taskQueue: cfg.taskQueue,
     workflowsPath: workflowsPath(),
-    activities: createActivities({ kube, events: makeEventRecorder(kube, log), log, config, digests: tagPinningDisabledResolver }),
+    activities: createActivities({ kube, events: makeEventRecorder(kube, log), log, config, digests: registryResolver(cfg, kube) }),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     // Let running steps finish on SIGTERM; anything longer is retried by another replica.
     shutdownGraceTime: '20s',

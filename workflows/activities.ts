@@ -10,6 +10,6 @@ const baseOptions: ActivityOptions = {
 };
 
 /** Activities proxied with `summary` as the label the Temporal UI shows for this step. */
-export function step(summary: string): Activities {
-  return proxyActivities<Activities>({ ...baseOptions, summary });
+export function step(summary: string, overrides: Partial<ActivityOptions> = {}): Activities {
+  return proxyActivities<Activities>({ ...baseOptions, ...overrides, summary });
 }

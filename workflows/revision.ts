@@ -11,7 +11,10 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
     // Digests are resolved once per Revision (§3.1); later passes skip the step.
     let digestNote = 'digests pinned';
     if (st.facts.digests !== 'resolved') {
-      const digests = await step(`resolve image digests of Revision ${id}`).resolveRevisionDigests(key);
+      // Retried with backoff until the registry answers; each failure is in the Revision's status meanwhile.
+      const digests = await step(`resolve image digests of Revision ${id}`, {
+        retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+      }).resolveRevisionDigests(key);
       if (digests.outcome === 'gone') return { gone: true, summary: 'Revision deleted; its Deployment and Service go with their ownerReferences' };
       digestNote = digests.cached ? 'digests pinned' : `digests resolved (${digests.images} images)`;
     }

@@ -82,11 +82,11 @@ export class RegistryClient {
           });
         } catch (err) {
           if (signal.aborted) throw err;
-          const { reason, tls } = networkReason(err);
-          throw new RegistryError(
-            'unreachable',
-            tls ? `cannot verify the TLS certificate of registry ${ref.registry}: ${reason} (is its CA configured?)` : `cannot reach registry ${ref.registry}: ${reason}`,
-          );
+          const { reason, tls, plainHttp } = networkReason(err);
+          const r = ref.registry;
+          if (tls) throw new RegistryError('unreachable', `cannot verify the TLS certificate of registry ${r}: ${reason} (is its CA configured?)`);
+          if (plainHttp) throw new RegistryError('unreachable', `cannot reach registry ${r}: it does not speak HTTPS (${reason}); list it as an insecure registry if plain HTTP is intended`);
+          throw new RegistryError('unreachable', `cannot reach registry ${r}: ${reason}`);
         }
       };
       let res = await send();

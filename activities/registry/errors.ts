@@ -23,13 +23,16 @@ export class RegistryError extends Error {
 const TLS_CODES = /^(?:ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_|ERR_OSSL_)/;
 
 /** A readable reason for a failed connection: node's own message ("connect ECONNREFUSED 127.0.0.1:5000"). */
-export function networkReason(err: unknown): { reason: string; tls: boolean } {
+export function networkReason(err: unknown): { reason: string; tls: boolean; plainHttp: boolean } {
   // fetch (undici) wraps the socket error: TypeError('fetch failed', { cause }).
   let e: unknown = err;
   while (e instanceof Error && e.message === 'fetch failed' && e.cause instanceof Error) e = e.cause;
-  const code = (e as { code?: unknown }).code;
-  const reason = e instanceof Error ? e.message : String(e);
-  return { reason, tls: typeof code === 'string' && TLS_CODES.test(code) };
+  const code = (e as { code?: unknown } | null)?.code;
+  const message = e instanceof Error ? e.message : String(e);
+  // OpenSSL appends "<hex>:error:<code>:SSL routines:<function>:<reason>:<file>:<line>:"; keep the reason only.
+  const ssl = /error:[0-9A-F]+:SSL routines:[^:]*:([^:]+)/.exec(message);
+  const reason = ssl ? `${typeof code === 'string' ? `${code}: ` : ''}${ssl[1]}` : message;
+  return { reason, tls: typeof code === 'string' && TLS_CODES.test(code), plainHttp: !!ssl && ssl[1] === 'wrong version number' };
 }
 
 /** Removes every occurrence of the given secret strings from a message (a last line of defence). */

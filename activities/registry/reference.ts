@@ -3,6 +3,8 @@
 // read it); `docker.io` becomes `index.docker.io`; a one-component Docker Hub name gets `library/`; the tag
 // defaults to `latest`. Pure.
 
+import { RegistryError } from './errors.js';
+
 export const DOCKER_HUB = 'index.docker.io';
 
 export interface ImageReference {
@@ -16,10 +18,9 @@ export interface ImageReference {
   digest?: string;
 }
 
-export class InvalidReferenceError extends Error {
-  override readonly name = 'InvalidReferenceError';
+export class InvalidReferenceError extends RegistryError {
   constructor(image: string, reason: string) {
-    super(`invalid image reference ${JSON.stringify(image)}: ${reason}`);
+    super('invalid', `invalid image reference ${JSON.stringify(image)}: ${reason}`);
   }
 }
 

@@ -16,12 +16,12 @@ beforeAll(async () => {
   const s = stack();
   procs = new ProcessTable(s.dir);
   info = { dir: s.dir, kubeconfig: s.kubeconfig, temporalAddress: s.temporalAddress, temporalUi: undefined, bins: s.bins, ports: testPorts };
-  await startController(info, procs, { ports: secondPorts, controllerEnv: { TIDAL_IDENTITY: 'controller-2' } }, log, 'tidal-controller-2');
+  await startController(info, procs, { ports: secondPorts, controllerEnv: { ...s.controllerEnv, TIDAL_IDENTITY: 'controller-2' } }, log, 'tidal-controller-2');
 });
 
 afterAll(async () => {
   // Leave the stack as the other files expect it: the main controller running, the second one gone.
-  await startController(info, procs, { ports: testPorts, controllerEnv: { LOG_LEVEL: 'debug', TIDAL_RESYNC_SECONDS: '30' } }, log);
+  await startController(info, procs, { ports: testPorts, controllerEnv: stack().controllerEnv }, log);
   await procs.stop('tidal-controller-2');
 });
 

@@ -1,7 +1,9 @@
 // Global setup of the e2e layer: the whole local stack on the test ports (clear of `npm run up`), started from a
 // clean folder, with Tidal's controller running as a user would run it.
 import path from 'node:path';
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
 import type { TestProject } from 'vitest/node';
 import { repoRoot, stackDown, stackUp, testPorts, type Binaries } from '../../dev/stack.js';
 
@@ -10,22 +12,47 @@ const dir = path.join(repoRoot, '.tidal', 'test');
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const log = (s: string) => console.error(`[e2e-stack] ${s}`);
   await stackDown(dir, { log });
+  await stopRegistry(path.join(dir, 'registry-public'));
+  await stopRegistry(path.join(dir, 'registry-private'));
   rmSync(dir, { recursive: true, force: true });
   const started = Date.now();
+  // Two real registries (Debian's docker-registry) on loopback with TLS from their own CAs: one anonymous, one
+  // behind htpasswd. Tidal's controller trusts both CAs.
+  mkdirSync(dir, { recursive: true });
+  const publicRegistry = await startRegistry({ dir: path.join(dir, 'registry-public'), port: 25443, auth: false, tls: true });
+  const privateRegistry = await startRegistry({
+    dir: path.join(dir, 'registry-private'),
+    port: 25444,
+    auth: true,
+    tls: true,
+    users: { tidal: `pw-${randomBytes(12).toString('hex')}` },
+  });
+  const caFile = path.join(dir, 'registry-cas.pem');
+  writeFileSync(caFile, `${publicRegistry.caPem ?? ''}\n${privateRegistry.caPem ?? ''}`);
   const info = await stackUp({
     dir,
     ports: testPorts,
     ui: false,
     nodes: 2,
     controller: true,
-    controllerEnv: { LOG_LEVEL: 'debug', TIDAL_RESYNC_SECONDS: '30' },
+    controllerEnv: { LOG_LEVEL: 'debug', TIDAL_RESYNC_SECONDS: '30', TIDAL_REGISTRY_CA_FILES: caFile },
     log,
   });
   log(`stack up in ${Math.round((Date.now() - started) / 1000)}s`);
-  project.provide('stack', { dir: info.dir, kubeconfig: info.kubeconfig, temporalAddress: info.temporalAddress, bins: info.bins, controllerMetricsPort: testPorts.controllerMetrics });
+  project.provide('stack', {
+    dir: info.dir,
+    kubeconfig: info.kubeconfig,
+    temporalAddress: info.temporalAddress,
+    bins: info.bins,
+    controllerMetricsPort: testPorts.controllerMetrics,
+    controllerEnv: { LOG_LEVEL: 'debug', TIDAL_RESYNC_SECONDS: '30', TIDAL_REGISTRY_CA_FILES: caFile },
+    registries: { public: publicRegistry, private: privateRegistry },
+  });
   return async () => {
     if (process.env.TIDAL_KEEP_TEST_STACK) return log(`kept running in ${dir}`);
     await stackDown(dir, { log });
+    await stopRegistry(publicRegistry.dir);
+    await stopRegistry(privateRegistry.dir);
   };
 }
 
@@ -35,6 +62,9 @@ export interface ProvidedStack {
   temporalAddress: string;
   bins: Binaries;
   controllerMetricsPort: number;
+  /** The controller's environment, for tests that restart it. */
+  controllerEnv: Record<string, string>;
+  registries: { public: RegistryInfo; private: RegistryInfo };
 }
 
 declare module 'vitest' {
