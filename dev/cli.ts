@@ -3,13 +3,22 @@ import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { devPorts, kubectl, repoRoot, stackDown, stackUp } from './stack.js';
 import { ProcessTable } from './processes.js';
+import { startRegistry, stopRegistry } from './registry.js';
+import { pushImage } from './oci-images.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
 
 const dir = path.join(repoRoot, '.tidal');
 const say = (s: string) => console.error(`[tidal] ${s}`);
 
 async function up(): Promise<void> {
   const started = Date.now();
-  const info = await stackUp({ dir, ports: devPorts, ui: true, nodes: 2, controller: true, log: say });
+  // A local registry (TLS, anonymous) with one image, so tag-to-digest resolution can be tried without the internet.
+  mkdirSync(dir, { recursive: true });
+  const registry = await startRegistry({ dir: path.join(dir, 'registry'), port: 5443, auth: false, tls: true });
+  const hello = await pushImage(registry, { repository: 'tidal/hello', tag: 'v1' });
+  const caFile = path.join(dir, 'registry-cas.pem');
+  writeFileSync(caFile, registry.caPem ?? '');
+  const info = await stackUp({ dir, ports: devPorts, ui: true, nodes: 2, controller: true, controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile }, log: say });
   await kubectl(info, ['apply', '-f', path.join(repoRoot, 'dev', 'sample', 'nginx.yaml')]);
   const binDir = path.dirname(info.bins.KUBECTL);
   say(`stack and Tidal are up (${Math.round((Date.now() - started) / 1000)}s); sample Service default/nginx applied`);
@@ -20,12 +29,15 @@ async function up(): Promise<void> {
   kubectl get nodes
   kubectl get ksvc,cfg
   Temporal UI: ${info.temporalUi}   (workflow Service/default/nginx)
+  Local registry: ${registry.host}/tidal/hello:v1 (${hello.digest})
+    kubectl apply -f dev/sample/hello.yaml   # pinned to that digest: kubectl get rev hello-00001 -o yaml
   Logs: ${path.join(dir, 'logs')}/
   Stop: npm run down   (npm run down -- --purge also deletes the cluster's and Temporal's data)
 `);
 }
 
 async function down(purge: boolean): Promise<void> {
+  await stopRegistry(path.join(dir, 'registry'));
   await stackDown(dir, { purge, log: say });
   say(purge ? 'stopped; data deleted' : 'stopped (data kept in .tidal/; npm run down -- --purge deletes it)');
 }
