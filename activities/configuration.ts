@@ -72,6 +72,11 @@ export function createConfigurationActivities(deps: ActivityDeps) {
       const cfg = await readConfiguration(key);
       if (!cfg) return { outcome: 'gone' };
       const revisions = await listRevisions(cfg);
+      // The spec moved on since the Revision step ran: do not report a generation whose Revision does not exist
+      // yet. The change poked this workflow, so the next pass creates the Revision and writes the status.
+      if (createError === undefined && !findRevisionForGeneration(cfg, revisions)) {
+        return { outcome: 'unchanged', reason: `waiting for the Revision of generation ${cfg.metadata.generation ?? 0}` };
+      }
       const { status, events: toRecord } = computeConfigurationStatus({ configuration: cfg, revisions, createError }, nowOf(deps));
       const written = await writeStatus(kube, Resources.Configuration, cfg, status);
       if (written !== undefined) for (const e of toRecord) await events.record(cfg, e.type, e.reason, e.message);
