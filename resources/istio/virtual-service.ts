@@ -120,18 +120,18 @@ export interface VirtualService {
 /** The gateways of config-istio, as qualified `namespace/name` strings, and the cluster domain. */
 export interface IstioGatewayOptions {
   /** Gateways for ExternalIP rules (config-istio `external-gateways`). */
-  ingressGateways: string[];
+  ingressGateways: readonly string[];
   /** Gateways for ClusterLocal rules (config-istio `local-gateways`). */
-  localGateways: string[];
+  localGateways: readonly string[];
   /** Cluster domain; `cluster.local` when unset. */
   clusterDomain?: string;
 }
 
 /** config-istio's defaults: `knative-serving/knative-ingress-gateway` and `knative-serving/knative-local-gateway`. */
-export const DEFAULT_ISTIO_GATEWAYS: IstioGatewayOptions = {
-  ingressGateways: [DEFAULT_INGRESS_GATEWAY],
-  localGateways: [DEFAULT_LOCAL_GATEWAY],
-};
+export const DEFAULT_ISTIO_GATEWAYS: Readonly<IstioGatewayOptions> = Object.freeze({
+  ingressGateways: Object.freeze([DEFAULT_INGRESS_GATEWAY]),
+  localGateways: Object.freeze([DEFAULT_LOCAL_GATEWAY]),
+});
 
 /** Probe header (knative/networking `HashHeaderName` / `HashHeaderValue`). */
 export const PROBE_HASH_HEADER = 'K-Network-Hash';
@@ -230,7 +230,7 @@ export function insertProbe(ingress: IngressLike, hash: string): IngressLike {
 export function makeVirtualServiceRoute(
   hosts: Iterable<string>,
   path: HTTPIngressPathLike,
-  gateways: string[],
+  gateways: Iterable<string>,
   clusterDomain: string = DEFAULT_CLUSTER_DOMAIN,
 ): HTTPRoute {
   const matchGateways = sortedUnique(gateways);
