@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { RevisionConfig } from '../api/config/index.js';
+import type { NetworkConfig } from '../api/config/network.js';
+import type { DomainConfig } from '../api/config/domain.js';
 import type { DigestResolver } from './digests.js';
 import type { EventRecorder } from './events.js';
 import type { KubeClient } from './kube/client.js';
@@ -7,6 +9,8 @@ import type { KubeClient } from './kube/client.js';
 /** The current config maps of the system namespace, as last parsed successfully. */
 export interface ConfigSource {
   revisionConfig(): RevisionConfig;
+  networkConfig(): NetworkConfig;
+  domainConfig(): DomainConfig;
   readonly systemNamespace: string;
 }
 

@@ -3,12 +3,16 @@ import { createConfigurationActivities } from './configuration.js';
 import type { ActivityDeps } from './deps.js';
 import { createRevisionActivities } from './revision.js';
 import { createServiceActivities } from './service.js';
+import { createRouteActivities } from './route.js';
+import { createIngressActivities } from './ingress.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createServiceActivities(deps),
     ...createConfigurationActivities(deps),
     ...createRevisionActivities(deps),
+    ...createRouteActivities(deps),
+    ...createIngressActivities(deps),
   };
 }
 
@@ -16,3 +20,5 @@ export type Activities = ReturnType<typeof createActivities>;
 export type { ChildOutcome, StatusOutcome } from './service.js';
 export type { RevisionOutcome } from './configuration.js';
 export type { DigestOutcome, ResourcesOutcome } from './revision.js';
+export type { RouteOutcome } from './route.js';
+export type { IngressOutcome } from './ingress.js';

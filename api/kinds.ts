@@ -28,6 +28,8 @@ export const Resources = {
   Event: rt('', 'v1', 'Event', 'events'),
   Namespace: rt('', 'v1', 'Namespace', 'namespaces', false),
   Lease: rt('coordination.k8s.io', 'v1', 'Lease', 'leases'),
+  KIngress: rt('networking.internal.knative.dev', 'v1alpha1', 'Ingress', 'ingresses'),
+  VirtualService: rt('networking.istio.io', 'v1beta1', 'VirtualService', 'virtualservices'),
 } as const satisfies Record<string, ResourceType>;
 
 export type ResourceName = keyof typeof Resources;

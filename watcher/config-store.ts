@@ -9,6 +9,8 @@ import type { ConfigSource } from '../activities/deps.js';
 import type { EventRecorder } from '../activities/events.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import { Informer } from './informer.js';
+import { defaultNetworkConfig, NetworkConfigName, parseNetworkConfig, type NetworkConfig } from '../api/config/network.js';
+import { defaultDomainConfig, DomainConfigName, parseDomainConfig, type DomainConfig } from '../api/config/domain.js';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
@@ -32,8 +34,19 @@ export class ConfigStore implements ConfigSource {
     );
   }
 
+  private network: NetworkConfig = defaultNetworkConfig();
+  private domain: DomainConfig = defaultDomainConfig();
+
   revisionConfig(): RevisionConfig {
     return this.current;
+  }
+
+  networkConfig(): NetworkConfig {
+    return this.network;
+  }
+
+  domainConfig(): DomainConfig {
+    return this.domain;
   }
 
   onUpdate(fn: (changed: ConfigMap) => void): void {
@@ -54,20 +67,33 @@ export class ConfigStore implements ConfigSource {
 
   private onChange(type: 'added' | 'updated' | 'deleted', cm: ConfigMap): void {
     const name = cm.metadata.name ?? '';
+    const data = type === 'deleted' ? {} : (cm.data ?? {});
+    if (name === NetworkConfigName || name === DomainConfigName) {
+      const parsed = name === NetworkConfigName ? parseNetworkConfig(data) : parseDomainConfig(data);
+      if (!parsed.ok) return this.reject(cm, parsed.error);
+      if (name === NetworkConfigName) this.network = parsed.value as NetworkConfig;
+      else this.domain = parsed.value as DomainConfig;
+      return this.accept(cm, type);
+    }
     if (!(RevisionConfigMapNames as readonly string[]).includes(name)) return;
     // Each map is parsed on its own, as Knative's config store does: a bad config-autoscaler must not hold back
     // a good change of config-deployment.
     const parsed = parseRevisionConfig({ [shortName[name] ?? '']: type === 'deleted' ? {} : (cm.data ?? {}) });
-    if (!parsed.ok) {
-      this.lastError = parsed.error;
-      this.log.error({ kind: 'ConfigMap', namespace: this.systemNamespace, name, error: parsed.error }, 'invalid config; keeping the last good one');
-      void this.events.record(cm, 'Warning', 'InvalidConfig', `${parsed.error}; the last valid configuration stays in force`);
-      return;
-    }
-    this.lastError = undefined;
+    if (!parsed.ok) return this.reject(cm, parsed.error);
     const key = shortName[name] as keyof RevisionConfig;
     this.current = { ...this.current, [key]: parsed.value[key] };
-    this.log.info({ kind: 'ConfigMap', namespace: this.systemNamespace, name, change: type }, 'config updated');
+    this.accept(cm, type);
+  }
+
+  private reject(cm: ConfigMap, error: string): void {
+    this.lastError = error;
+    this.log.error({ kind: 'ConfigMap', namespace: this.systemNamespace, name: cm.metadata.name, error }, 'invalid config; keeping the last good one');
+    void this.events.record(cm, 'Warning', 'InvalidConfig', `${error}; the last valid configuration stays in force`);
+  }
+
+  private accept(cm: ConfigMap, type: string): void {
+    this.lastError = undefined;
+    this.log.info({ kind: 'ConfigMap', namespace: this.systemNamespace, name: cm.metadata.name, change: type }, 'config updated');
     for (const fn of this.listeners) fn(cm);
   }
 }

@@ -1,12 +1,12 @@
 // Which entity workflows an event on an object must poke: the inverse of each workflow's "reads" (design.md §4).
 // Pure, so it is unit-tested without a cluster.
 import { SERVING_GROUP } from '../api/kinds.js';
-import { Labels } from '../api/labels.js';
+import { Annotations, Labels } from '../api/labels.js';
 import { controllerOf, type KubeObject, type ObjectKey } from '../api/meta.js';
 import type { EntityKind } from '../api/entity.js';
 
 /** Kinds the watcher follows. `KubeDeployment` and `Pod` are the objects Tidal owns for Revisions. */
-export type WatchedKind = 'Service' | 'Configuration' | 'Revision' | 'Route' | 'Deployment' | 'Pod';
+export type WatchedKind = 'Service' | 'Configuration' | 'Revision' | 'Route' | 'Ingress' | 'Deployment' | 'Pod';
 
 export interface PokeTarget {
   kind: EntityKind;
@@ -18,6 +18,16 @@ function servingOwner(obj: KubeObject, kind: EntityKind): PokeTarget | undefined
   const ref = controllerOf(obj);
   if (!ref || ref.kind !== kind || !ref.apiVersion.startsWith(`${SERVING_GROUP}/`)) return undefined;
   return { kind, key: { namespace: obj.metadata.namespace ?? '', name: ref.name } };
+}
+
+/** The Routes that carry this Configuration or Revision (the `serving.knative.dev/routes` annotation). */
+function routesOf(obj: KubeObject): PokeTarget[] {
+  const routes = obj.metadata.annotations?.[Annotations.routes] ?? '';
+  return routes
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r !== '')
+    .map((name) => ({ kind: 'Route' as const, key: { namespace: obj.metadata.namespace ?? '', name } }));
 }
 
 function self(kind: EntityKind, obj: KubeObject): PokeTarget {
@@ -35,13 +45,16 @@ export function pokeTargets(kind: WatchedKind, obj: KubeObject, enabled: Readonl
       out.push(self('Service', obj));
       break;
     case 'Configuration':
-      out.push(self('Configuration', obj), servingOwner(obj, 'Service'));
+      out.push(self('Configuration', obj), servingOwner(obj, 'Service'), ...routesOf(obj));
       break;
     case 'Revision':
-      out.push(self('Revision', obj), servingOwner(obj, 'Configuration'));
+      out.push(self('Revision', obj), servingOwner(obj, 'Configuration'), ...routesOf(obj));
       break;
     case 'Route':
       out.push(self('Route', obj), servingOwner(obj, 'Service'));
+      break;
+    case 'Ingress':
+      out.push(self('Ingress', obj), servingOwner(obj, 'Route'));
       break;
     case 'Deployment':
       out.push(servingOwner(obj, 'Revision'));

@@ -23,6 +23,7 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   Configuration: { type: Resources.Configuration },
   Revision: { type: Resources.Revision },
   Route: { type: Resources.Route },
+  Ingress: { type: Resources.KIngress },
   // Only the objects Tidal made for Revisions.
   Deployment: { type: Resources.Deployment, labelSelector: 'serving.knative.dev/revision' },
   Pod: { type: Resources.Pod, labelSelector: 'serving.knative.dev/revision' },

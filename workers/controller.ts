@@ -15,7 +15,7 @@ import { serveHttp } from './http.js';
 import { createWorker } from './worker.js';
 
 /** Entity workflows this build implements; the watcher pokes only these. */
-export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>(['Service', 'Configuration', 'Revision']);
+export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route', 'Ingress']);
 
 async function main(): Promise<void> {
   const cfg = loadConfig();
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     watcher = new Watcher(
       kube,
       poker,
-      { enabled: enabledKinds, watched: ['Service', 'Configuration', 'Revision', 'Route', 'Deployment', 'Pod'], relistMs: cfg.relistSeconds * 1000, maxBackoffMs: 30_000 },
+      { enabled: enabledKinds, watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'Pod'], relistMs: cfg.relistSeconds * 1000, maxBackoffMs: 30_000 },
       log.child({ component: 'watcher' }),
       registry,
     );
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     setTimeout(sweepOnce, 30_000).unref();
     setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
     configStore.onUpdate((cm) => {
-      const n = w.pokeAll(['Service', 'Configuration', 'Revision'], {
+      const n = w.pokeAll(['Service', 'Configuration', 'Revision', 'Route'], {
         source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
         reason: 'updated',
         ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),

@@ -2,4 +2,6 @@
 export { serviceWorkflow } from './service.js';
 export { configurationWorkflow } from './configuration.js';
 export { revisionWorkflow } from './revision.js';
+export { routeWorkflow } from './route.js';
+export { ingressWorkflow } from './ingress.js';
 export { pokeSignal, stateQuery } from './entity.js';
