@@ -124,16 +124,23 @@ describe('Service → Configuration → Revision → Deployment', () => {
     expect(cfg.status).toMatchObject({ latestCreatedRevisionName: `${name}-00001`, latestReadyRevisionName: `${name}-00001`, observedGeneration: 1 });
   });
 
-  it('checklist 8 and 9: the Service mirrors its Configuration; RoutesReady stays Unknown until a Route reconciler reports', async () => {
-    const svc = await eventually('Service ConfigurationsReady', async () => {
+  it('checklist 8: the Service mirrors its Configuration and Route and becomes Ready with its URL', async () => {
+    const svc = await eventually('Service Ready', async () => {
       const s = await getObject<Service>('ksvc', name);
-      return cond(s, 'ConfigurationsReady')?.status === 'True' ? s : undefined;
+      return cond(s, 'Ready')?.status === 'True' ? s : undefined;
     }, 60_000);
-    expect(svc.status).toMatchObject({ latestCreatedRevisionName: `${name}-00001`, latestReadyRevisionName: `${name}-00001`, observedGeneration: 1 });
-    expect(cond(svc, 'RoutesReady')).toMatchObject({ status: 'Unknown', reason: 'OutOfDate', message: 'The Route is still working to reflect the latest desired specification.' });
-    expect(cond(svc, 'Ready')?.status).toBe('Unknown');
+    expect(svc.status).toMatchObject({
+      latestCreatedRevisionName: `${name}-00001`,
+      latestReadyRevisionName: `${name}-00001`,
+      observedGeneration: 1,
+      url: `http://${name}.default.svc.cluster.local`,
+      address: { url: `http://${name}.default.svc.cluster.local` },
+      traffic: [{ revisionName: `${name}-00001`, latestRevision: true, percent: 100 }],
+    });
+    expect(cond(svc, 'ConfigurationsReady')?.status).toBe('True');
+    expect(cond(svc, 'RoutesReady')?.status).toBe('True');
     const row = (await kubectl(['get', 'ksvc', name, '--no-headers'])).trim().split(/\s+/);
-    expect(row).toEqual([name, `${name}-00001`, `${name}-00001`, 'Unknown', 'OutOfDate']);
+    expect(row).toEqual([name, `http://${name}.default.svc.cluster.local`, `${name}-00001`, `${name}-00001`, 'True']);
   });
 
   it('records Kubernetes Events with Knative reasons', async () => {

@@ -1,0 +1,119 @@
+// Routing as Knative users see it: URLs under config-domain, selectors, cluster-local visibility, traffic splits
+// and tags, down to the Istio VirtualServices Tidal writes (accepted by the real Istio CRD schema on the API server).
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Condition, Route, Service } from '../../api/serving.js';
+import { apply, getObject, kubectl } from '../harness/cluster.js';
+import { eventually } from '../harness/wait.js';
+
+interface VirtualService {
+  spec: {
+    gateways: string[];
+    hosts: string[];
+    http: { match: { authority?: { prefix?: string }; gateways?: string[] }[]; route: { destination: { host: string; port: { number: number } }; weight: number; headers?: { request?: { set?: Record<string, string> } } }[] }[];
+  };
+}
+
+const cond = (o: { status?: { conditions?: Condition[] } } | undefined, t: string) => o?.status?.conditions?.find((c) => c.type === t);
+const setDomain = (data: Record<string, string | null>) =>
+  kubectl(['patch', 'configmap', 'config-domain', '-n', 'knative-serving', '--type=merge', '-p', JSON.stringify({ data })]);
+
+function ksvc(name: string, extra: { labels?: Record<string, string>; image?: string; traffic?: object[] } = {}): object {
+  return {
+    apiVersion: 'serving.knative.dev/v1',
+    kind: 'Service',
+    metadata: { name, namespace: 'default', ...(extra.labels ? { labels: extra.labels } : {}) },
+    spec: {
+      template: { spec: { containers: [{ image: extra.image ?? 'nginx:1.27', ports: [{ containerPort: 80 }] }] } },
+      ...(extra.traffic ? { traffic: extra.traffic } : {}),
+    },
+  };
+}
+
+async function readyService(name: string, check: (s: Service) => boolean = () => true): Promise<Service> {
+  return eventually(`Service ${name} Ready`, async () => {
+    const s = await getObject<Service>('ksvc', name);
+    return cond(s, 'Ready')?.status === 'True' && s && check(s) ? s : undefined;
+  }, 120_000);
+}
+
+afterAll(async () => {
+  await setDomain({ '127.0.0.1.sslip.io': null, 'svc.coolcoffee.company': null });
+  await kubectl(['delete', 'ksvc', 'web', 'coffee', 'private', '--ignore-not-found']);
+});
+
+describe('routing', () => {
+  it('checklist 48 and 50: a Service is Ready at http://<name>.<ns>.svc.cluster.local under the default domain', async () => {
+    await apply(ksvc('web'));
+    const svc = await readyService('web');
+    expect(svc.status?.url).toBe('http://web.default.svc.cluster.local');
+    const route = (await getObject<Route>('route', 'web'))!;
+    expect(cond(route, 'AllTrafficAssigned')?.status).toBe('True');
+    expect(cond(route, 'IngressReady')?.status).toBe('True');
+    expect(cond(route, 'CertificateProvisioned')).toMatchObject({ status: 'True', reason: 'TLSNotEnabled' });
+    const vs = (await getObject<VirtualService>('virtualservice', 'web-ingress'))!;
+    expect(vs.spec.gateways).toEqual(['knative-serving/knative-local-gateway']);
+    const mesh = (await getObject<VirtualService>('virtualservice', 'web-mesh'))!;
+    expect(mesh.spec.gateways).toEqual(['mesh']);
+  });
+
+  it('checklist 48: with a default domain in config-domain the URL moves to it and the external gateway serves it', async () => {
+    await setDomain({ '127.0.0.1.sslip.io': '' });
+    const svc = await readyService('web', (s) => s.status?.url === 'http://web.default.127.0.0.1.sslip.io');
+    expect(svc.status?.address?.url).toBe('http://web.default.svc.cluster.local');
+    const vs = await eventually('external VirtualService', async () => {
+      const v = await getObject<VirtualService>('virtualservice', 'web-ingress');
+      return v?.spec.hosts.includes('web.default.127.0.0.1.sslip.io') ? v : undefined;
+    }, 60_000);
+    expect(vs.spec.gateways).toEqual(['knative-serving/knative-ingress-gateway', 'knative-serving/knative-local-gateway']);
+  });
+
+  it('checklist 50: a selector entry gives a labelled Service its domain (most specific wins)', async () => {
+    await setDomain({ 'svc.coolcoffee.company': 'selector:\n  app: coolcoffee.company\n' });
+    await apply(ksvc('coffee', { labels: { app: 'coolcoffee.company' } }));
+    const svc = await readyService('coffee', (s) => s.status?.url === 'http://coffee.default.svc.coolcoffee.company');
+    expect(svc.status?.url).toBe('http://coffee.default.svc.coolcoffee.company');
+  });
+
+  it('checklist 51: networking.knative.dev/visibility=cluster-local keeps a Service off the external gateway', async () => {
+    await apply(ksvc('private', { labels: { 'networking.knative.dev/visibility': 'cluster-local' } }));
+    const svc = await readyService('private');
+    expect(svc.status?.url).toBe('http://private.default.svc.cluster.local');
+    const vs = (await getObject<VirtualService>('virtualservice', 'private-ingress'))!;
+    expect(vs.spec.gateways).toEqual(['knative-serving/knative-local-gateway']);
+    expect(vs.spec.hosts.some((h) => h.includes('sslip.io'))).toBe(false);
+  });
+
+  it('checklist 47 and 56: 90 % latest / 10 % web-00001 shows as weights 90/10 in web-ingress and in the Route status', async () => {
+    await apply(ksvc('web', { image: 'nginx:1.28', traffic: [{ latestRevision: true, percent: 90 }, { revisionName: 'web-00001', percent: 10 }] }));
+    const svc = await readyService('web', (s) => s.status?.latestReadyRevisionName === 'web-00002' && (s.status.traffic?.length ?? 0) === 2);
+    expect(svc.status?.traffic).toEqual([
+      { revisionName: 'web-00002', latestRevision: true, percent: 90 },
+      { revisionName: 'web-00001', latestRevision: false, percent: 10 },
+    ]);
+    const vs = await eventually('weights 90/10', async () => {
+      const v = await getObject<VirtualService>('virtualservice', 'web-ingress');
+      const weights = v?.spec.http[0]?.route.map((r) => r.weight).sort((a, b) => b - a);
+      return weights?.join('/') === '90/10' ? v : undefined;
+    }, 60_000);
+    const dest = vs.spec.http[0]!.route.map((r) => [r.destination.host, r.weight, r.headers?.request?.set?.['Knative-Serving-Revision']]);
+    expect(dest).toEqual(expect.arrayContaining([
+      ['web-00002.default.svc.cluster.local', 90, 'web-00002'],
+      ['web-00001.default.svc.cluster.local', 10, 'web-00001'],
+    ]));
+  });
+
+  it('checklist 49 and 57: a tag gets a tag URL and its own route to its revision', async () => {
+    await apply(ksvc('web', { image: 'nginx:1.28', traffic: [{ latestRevision: true, percent: 100 }, { revisionName: 'web-00001', percent: 0, tag: 'old' }] }));
+    const svc = await readyService('web', (s) => s.status?.traffic?.some((t) => t.tag === 'old') ?? false);
+    expect(svc.status?.traffic).toContainEqual({ tag: 'old', revisionName: 'web-00001', latestRevision: false, percent: 0, url: 'http://old-web.default.127.0.0.1.sslip.io' });
+    const vs = await eventually('tag route', async () => {
+      const v = await getObject<VirtualService>('virtualservice', 'web-ingress');
+      return v?.spec.hosts.includes('old-web.default.127.0.0.1.sslip.io') ? v : undefined;
+    }, 60_000);
+    const tagRoute = vs.spec.http.find((h) => h.match.some((m) => m.authority?.prefix === 'old-web.default.127.0.0.1.sslip.io'));
+    expect(tagRoute?.route).toEqual([expect.objectContaining({ destination: { host: 'web-00001.default.svc.cluster.local', port: { number: 80 } }, weight: 100 })]);
+    // The tag's placeholder Service exists, owned by the Route.
+    const placeholder = await getObject<{ spec: { type: string; externalName: string } }>('service', 'old-web');
+    expect(placeholder?.spec.type).toBe('ExternalName');
+  });
+});
