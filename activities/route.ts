@@ -12,6 +12,7 @@ import { clusterLocalHost, routeAddressURL, routeURL, tagURL, targetDomain, targ
 import { ingressClassForRoute, makeIngress, type TrafficHosts } from '../resources/ingress.js';
 import { makePlaceholderService, placeholderServiceName } from '../resources/placeholder-service.js';
 import { buildTrafficConfiguration, markBadTrafficTarget, statusTraffic, trafficNames } from '../resources/traffic.js';
+import { routingPatch } from '../resources/labeler.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { statusOutcome, type StatusOutcome } from './service.js';
 import { containsAll, writeStatus } from './status.js';
@@ -52,6 +53,32 @@ export function createRouteActivities(deps: ActivityDeps) {
     if (existing && containsAll(existing, desired)) return { obj: existing, action: 'unchanged' };
     const obj = await kube.apply(type, desired);
     return { obj, action: existing ? 'updated' : 'created' };
+  }
+
+  /**
+   * The labeler (spec §4.7): every Revision the traffic references, and the latest created Revision of every
+   * latestRevision Configuration, is `active` with this Route in its routes annotation; once the Route is Ready,
+   * Revisions it no longer references lose it (and become `reserve` when no Route is left).
+   */
+  async function labelRevisions(key: ObjectKey, route: Route, referenced: string[], configs: Record<string, Configuration>, routeReady: boolean, now: string): Promise<void> {
+    const carried = new Set(referenced);
+    for (const t of route.spec.traffic ?? []) {
+      const latest = t.configurationName ? configs[t.configurationName]?.status?.latestCreatedRevisionName : undefined;
+      if (latest) carried.add(latest);
+    }
+    for (const name of carried) {
+      const rev = await kube.get<Revision>(Resources.Revision, key.namespace, name);
+      const patch = rev ? routingPatch(rev, key.name, true, now) : undefined;
+      if (patch) await kube.mergePatch(Resources.Revision, key.namespace, name, { metadata: patch });
+    }
+    if (!routeReady) return;
+    const active = await kube.list<Revision>(Resources.Revision, key.namespace, { labelSelector: `${Labels.routingState}=active` });
+    for (const rev of active.items) {
+      const name = rev.metadata.name ?? '';
+      if (carried.has(name)) continue;
+      const patch = routingPatch(rev, key.name, false, now);
+      if (patch) await kube.mergePatch(Resources.Revision, key.namespace, name, { metadata: patch });
+    }
   }
 
   return {
@@ -112,6 +139,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       }
       endReconcile(r, before, now);
       const written = await writeStatus(kube, Resources.Route, raw, r.status);
+      if (!error) await labelRevisions(key, route, Object.keys(traffic.revisions), configs, routeConditionSet.isHappy(r.status), now);
       return { ...statusOutcome(written, r.status), ingress: ingressAction, ...(ingressResourceVersion ? { ingressResourceVersion } : {}) };
     },
   };

@@ -1,7 +1,7 @@
 // Routing as Knative users see it: URLs under config-domain, selectors, cluster-local visibility, traffic splits
 // and tags, down to the Istio VirtualServices Tidal writes (accepted by the real Istio CRD schema on the API server).
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Condition, Route, Service } from '../../api/serving.js';
+import type { Condition, Revision, Route, Service } from '../../api/serving.js';
 import { apply, getObject, kubectl } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
@@ -115,5 +115,22 @@ describe('routing', () => {
     // The tag's placeholder Service exists, owned by the Route.
     const placeholder = await getObject<{ spec: { type: string; externalName: string } }>('service', 'old-web');
     expect(placeholder?.spec.type).toBe('ExternalName');
+    const old = (await getObject<Revision>('revision', 'web-00001'))!;
+    expect(old.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+    expect(old.metadata.annotations?.['serving.knative.dev/routes']).toBe('web');
+  });
+
+  it('checklist 60 and 61: a Revision no Route carries any more becomes reserve with a fresh routingStateModified', async () => {
+    const before = (await getObject<Revision>('revision', 'web-00001'))!;
+    await apply(ksvc('web', { image: 'nginx:1.28' }));
+    const rev = await eventually('web-00001 reserve', async () => {
+      const r = await getObject<Revision>('revision', 'web-00001');
+      return r?.metadata.labels?.['serving.knative.dev/routingState'] === 'reserve' ? r : undefined;
+    }, 60_000);
+    expect(rev.metadata.annotations?.['serving.knative.dev/routes']).toBeUndefined();
+    expect(rev.metadata.annotations?.['serving.knative.dev/routingStateModified']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect((rev.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? '') >= (before.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? '')).toBe(true);
+    const latest = (await getObject<Revision>('revision', 'web-00002'))!;
+    expect(latest.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
   });
 });

@@ -1,0 +1,181 @@
+// The gateway's self-signed wildcard certificate (hakn `pkg/reconciler/certificates`, see
+// docs istio-routing-and-hakn.md §D.4): the Secret `istio-system/tls-cert` that the Gateway's HTTPS server names as
+// its `credentialName` holds one server certificate (CN `*`, DNS SAN `*`, ServerAuth) signed by an ephemeral CA that
+// is thrown away. It is regenerated when the Secret is missing, lacks a key, does not parse (or the key does not
+// match the certificate), or expires within `renewBeforeHours`.
+//
+// Differences from hakn, on purpose:
+// * keys are RSA 2048 made with node:crypto (node-forge cannot sign with ECDSA; hakn uses ECDSA P-256);
+// * a missing Secret is created (hakn leaves that to the installer);
+// * rotation does not depend on an informer resync: the activity reports when to look again (`renewAt`) and the
+//   workflow sleeps on a durable timer until then.
+// The private key never leaves this module other than in the applied Secret: not returned, not logged.
+import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import forge from 'node-forge';
+import { Resources } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
+import type { ActivityDeps } from './deps.js';
+
+export interface SecretObject extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+export interface EnsureGatewayCertificateInput {
+  namespace: string;
+  name: string;
+  validityHours: number;
+  renewBeforeHours: number;
+}
+
+export interface EnsureGatewayCertificateResult {
+  action: 'created' | 'renewed' | 'kept';
+  /** The certificate's NotAfter (ISO 8601). */
+  notAfter: string;
+  /** When it should be checked again: NotAfter − renewBeforeHours (ISO 8601). */
+  renewAt: string;
+}
+
+export interface SelfSignedCertificate {
+  /** PEM of the server certificate only (the CA is discarded). */
+  certPem: string;
+  /** PKCS#8 `PRIVATE KEY` PEM of the server key. */
+  keyPem: string;
+  notBefore: Date;
+  notAfter: Date;
+}
+
+const HOUR_MS = 3_600_000;
+/** Backdating of NotBefore, for clocks a little behind ours. */
+const CLOCK_SKEW_MS = 60_000;
+const ORGANIZATION = 'Tidal';
+
+/** NotAfter of a PEM certificate, or undefined when it does not parse. */
+export function certificateNotAfter(pem: string): Date | undefined {
+  try {
+    const notAfter = new Date(new X509Certificate(pem).validTo);
+    return Number.isNaN(notAfter.getTime()) ? undefined : notAfter;
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `pem` does not parse or expires in less than `renewBeforeHours` after `now`. */
+export function certificateNeedsRenewal(pem: string, now: Date, renewBeforeHours: number): boolean {
+  const notAfter = certificateNotAfter(pem);
+  return notAfter === undefined || notAfter.getTime() - now.getTime() < renewBeforeHours * HOUR_MS;
+}
+
+/** True when the private key parses and belongs to the certificate (Go's `tls.X509KeyPair` check). */
+export function keyMatchesCertificate(certPem: string, keyPem: string): boolean {
+  try {
+    return new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem));
+  } catch {
+    return false;
+  }
+}
+
+function rsaKeyPair(): { privatePem: string; publicPem: string; pkcs8Pem: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return {
+    privatePem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
+    publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    pkcs8Pem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+  };
+}
+
+/** A positive 128-bit serial (hex, leading byte below 0x80). */
+function serial(): string {
+  const b = randomBytes(16);
+  b[0] = ((b[0] ?? 0) & 0x7f) | 0x01;
+  return b.toString('hex');
+}
+
+/**
+ * Makes an ephemeral CA and a wildcard server certificate signed by it: CN `*`, DNS SAN `*`, ServerAuth, valid from
+ * `now` (backdated a minute for clock skew) until `now + validityHours` (whole seconds, as X.509 stores them).
+ */
+export function makeSelfSignedCertificate(opts: { validityHours: number; now: Date }): SelfSignedCertificate {
+  const nowMs = Math.floor(opts.now.getTime() / 1000) * 1000;
+  const notBefore = new Date(nowMs - CLOCK_SKEW_MS);
+  const notAfter = new Date(nowMs + opts.validityHours * HOUR_MS);
+  const ca = rsaKeyPair();
+  const server = rsaKeyPair();
+  const caPrivate = forge.pki.privateKeyFromPem(ca.privatePem);
+
+  const sign = (publicPem: string, subject: forge.pki.CertificateField[], issuer: forge.pki.CertificateField[], extensions: object[], from: Date, until: Date): forge.pki.Certificate => {
+    const cert = forge.pki.createCertificate();
+    cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
+    cert.serialNumber = serial();
+    cert.validity.notBefore = from;
+    cert.validity.notAfter = until;
+    cert.setSubject(subject);
+    cert.setIssuer(issuer);
+    cert.setExtensions(extensions);
+    cert.sign(caPrivate, forge.md.sha256.create());
+    return cert;
+  };
+
+  const caName: forge.pki.CertificateField[] = [
+    { name: 'organizationName', value: ORGANIZATION },
+    { name: 'commonName', value: 'tidal-gateway-ca' },
+  ];
+  // hakn discards the CA and writes only the server certificate, so the CA needs only a key and a name here: its own
+  // certificate would never be used.
+  const cert = sign(server.publicPem, [{ name: 'organizationName', value: ORGANIZATION }, { name: 'commonName', value: '*' }], caName, [
+    { name: 'basicConstraints', cA: false },
+    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: 'extKeyUsage', serverAuth: true },
+    { name: 'subjectAltName', altNames: [{ type: 2, value: '*' }] },
+  ], notBefore, notAfter);
+
+  return { certPem: forge.pki.certificateToPem(cert), keyPem: server.pkcs8Pem, notBefore, notAfter };
+}
+
+const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
+const unb64 = (s: string | undefined): string | undefined => (s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8'));
+
+export function createCertificateActivities(deps: ActivityDeps) {
+  const { kube, log } = deps;
+
+  return {
+    /** Keeps the gateway's TLS Secret holding a valid self-signed wildcard certificate; says when to look again. */
+    async ensureGatewayCertificate(input: EnsureGatewayCertificateInput): Promise<EnsureGatewayCertificateResult> {
+      const { namespace, name, validityHours, renewBeforeHours } = input;
+      if (!(validityHours > renewBeforeHours) || !(renewBeforeHours >= 0)) {
+        throw new Error(`validityHours (${validityHours}) must exceed renewBeforeHours (${renewBeforeHours}) >= 0`);
+      }
+      const now = deps.now?.() ?? new Date();
+      const renewAtOf = (notAfter: Date) => new Date(notAfter.getTime() - renewBeforeHours * HOUR_MS).toISOString();
+
+      const secret = await kube.get<SecretObject>(Resources.Secret, namespace, name);
+      const certPem = unb64(secret?.data?.['tls.crt']);
+      const keyPem = unb64(secret?.data?.['tls.key']);
+      let reason: string | undefined;
+      if (!secret) reason = 'Secret missing';
+      else if (!certPem || !keyPem) reason = 'tls.crt or tls.key missing';
+      else if (certificateNotAfter(certPem) === undefined) reason = 'tls.crt does not parse';
+      else if (!keyMatchesCertificate(certPem, keyPem)) reason = 'tls.key does not parse or does not match tls.crt';
+      else if (certificateNeedsRenewal(certPem, now, renewBeforeHours)) reason = `expires within ${renewBeforeHours}h`;
+
+      if (reason === undefined && certPem) {
+        const notAfter = certificateNotAfter(certPem) as Date;
+        return { action: 'kept', notAfter: notAfter.toISOString(), renewAt: renewAtOf(notAfter) };
+      }
+
+      const made = makeSelfSignedCertificate({ validityHours, now });
+      const desired: SecretObject = {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace },
+        type: 'kubernetes.io/tls',
+        data: { 'tls.crt': b64(made.certPem), 'tls.key': b64(made.keyPem) },
+      };
+      await kube.apply(Resources.Secret, desired);
+      const action = secret ? 'renewed' : 'created';
+      const notAfter = made.notAfter.toISOString();
+      log.info({ namespace, name, action, reason, notAfter }, 'gateway certificate written');
+      return { action, notAfter, renewAt: renewAtOf(made.notAfter) };
+    },
+  };
+}
