@@ -5,6 +5,7 @@ import { createRevisionActivities } from './revision.js';
 import { createServiceActivities } from './service.js';
 import { createRouteActivities } from './route.js';
 import { createIngressActivities } from './ingress.js';
+import { createCertificateActivities } from './certificate.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRevisionActivities(deps),
     ...createRouteActivities(deps),
     ...createIngressActivities(deps),
+    ...createCertificateActivities(deps),
   };
 }
 

@@ -3,10 +3,12 @@
 // successful apply.
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
 import { Resources } from '../api/kinds.js';
-import { ingressConditionSet, markLoadBalancerReady, markNetworkConfigured } from '../api/lifecycle/ingress.js';
+import { ingressConditionSet, isIngressReady, markLoadBalancerNotReady, markLoadBalancerReady, markNetworkConfigured } from '../api/lifecycle/ingress.js';
 import type { KubeObject, ObjectKey } from '../api/meta.js';
 import { IstioIngressClassName, NetworkingAnnotations, type Ingress, type IngressStatus } from '../api/networking.js';
-import { DEFAULT_ISTIO_GATEWAYS, makeIngressVirtualService, makeMeshVirtualService } from '../resources/istio/virtual-service.js';
+import { DEFAULT_ISTIO_GATEWAYS, makeVirtualServices } from '../resources/istio/virtual-service.js';
+import { ingressProbeHash } from '../resources/probe-hash.js';
+import { gatewayTargets, probeGateways, type GatewayPodLike } from './prober.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { statusOutcome, type StatusOutcome } from './service.js';
 import { containsAll, writeStatus } from './status.js';
@@ -14,14 +16,16 @@ import { containsAll, writeStatus } from './status.js';
 export type IngressOutcome = { outcome: 'gone' } | { outcome: 'otherClass'; ingressClass: string } | (StatusOutcome & { virtualServices: number });
 
 export function createIngressActivities(deps: ActivityDeps) {
-  const { kube } = deps;
+  const { kube, config } = deps;
   return {
     async reconcileIngress(key: ObjectKey): Promise<IngressOutcome> {
       const ing = await kube.get<Ingress>(Resources.KIngress, key.namespace, key.name);
       if (!ing || ing.metadata.deletionTimestamp) return { outcome: 'gone' };
       const cls = ing.metadata.annotations?.[NetworkingAnnotations.ingressClass] ?? IstioIngressClassName;
       if (cls !== IstioIngressClassName) return { outcome: 'otherClass', ingressClass: cls };
-      const vss = [makeIngressVirtualService(ing, DEFAULT_ISTIO_GATEWAYS), makeMeshVirtualService(ing, DEFAULT_ISTIO_GATEWAYS)].filter((v) => v !== undefined);
+      // The probe routes (K-Network-Hash) are always programmed; probing itself is behind config-network's switch.
+      const hash = ingressProbeHash(ing);
+      const vss = makeVirtualServices(ing, DEFAULT_ISTIO_GATEWAYS, hash);
       for (const vs of vss) {
         const existing = await kube.get<KubeObject>(Resources.VirtualService, vs.metadata.namespace ?? key.namespace, vs.metadata.name ?? '');
         if (!existing || !containsAll(existing, vs)) await kube.apply(Resources.VirtualService, vs);
@@ -31,9 +35,22 @@ export function createIngressActivities(deps: ActivityDeps) {
       const before = beginReconcile(copy, ingressConditionSet, now);
       const status = copy.status as IngressStatus;
       markNetworkConfigured(status, now);
-      markLoadBalancerReady(status, [{ domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }], [{ domainInternal: 'knative-local-gateway.istio-system.svc.cluster.local' }], now);
+      let probeFailures: string[] = [];
+      if (config.networkConfig().ingressReadinessProbing === 'enabled' && !isIngressReady(ing)) {
+        const pods = await kube.list<KubeObject & GatewayPodLike>(Resources.Pod, 'istio-system', { labelSelector: 'istio=ingressgateway' });
+        const hosts = [...new Set((ing.spec.rules ?? []).flatMap((r) => r.hosts ?? []))];
+        const result = await probeGateways({ targets: gatewayTargets(pods.items, 8080), hosts, hash, timeoutMs: 1000 });
+        probeFailures = result.failures;
+      }
+      if (probeFailures.length === 0) {
+        markLoadBalancerReady(status, [{ domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }], [{ domainInternal: 'knative-local-gateway.istio-system.svc.cluster.local' }], now);
+      } else {
+        markLoadBalancerNotReady(status, now);
+      }
       endReconcile(copy, before, now);
       const written = await writeStatus(kube, Resources.KIngress, ing, copy.status);
+      // Not every gateway serves the new configuration yet: retry (with backoff) until they do.
+      if (probeFailures.length > 0) throw new Error(`gateways not ready for Ingress ${key.namespace}/${key.name}: ${probeFailures.slice(0, 3).join('; ')}`);
       return { ...statusOutcome(written, copy.status), virtualServices: vss.length };
     },
   };

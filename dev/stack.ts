@@ -282,6 +282,9 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', bins.ISTIO_CRDS]);
   await kubectl(info, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
   await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'knative-serving' } }));
+  await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } }));
+  // hakn's two Istio Gateways (external with the self-signed certificate's Secret, and cluster-local).
+  await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', path.join(repoRoot, 'deploy', 'istio')]);
   // Tidal's config maps with hakn's defaults; `up` again keeps whatever a user changed since (server-side apply).
   const configDir = path.join(repoRoot, 'deploy', 'config');
   if (existsSync(configDir)) await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', configDir]);

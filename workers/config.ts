@@ -20,6 +20,9 @@ export interface TidalConfig {
   registryCAFiles: string[];
   /** Registries spoken to over plain HTTP. */
   insecureRegistries: string[];
+  /** hakn's gateway certificate: lifetime and how long before expiry it is renewed. */
+  gatewayCertValidityHours: number;
+  gatewayCertRenewBeforeHours: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, def: number): number {
@@ -61,5 +64,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     identity: env.TIDAL_IDENTITY || undefined,
     registryCAFiles: list(env.TIDAL_REGISTRY_CA_FILES),
     insecureRegistries: list(env.TIDAL_INSECURE_REGISTRIES),
+    gatewayCertValidityHours: int(env, 'TIDAL_GATEWAY_CERT_VALIDITY_HOURS', 168),
+    gatewayCertRenewBeforeHours: int(env, 'TIDAL_GATEWAY_CERT_RENEW_BEFORE_HOURS', 24),
   };
 }

@@ -2,10 +2,11 @@
 // Any number of replicas may run. SIGTERM drains: the watcher stops, running activities finish, then exit.
 import { Client, Connection } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EntityKind } from '../api/entity.js';
 import { makeEventRecorder } from '../activities/events.js';
 import { ConfigStore } from '../watcher/config-store.js';
+import { GATEWAY_TLS_SECRET_NAME, GATEWAY_TLS_SECRET_NAMESPACE } from '../resources/istio/gateways.js';
 import { KubeClient } from '../activities/kube/client.js';
 import { Poker } from '../watcher/poker.js';
 import { Watcher } from '../watcher/watcher.js';
@@ -16,6 +17,31 @@ import { createWorker } from './worker.js';
 
 /** Entity workflows this build implements; the watcher pokes only these. */
 export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route', 'Ingress']);
+
+/**
+ * hakn's self-signed gateway certificate lives in one durable workflow that renews it on a timer. Starting it is
+ * idempotent (signalWithStart, USE_EXISTING); a failure (Temporal not up yet) is retried until it works.
+ */
+function startGatewayCertificate(client: Client, cfg: ReturnType<typeof loadConfig>, log: ReturnType<typeof makeLogger>): void {
+  const attempt = (delayMs: number) => {
+    client.workflow
+      .signalWithStart('gatewayCertificateWorkflow', {
+        workflowId: `GatewayCertificate/${GATEWAY_TLS_SECRET_NAMESPACE}/${GATEWAY_TLS_SECRET_NAME}`,
+        taskQueue: cfg.taskQueue,
+        args: [{ namespace: GATEWAY_TLS_SECRET_NAMESPACE, name: GATEWAY_TLS_SECRET_NAME, validityHours: cfg.gatewayCertValidityHours, renewBeforeHours: cfg.gatewayCertRenewBeforeHours }],
+        signal: 'poke',
+        signalArgs: [{ source: 'Tidal/start', reason: 'resync' }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        staticSummary: `gateway certificate ${GATEWAY_TLS_SECRET_NAMESPACE}/${GATEWAY_TLS_SECRET_NAME}`,
+      })
+      .then(() => log.info({ kind: 'Secret', namespace: GATEWAY_TLS_SECRET_NAMESPACE, name: GATEWAY_TLS_SECRET_NAME }, 'gateway certificate workflow running'))
+      .catch((err: unknown) => {
+        log.warn({ err, retryMs: delayMs }, 'could not start the gateway certificate workflow; retrying');
+        setTimeout(() => attempt(Math.min(delayMs * 2, 30_000)), delayMs).unref();
+      });
+  };
+  attempt(1000);
+}
 
 async function main(): Promise<void> {
   const cfg = loadConfig();
@@ -28,7 +54,12 @@ async function main(): Promise<void> {
   });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const kube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager });
+  const kubeRequests = new Counter({ name: 'tidal_kube_requests_total', help: 'Kubernetes API requests made by Tidal', labelNames: ['verb', 'resource', 'code'], registers: [registry] });
+  const kube = new KubeClient({
+    kubeconfig: cfg.kubeconfig,
+    fieldManager: cfg.fieldManager,
+    onRequest: (verb, resource, code) => kubeRequests.inc({ verb, resource, code: String(code) }),
+  });
   const configStore = new ConfigStore(kube, cfg.systemNamespace, log.child({ component: 'config' }), makeEventRecorder(kube, log));
   configStore.start();
 
@@ -48,6 +79,7 @@ async function main(): Promise<void> {
     );
     watcher.start();
     const w = watcher;
+    startGatewayCertificate(client, cfg, log);
     // Revive any entity workflow that is gone (failed, terminated) while its object still exists.
     // Once shortly after start (runs that fail to replay on new code fail on their first task) and then
     // periodically.

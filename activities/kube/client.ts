@@ -28,6 +28,8 @@ export interface KubeClientOptions {
   kubeconfig?: string; // a path; default: $KUBECONFIG, ~/.kube/config, then in-cluster
   fieldManager: string;
   timeoutMs?: number;
+  /** Called after every request (not watches), e.g. to count API calls per verb and resource. */
+  onRequest?: (verb: string, plural: string, status: number) => void;
 }
 
 interface RawResponse {
@@ -41,8 +43,10 @@ export class KubeClient {
   readonly fieldManager: string;
   private readonly timeoutMs: number;
   private readonly agent: http.Agent;
+  private readonly onRequest: KubeClientOptions['onRequest'];
 
   constructor(opts: KubeClientOptions) {
+    this.onRequest = opts.onRequest;
     if (opts.kubeconfig) this.kc.loadFromFile(opts.kubeconfig);
     else this.kc.loadFromDefault();
     const cluster = this.kc.getCurrentCluster();
@@ -191,7 +195,10 @@ export class KubeClient {
         let data = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (data += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
+        res.on('end', () => {
+          this.onRequest?.(method, pluralOf(path), res.statusCode ?? 0);
+          resolve({ status: res.statusCode ?? 0, body: data });
+        });
         res.on('error', reject);
       });
       req.on('error', reject);
@@ -199,6 +206,14 @@ export class KubeClient {
       req.end();
     });
   }
+}
+
+/** The resource plural of a REST path (`/apis/g/v/namespaces/ns/services/x/status` → `services`). */
+function pluralOf(path: string): string {
+  const parts = path.split('?')[0]!.split('/').filter((s) => s !== '');
+  const i = parts.indexOf('namespaces');
+  const rest = i >= 0 ? parts.slice(i + 2) : parts.slice(parts[0] === 'api' ? 2 : 3);
+  return rest[0] ?? '';
 }
 
 function query(params: Record<string, string | undefined>): string {
