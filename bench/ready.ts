@@ -23,6 +23,17 @@ function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
+/** Write requests (POST, PUT, PATCH, DELETE) Tidal's controller has made, from its Prometheus metrics. */
+async function tidalWrites(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${ports.controllerMetrics}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^tidal_kube_requests_total\{[^}]*verb="(POST|PUT|PATCH|DELETE)"[^}]*\} (\d+)/.exec(line);
+    if (m) sum += Number(m[2]);
+  }
+  return sum;
+}
+
 function service(name: string): Service {
   return {
     apiVersion: 'serving.knative.dev/v1',
@@ -38,6 +49,19 @@ async function main(): Promise<void> {
   const info = await stackUp({ dir, ports, ui: false, nodes: 2, controller: true, log: (s) => console.error(`[bench] ${s}`) });
   const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
   const readyAt = new Map<string, number>();
+  const serviceReadyAt = new Map<string, number>();
+  const services = new Informer(kube, Resources.Service, {
+    relistMs: 3_600_000,
+    maxBackoffMs: 1000,
+    onChange: (_t, obj: KubeObject) => {
+      const s = obj as Service;
+      const ready = s.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+      const name = s.metadata.name ?? '';
+      if (ready && !serviceReadyAt.has(name)) serviceReadyAt.set(name, performance.now());
+    },
+  }, log);
+  services.start();
+  await services.synced;
   const revisions = new Informer(kube, Resources.Revision, {
     relistMs: 3_600_000,
     maxBackoffMs: 1000,
@@ -53,8 +77,8 @@ async function main(): Promise<void> {
   const connection = await Connection.connect({ address: info.temporalAddress });
   const client = new Client({ connection });
 
-  console.log('\nTidal: kubectl-equivalent create of N Services → Revision Ready (local stack, kwok nodes, 2 cores)');
-  console.log('N\tp50 ms\tp95 ms\tmax ms\tall ready s\tServices/s');
+  console.log('\nTidal: create N Services at once → Revision Ready and → Service Ready (local stack, kwok nodes, 2 cores)');
+  console.log('N\trev p50\trev p95\tsvc p50\tsvc p95\tsvc max\tall ready s\tServices/s\tAPI writes/Service');
   for (const n of counts) {
     const names = Array.from({ length: n }, (_, i) => `b${n}-${i}`);
     const start = new Map<string, number>();
@@ -63,11 +87,18 @@ async function main(): Promise<void> {
       start.set(name, performance.now());
       await kube.create(Resources.Service, service(name));
     }));
+    const writesBefore = await tidalWrites();
     const deadline = Date.now() + 600_000;
-    while (names.some((x) => !readyAt.has(x)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    const lat = names.map((x) => (readyAt.get(x) ?? NaN) - (start.get(x) ?? 0)).sort((a, b) => a - b);
-    const all = (Math.max(...names.map((x) => readyAt.get(x) ?? NaN)) - t0) / 1000;
-    console.log(`${n}\t${pct(lat, 50).toFixed(0)}\t${pct(lat, 95).toFixed(0)}\t${lat.at(-1)?.toFixed(0)}\t${all.toFixed(2)}\t${(n / all).toFixed(1)}`);
+    while (names.some((x) => !serviceReadyAt.has(x) || !readyAt.has(x)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    // Let the echoes settle, then count what Tidal wrote for this batch.
+    await new Promise((r) => setTimeout(r, 3000));
+    const writes = ((await tidalWrites()) - writesBefore) / n;
+    const rev = names.map((x) => (readyAt.get(x) ?? NaN) - (start.get(x) ?? 0)).sort((a, b) => a - b);
+    const svc = names.map((x) => (serviceReadyAt.get(x) ?? NaN) - (start.get(x) ?? 0)).sort((a, b) => a - b);
+    const all = (Math.max(...names.map((x) => serviceReadyAt.get(x) ?? NaN)) - t0) / 1000;
+    console.log(
+      `${n}\t${pct(rev, 50).toFixed(0)}\t${pct(rev, 95).toFixed(0)}\t${pct(svc, 50).toFixed(0)}\t${pct(svc, 95).toFixed(0)}\t${svc.at(-1)?.toFixed(0)}\t${all.toFixed(2)}\t${(n / all).toFixed(1)}\t${writes.toFixed(1)}`,
+    );
   }
 
   // What a reconcile pass costs in history: events per pass, from one Service's three workflows.
@@ -85,6 +116,7 @@ async function main(): Promise<void> {
     console.log(`controller RSS after the run: ${(Number(rss) / 1024).toFixed(0)} MiB`);
   }
   await revisions.close();
+  await services.close();
   await connection.close();
   kube.close();
   await stackDown(dir);
