@@ -10,12 +10,16 @@ import type { Ingress } from '../api/networking.js';
 import type { Configuration, Revision, Route } from '../api/serving.js';
 import { clusterLocalHost, routeAddressURL, routeURL, tagURL, targetDomain, targetVisibility } from '../resources/domains.js';
 import { ingressClassForRoute, makeIngress, type TrafficHosts } from '../resources/ingress.js';
-import { makePlaceholderService, placeholderServiceName } from '../resources/placeholder-service.js';
+import { makeLoadBalancedPlaceholder, makePlaceholderService, placeholderServiceName } from '../resources/placeholder-service.js';
+import { isNotFound } from './kube/errors.js';
 import { buildTrafficConfiguration, markBadTrafficTarget, statusTraffic, trafficNames } from '../resources/traffic.js';
 import { routingPatch } from '../resources/labeler.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { statusOutcome, type StatusOutcome } from './service.js';
 import { containsAll, writeStatus } from './status.js';
+
+/** Knative's finalizer for the Route labeler (`<plural>.<group>`). */
+export const RouteFinalizer = 'routes.serving.knative.dev';
 
 export type RouteOutcome = { outcome: 'gone' } | (StatusOutcome & { ingress: 'created' | 'updated' | 'unchanged' | 'notOwned' | 'none'; ingressResourceVersion?: string });
 
@@ -55,6 +59,27 @@ export function createRouteActivities(deps: ActivityDeps) {
     return { obj, action: existing ? 'updated' : 'created' };
   }
 
+  /** Best effort on objects that may be going away with the Route (their owner is being deleted too). */
+  async function patchIfPresent(type: typeof Resources.Revision, ns: string, name: string, patch: unknown): Promise<void> {
+    try {
+      await kube.mergePatch(type, ns, name, patch);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+
+  /** The Route finalizer (checklist 62): take the Route off every Revision it carried, then let it go. */
+  async function finalizeRoute(key: ObjectKey, route: Route): Promise<void> {
+    if (!(route.metadata.finalizers ?? []).includes(RouteFinalizer)) return;
+    const now = nowOf(deps);
+    const active = await kube.list<Revision>(Resources.Revision, key.namespace, { labelSelector: `${Labels.routingState}=active` });
+    for (const rev of active.items) {
+      const patch = routingPatch(rev, key.name, false, now);
+      if (patch) await patchIfPresent(Resources.Revision, key.namespace, rev.metadata.name ?? '', { metadata: patch });
+    }
+    await patchIfPresent(Resources.Route, key.namespace, key.name, { metadata: { finalizers: (route.metadata.finalizers ?? []).filter((f) => f !== RouteFinalizer) } });
+  }
+
   /**
    * The labeler (spec §4.7): every Revision the traffic references, and the latest created Revision of every
    * latestRevision Configuration, is `active` with this Route in its routes annotation; once the Route is Ready,
@@ -69,7 +94,7 @@ export function createRouteActivities(deps: ActivityDeps) {
     for (const name of carried) {
       const rev = await kube.get<Revision>(Resources.Revision, key.namespace, name);
       const patch = rev ? routingPatch(rev, key.name, true, now) : undefined;
-      if (patch) await kube.mergePatch(Resources.Revision, key.namespace, name, { metadata: patch });
+      if (patch) await patchIfPresent(Resources.Revision, key.namespace, name, { metadata: patch });
     }
     if (!routeReady) return;
     const active = await kube.list<Revision>(Resources.Revision, key.namespace, { labelSelector: `${Labels.routingState}=active` });
@@ -77,7 +102,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       const name = rev.metadata.name ?? '';
       if (carried.has(name)) continue;
       const patch = routingPatch(rev, key.name, false, now);
-      if (patch) await kube.mergePatch(Resources.Revision, key.namespace, name, { metadata: patch });
+      if (patch) await patchIfPresent(Resources.Revision, key.namespace, name, { metadata: patch });
     }
   }
 
@@ -85,7 +110,14 @@ export function createRouteActivities(deps: ActivityDeps) {
     /** One Route pass (spec §4.1): traffic → placeholder Services → KIngress → status. */
     async reconcileRoute(key: ObjectKey): Promise<RouteOutcome> {
       const raw = await kube.get<Route>(Resources.Route, key.namespace, key.name);
-      if (!raw || raw.metadata.deletionTimestamp) return { outcome: 'gone' };
+      if (!raw) return { outcome: 'gone' };
+      if (raw.metadata.deletionTimestamp) {
+        await finalizeRoute(key, raw);
+        return { outcome: 'gone' };
+      }
+      if (!(raw.metadata.finalizers ?? []).includes(RouteFinalizer)) {
+        await kube.mergePatch(Resources.Route, key.namespace, key.name, { metadata: { finalizers: [...(raw.metadata.finalizers ?? []), RouteFinalizer] } });
+      }
       const route = setRouteDefaults(raw);
       const now = nowOf(deps);
       const net = config.networkConfig();
@@ -102,6 +134,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       } else {
         markTrafficAssigned(status, now);
         const hosts: Record<string, TrafficHosts> = {};
+        const currentIngress = await kube.get<Ingress>(Resources.KIngress, key.namespace, key.name);
         const tagUrls: Record<string, string> = {};
         for (const name of trafficNames(traffic)) {
           const host = targetDomain(route, name, net, dom);
@@ -113,7 +146,9 @@ export function createRouteActivities(deps: ActivityDeps) {
             const u = tagURL(route, name, net, dom);
             if (u.ok) tagUrls[name] = u.value;
           }
-          const placeholder = makePlaceholderService(route, name, host.value);
+          // Once the Ingress reports its load balancer, the placeholder points at it (checklist 54).
+          const balanced = currentIngress?.status ? makeLoadBalancedPlaceholder(route, name, currentIngress, local) : undefined;
+          const placeholder = balanced?.ok ? balanced.service : makePlaceholderService(route, name, host.value);
           const existing = await kube.get<KubeObject>(Resources.KubeService, key.namespace, svcName);
           if (!existing || (isControlledBy(existing, route.metadata.uid) && !containsAll(existing, placeholder))) {
             await kube.apply(Resources.KubeService, placeholder);
@@ -121,7 +156,7 @@ export function createRouteActivities(deps: ActivityDeps) {
           }
         }
         const desired = makeIngress(route, traffic, hosts, ingressClassForRoute(route, net.ingressClass));
-        const existing = await kube.get<Ingress>(Resources.KIngress, key.namespace, key.name);
+        const existing = currentIngress;
         if (existing && !isControlledBy(existing, route.metadata.uid)) {
           ingressAction = 'notOwned';
         } else {

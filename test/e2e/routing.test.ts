@@ -54,6 +54,13 @@ describe('routing', () => {
     expect(vs.spec.gateways).toEqual(['knative-serving/knative-local-gateway']);
     const mesh = (await getObject<VirtualService>('virtualservice', 'web-mesh'))!;
     expect(mesh.spec.gateways).toEqual(['mesh']);
+    // Checklist 53 and 54: the placeholder Service, owned by the Route, points at the load balancer once the Ingress reports it.
+    const placeholder = await eventually('placeholder on the load balancer', async () => {
+      const p = await getObject<{ metadata: { ownerReferences?: { kind: string }[] }; spec: { type: string; externalName?: string } }>('service', 'web');
+      return p?.spec.externalName === 'knative-local-gateway.istio-system.svc.cluster.local' ? p : undefined;
+    }, 60_000);
+    expect(placeholder.spec.type).toBe('ExternalName');
+    expect(placeholder.metadata.ownerReferences?.[0]?.kind).toBe('Route');
   });
 
   it('checklist 48: with a default domain in config-domain the URL moves to it and the external gateway serves it', async () => {
@@ -132,5 +139,17 @@ describe('routing', () => {
     expect((rev.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? '') >= (before.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? '')).toBe(true);
     const latest = (await getObject<Revision>('revision', 'web-00002'))!;
     expect(latest.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+  });
+
+  it('checklist 62: deleting a Route takes it off the Revisions it carried (the routes.serving.knative.dev finalizer)', async () => {
+    await apply({ apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name: 'extra', namespace: 'default' }, spec: { traffic: [{ revisionName: 'web-00002', percent: 100 }] } });
+    await eventually('extra carries web-00002', async () => (await getObject<Revision>('revision', 'web-00002'))?.metadata.annotations?.['serving.knative.dev/routes'] === 'extra,web', 60_000);
+    const route = (await getObject<Route>('route', 'extra'))!;
+    expect(route.metadata.finalizers).toContain('routes.serving.knative.dev');
+    await kubectl(['delete', 'route', 'extra', '--wait=false']);
+    await eventually('route gone', async () => (await getObject('route', 'extra')) === undefined, 60_000);
+    const rev = (await getObject<Revision>('revision', 'web-00002'))!;
+    expect(rev.metadata.annotations?.['serving.knative.dev/routes']).toBe('web');
+    expect(rev.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
   });
 });
