@@ -7,8 +7,10 @@ import { existsSync, statSync } from 'node:fs';
 const marker = 'node_modules/.package-lock.json';
 const stale = !existsSync(marker) || (existsSync('package-lock.json') && statSync('package-lock.json').mtimeMs > statSync(marker).mtimeMs + 1000);
 if (stale) {
-  console.error('[tidal] installing npm dependencies (npm ci)…');
-  execSync(existsSync('package-lock.json') ? 'npm ci --no-audit --no-fund' : 'npm install --no-audit --no-fund', { stdio: 'inherit' });
+  // `npm install` rather than `npm ci`: npm 11 refuses `ci` when the lock file lacks other platforms' optional
+  // packages (swc, rollup), which it does not always record; `install` honours the lock file all the same.
+  console.error('[tidal] installing npm dependencies (npm install)…');
+  execSync('npm install --no-audit --no-fund', { stdio: 'inherit' });
 }
 
 const has = (cmd) => {
