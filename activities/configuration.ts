@@ -9,8 +9,7 @@ import { makeRevision } from '../resources/revision.js';
 import { findRevisionForGeneration, isRevisionNameTaken } from '../resources/revision-lookup.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { isConflict } from './kube/errors.js';
-import { statusOutcome, type StatusOutcome } from './service.js';
-import { writeStatus } from './status.js';
+import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 export type RevisionOutcome =
   | { outcome: 'gone' }

@@ -19,7 +19,8 @@ export function createActivities(deps: ActivityDeps) {
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export type { ChildOutcome, StatusOutcome } from './service.js';
+export type { ChildOutcome } from './service.js';
+export type { StatusOutcome } from './status.js';
 export type { RevisionOutcome } from './configuration.js';
 export type { DigestOutcome, ResourcesOutcome } from './revision.js';
 export type { RouteOutcome } from './route.js';

@@ -10,8 +10,7 @@ import { DEFAULT_ISTIO_GATEWAYS, makeVirtualServices } from '../resources/istio/
 import { ingressProbeHash } from '../resources/probe-hash.js';
 import { gatewayTargets, probeGateways, type GatewayPodLike } from './prober.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { statusOutcome, type StatusOutcome } from './service.js';
-import { containsAll, writeStatus } from './status.js';
+import { containsAll, statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 export type IngressOutcome = { outcome: 'gone' } | { outcome: 'otherClass'; ingressClass: string } | (StatusOutcome & { virtualServices: number });
 

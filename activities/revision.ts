@@ -11,8 +11,7 @@ import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { statusOutcome, type StatusOutcome } from './service.js';
-import { containsAll, writeStatus } from './status.js';
+import { containsAll, statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 export type DigestOutcome = { outcome: 'gone' } | { outcome: 'resolved'; cached: boolean; images: number };
 

@@ -15,8 +15,7 @@ import { isNotFound } from './kube/errors.js';
 import { buildTrafficConfiguration, markBadTrafficTarget, statusTraffic, trafficNames } from '../resources/traffic.js';
 import { routingPatch } from '../resources/labeler.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { statusOutcome, type StatusOutcome } from './service.js';
-import { containsAll, writeStatus } from './status.js';
+import { containsAll, statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 /** Knative's finalizer for the Route labeler (`<plural>.<group>`). */
 export const RouteFinalizer = 'routes.serving.knative.dev';
@@ -85,14 +84,15 @@ export function createRouteActivities(deps: ActivityDeps) {
    * latestRevision Configuration, is `active` with this Route in its routes annotation; once the Route is Ready,
    * Revisions it no longer references lose it (and become `reserve` when no Route is left).
    */
-  async function labelRevisions(key: ObjectKey, route: Route, referenced: string[], configs: Record<string, Configuration>, routeReady: boolean, now: string): Promise<void> {
-    const carried = new Set(referenced);
+  async function labelRevisions(key: ObjectKey, route: Route, revs: Record<string, Revision>, configs: Record<string, Configuration>, routeReady: boolean, now: string): Promise<void> {
+    const carried = new Set(Object.keys(revs));
     for (const t of route.spec.traffic ?? []) {
       const latest = t.configurationName ? configs[t.configurationName]?.status?.latestCreatedRevisionName : undefined;
       if (latest) carried.add(latest);
     }
     for (const name of carried) {
-      const rev = await kube.get<Revision>(Resources.Revision, key.namespace, name);
+      // The pass already read the Revisions its traffic names; only a latest created one may be new here.
+      const rev = revs[name] ?? (await kube.get<Revision>(Resources.Revision, key.namespace, name));
       const patch = rev ? routingPatch(rev, key.name, true, now) : undefined;
       if (patch) await patchIfPresent(Resources.Revision, key.namespace, name, { metadata: patch });
     }
@@ -174,7 +174,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       }
       endReconcile(r, before, now);
       const written = await writeStatus(kube, Resources.Route, raw, r.status);
-      if (!error) await labelRevisions(key, route, Object.keys(traffic.revisions), configs, routeConditionSet.isHappy(r.status), now);
+      if (!error) await labelRevisions(key, route, revs, configs, routeConditionSet.isHappy(r.status), now);
       return { ...statusOutcome(written, r.status), ingress: ingressAction, ...(ingressResourceVersion ? { ingressResourceVersion } : {}) };
     },
   };

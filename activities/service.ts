@@ -8,7 +8,7 @@ import { makeConfiguration } from '../resources/configuration.js';
 import { makeRoute } from '../resources/route.js';
 import { computeServiceStatus } from '../resources/service-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { containsAll, writeStatus } from './status.js';
+import { containsAll, statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 /** What one apply of a child did: small, so the workflow history stays readable. */
 export type ChildOutcome =
@@ -23,24 +23,6 @@ export type ChildOutcome =
       generation: number;
       resourceVersion: string;
     };
-
-export interface StatusOutcome {
-  outcome: 'gone' | 'written' | 'unchanged';
-  ready?: string;
-  reason?: string;
-  /** The object's resourceVersion after the write. */
-  resourceVersion?: string;
-}
-
-/** The outcome of a status write, for the workflow. */
-export function statusOutcome(written: string | undefined, status: Parameters<typeof readyOf>[0]): StatusOutcome {
-  return { outcome: written !== undefined ? 'written' : 'unchanged', ...readyOf(status), ...(written ? { resourceVersion: written } : {}) };
-}
-
-export function readyOf(status: { conditions?: { type: string; status: string; reason?: string }[] } | undefined): { ready?: string; reason?: string } {
-  const c = status?.conditions?.find((x) => x.type === 'Ready');
-  return { ...(c ? { ready: c.status } : {}), ...(c?.reason ? { reason: c.reason } : {}) };
-}
 
 export function createServiceActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;

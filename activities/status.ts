@@ -25,3 +25,21 @@ export function containsAll(actual: unknown, desired: unknown): boolean {
   if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
   return Object.entries(desired).every(([k, v]) => containsAll((actual as Record<string, unknown>)[k], v));
 }
+
+export interface StatusOutcome {
+  outcome: 'gone' | 'written' | 'unchanged';
+  ready?: string;
+  reason?: string;
+  /** The object's resourceVersion after the write. */
+  resourceVersion?: string;
+}
+
+/** The outcome of a status write, for the workflow. */
+export function statusOutcome(written: string | undefined, status: Parameters<typeof readyOf>[0]): StatusOutcome {
+  return { outcome: written !== undefined ? 'written' : 'unchanged', ...readyOf(status), ...(written ? { resourceVersion: written } : {}) };
+}
+
+export function readyOf(status: { conditions?: { type: string; status: string; reason?: string }[] } | undefined): { ready?: string; reason?: string } {
+  const c = status?.conditions?.find((x) => x.type === 'Ready');
+  return { ...(c ? { ready: c.status } : {}), ...(c?.reason ? { reason: c.reason } : {}) };
+}

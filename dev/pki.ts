@@ -17,7 +17,7 @@ export interface Pki {
   saPub: string;
 }
 
-function keyPair(): { privatePem: string; publicPem: string } {
+export function keyPair(): { privatePem: string; publicPem: string } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return {
     privatePem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
@@ -25,14 +25,15 @@ function keyPair(): { privatePem: string; publicPem: string } {
   };
 }
 
-interface CertSpec {
+export interface CertSpec {
   subject: forge.pki.CertificateField[];
   issuer?: { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey };
   extensions: object[];
   days: number;
 }
 
-function makeCert(publicPem: string, signingKeyPem: string, spec: CertSpec): forge.pki.Certificate {
+/** A certificate for `publicPem`, self-signed with `signingKeyPem` or signed by `spec.issuer`. */
+export function makeCert(publicPem: string, signingKeyPem: string, spec: CertSpec): forge.pki.Certificate {
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
   cert.serialNumber = `01${randomBytes(15).toString('hex')}`;

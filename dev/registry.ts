@@ -4,7 +4,7 @@
 // registry keeps the CA its clients trust), the htpasswd file, the blob store, and the process table (`pids.json`,
 // `logs/docker-registry.log`). Stopping and starting again on the same folder keeps the data.
 import { execFile } from 'node:child_process';
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import forge from 'node-forge';
 import { stringify } from 'yaml';
 import { ProcessTable, tail, type ProcessRecord } from './processes.js';
+import { keyPair, makeCert } from './pki.js';
 
 const run = promisify(execFile);
 
@@ -79,27 +80,6 @@ interface RegistryPki {
   keyFile: string;
 }
 
-function keyPair(): { privatePem: string; publicPem: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    privatePem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
-    publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-  };
-}
-
-function makeCert(publicPem: string, subject: forge.pki.CertificateField[], issuerSubject: forge.pki.CertificateField[], signer: forge.pki.rsa.PrivateKey, extensions: object[]): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
-  cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 3650 * 86_400_000);
-  cert.setSubject(subject);
-  cert.setIssuer(issuerSubject);
-  cert.setExtensions(extensions);
-  cert.sign(signer, forge.md.sha256.create());
-  return cert;
-}
-
 /** A CA and a serving certificate (SANs 127.0.0.1, localhost) in `dir`, made once and reused. */
 function ensureRegistryPki(dir: string): RegistryPki {
   mkdirSync(dir, { recursive: true });
@@ -110,16 +90,25 @@ function ensureRegistryPki(dir: string): RegistryPki {
   // A unique name per CA: clients that trust several registry CAs pick the issuer by subject.
   const caSubject = [{ name: 'commonName', value: `tidal-registry-ca-${randomBytes(6).toString('hex')}` }];
   const caKey = forge.pki.privateKeyFromPem(ca.privatePem);
-  const caCert = makeCert(ca.publicPem, caSubject, caSubject, caKey, [
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-  ]);
+  const caCert = makeCert(ca.publicPem, ca.privatePem, {
+    subject: caSubject,
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+    days: 3650,
+  });
   const server = keyPair();
-  const serverCert = makeCert(server.publicPem, [{ name: 'commonName', value: 'tidal-registry' }], caSubject, caKey, [
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
-  ]);
+  const serverCert = makeCert(server.publicPem, '', {
+    subject: [{ name: 'commonName', value: 'tidal-registry' }],
+    issuer: { cert: caCert, key: caKey },
+    extensions: [
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
+    ],
+    days: 3650,
+  });
   // The key first and the CA last: a folder with the CA is complete.
   writeFileSync(pki.keyFile, server.privatePem, { mode: 0o600 });
   writeFileSync(pki.certFile, forge.pki.certificateToPem(serverCert));

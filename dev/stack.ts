@@ -1,7 +1,7 @@
 // The local stack: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with fake Nodes, the
 // Temporal dev server, and (optionally) Tidal's controller — all on 127.0.0.1, each logging to a file.
 // `stackUp` is idempotent (healthy processes are reused); `stackDown` stops exactly what was started.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
@@ -333,9 +333,4 @@ export async function stackDown(dir: string, opts: { purge?: boolean; log?: (s: 
   if (opts.purge && existsSync(dir)) {
     for (const f of readdirSync(dir)) if (f !== 'kubeconfig') rmSync(path.join(dir, f), { recursive: true, force: true });
   }
-}
-
-/** Synchronous variant for exit handlers. */
-export function kubectlSync(info: Pick<StackInfo, 'kubeconfig' | 'bins'>, args: string[]): string {
-  return execFileSync(info.bins.KUBECTL, ['--kubeconfig', info.kubeconfig, ...args]).toString();
 }

@@ -4,7 +4,6 @@ import { statusEqual } from '../api/conditions.js';
 import { Labels } from '../api/labels.js';
 import { isControlledBy } from '../api/meta.js';
 import type { Configuration, Revision } from '../api/serving.js';
-import { revisionNameFor } from './revision.js';
 
 /** A BYO-named Revision exists that this Configuration cannot use: foreign, or another generation's spec. */
 export function isRevisionNameTaken(cfg: Configuration, rev: Revision | undefined): boolean {
@@ -23,9 +22,4 @@ export function findRevisionForGeneration(cfg: Configuration, revisions: readonl
   if (byo) return revisions.find((r) => r.metadata.name === byo);
   const gen = String(cfg.metadata.generation ?? '');
   return revisions.find((r) => r.metadata.labels?.[Labels.configuration] === cfg.metadata.name && r.metadata.labels?.[Labels.configurationGeneration] === gen);
-}
-
-/** The name the current generation's Revision has or will get. */
-export function expectedRevisionName(cfg: Configuration): string {
-  return revisionNameFor(cfg);
 }

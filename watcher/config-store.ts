@@ -2,7 +2,16 @@
 // the config in force and notifies listeners (the watcher resyncs the objects that read it), an invalid one is
 // logged and reported as a Warning event on the ConfigMap while the last good config stays in force.
 import type { Logger } from 'pino';
-import { defaultAutoscalerConfig, defaultDefaultsConfig, defaultDeploymentConfig, parseRevisionConfig, RevisionConfigMapNames, type RevisionConfig } from '../api/config/index.js';
+import {
+  defaultAutoscalerConfig,
+  defaultDefaultsConfig,
+  defaultDeploymentConfig,
+  parseAutoscalerConfig,
+  parseDefaultsConfig,
+  parseDeploymentConfig,
+  type Parsed,
+  type RevisionConfig,
+} from '../api/config/index.js';
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { ConfigSource } from '../activities/deps.js';
@@ -14,8 +23,30 @@ import { defaultDomainConfig, DomainConfigName, parseDomainConfig, type DomainCo
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
+/** Every config map Tidal reads, parsed. */
+interface AllConfig extends RevisionConfig {
+  network: NetworkConfig;
+  domain: DomainConfig;
+}
+
+/** Config map name → the field it fills and its parser. Each map is parsed on its own, as Knative's config store
+ * does: a bad config-autoscaler must not hold back a good change of config-deployment. */
+const parsers: Record<string, { [K in keyof AllConfig]: [K, (data: Record<string, string>) => Parsed<AllConfig[K]>] }[keyof AllConfig]> = {
+  'config-deployment': ['deployment', parseDeploymentConfig],
+  'config-defaults': ['defaults', parseDefaultsConfig],
+  'config-autoscaler': ['autoscaler', parseAutoscalerConfig],
+  [NetworkConfigName]: ['network', parseNetworkConfig],
+  [DomainConfigName]: ['domain', parseDomainConfig],
+};
+
 export class ConfigStore implements ConfigSource {
-  private current: RevisionConfig = { deployment: defaultDeploymentConfig(), defaults: defaultDefaultsConfig(), autoscaler: defaultAutoscalerConfig() };
+  private current: AllConfig = {
+    deployment: defaultDeploymentConfig(),
+    defaults: defaultDefaultsConfig(),
+    autoscaler: defaultAutoscalerConfig(),
+    network: defaultNetworkConfig(),
+    domain: defaultDomainConfig(),
+  };
   private readonly informer: Informer;
   private readonly listeners: ((changed: ConfigMap) => void)[] = [];
   lastError: string | undefined;
@@ -34,19 +65,16 @@ export class ConfigStore implements ConfigSource {
     );
   }
 
-  private network: NetworkConfig = defaultNetworkConfig();
-  private domain: DomainConfig = defaultDomainConfig();
-
   revisionConfig(): RevisionConfig {
     return this.current;
   }
 
   networkConfig(): NetworkConfig {
-    return this.network;
+    return this.current.network;
   }
 
   domainConfig(): DomainConfig {
-    return this.domain;
+    return this.current.domain;
   }
 
   onUpdate(fn: (changed: ConfigMap) => void): void {
@@ -66,22 +94,12 @@ export class ConfigStore implements ConfigSource {
   }
 
   private onChange(type: 'added' | 'updated' | 'deleted', cm: ConfigMap): void {
-    const name = cm.metadata.name ?? '';
-    const data = type === 'deleted' ? {} : (cm.data ?? {});
-    if (name === NetworkConfigName || name === DomainConfigName) {
-      const parsed = name === NetworkConfigName ? parseNetworkConfig(data) : parseDomainConfig(data);
-      if (!parsed.ok) return this.reject(cm, parsed.error);
-      if (name === NetworkConfigName) this.network = parsed.value as NetworkConfig;
-      else this.domain = parsed.value as DomainConfig;
-      return this.accept(cm, type);
-    }
-    if (!(RevisionConfigMapNames as readonly string[]).includes(name)) return;
-    // Each map is parsed on its own, as Knative's config store does: a bad config-autoscaler must not hold back
-    // a good change of config-deployment.
-    const parsed = parseRevisionConfig({ [shortName[name] ?? '']: type === 'deleted' ? {} : (cm.data ?? {}) });
+    const entry = parsers[cm.metadata.name ?? ''];
+    if (!entry) return;
+    const [field, parse] = entry;
+    const parsed = parse(type === 'deleted' ? {} : (cm.data ?? {}));
     if (!parsed.ok) return this.reject(cm, parsed.error);
-    const key = shortName[name] as keyof RevisionConfig;
-    this.current = { ...this.current, [key]: parsed.value[key] };
+    this.current = { ...this.current, [field]: parsed.value };
     this.accept(cm, type);
   }
 
@@ -97,9 +115,3 @@ export class ConfigStore implements ConfigSource {
     for (const fn of this.listeners) fn(cm);
   }
 }
-
-const shortName: Record<string, keyof RevisionConfig> = {
-  'config-deployment': 'deployment',
-  'config-defaults': 'defaults',
-  'config-autoscaler': 'autoscaler',
-};

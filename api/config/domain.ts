@@ -10,8 +10,8 @@ export const DomainConfigName = 'config-domain';
 /** The cluster domain Kubernetes Services live under (Knative's network.GetClusterDomainName() default). */
 export const DefaultClusterDomain = 'cluster.local';
 
-/** The value of `networking.knative.dev/visibility` that keeps a Route (or tag) off the external gateway. */
-export const VisibilityClusterLocal = 'cluster-local';
+export { VisibilityClusterLocal } from '../networking.js';
+import { VisibilityClusterLocal } from '../networking.js';
 
 /** Knative's DomainTypeWildcard: every selector-less (default) entry is of this type. */
 export const DomainTypeWildcard = 'wildcard';

@@ -4,12 +4,13 @@ import { ConfigKeyError, ConfigReader, runParser } from './deployment.js';
 import { executeNameTemplate, parseNameTemplate } from './defaults.js';
 import type { NameTemplate, TemplateMeta } from './defaults.js';
 import type { Parsed } from './types.js';
+import { IstioIngressClassName } from '../networking.js';
 
 export const NetworkConfigName = 'config-network';
 
 export const DefaultDomainTemplate = '{{.Name}}.{{.Namespace}}.{{.Domain}}';
 export const DefaultTagTemplate = '{{.Tag}}-{{.Name}}';
-export const IstioIngressClassName = 'istio.ingress.networking.knative.dev';
+export { IstioIngressClassName } from '../networking.js';
 export const CertManagerCertificateClassName = 'cert-manager.certificate.networking.knative.dev';
 
 export type Toggle = 'enabled' | 'disabled';

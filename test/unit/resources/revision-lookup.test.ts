@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { expectedRevisionName, findRevisionForGeneration, isRevisionNameTaken } from '../../../resources/revision-lookup.js';
+import { findRevisionForGeneration, isRevisionNameTaken } from '../../../resources/revision-lookup.js';
+import { revisionNameFor } from '../../../resources/revision.js';
 import { revision } from '../../fixtures/revision.js';
 import { cfgForRevisions, ownedBy, revAt, revNamed, withByoName } from '../../fixtures/status.js';
 
@@ -73,9 +74,9 @@ describe('findRevisionForGeneration (spec §2.1)', () => {
   });
 });
 
-describe('expectedRevisionName (spec §2.2)', () => {
+describe('revisionNameFor (spec §2.2)', () => {
   it('is <config>-%05d(generation), or the BYO name', () => {
-    expect(expectedRevisionName(cfgForRevisions(12))).toBe('hello-00012');
-    expect(expectedRevisionName(cfgForRevisions(12, withByoName('hello-byo')))).toBe('hello-byo');
+    expect(revisionNameFor(cfgForRevisions(12))).toBe('hello-00012');
+    expect(revisionNameFor(cfgForRevisions(12, withByoName('hello-byo')))).toBe('hello-byo');
   });
 });
