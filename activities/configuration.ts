@@ -1,5 +1,6 @@
 // Activities of the Configuration workflow (spec §2): one Revision per generation, then latestCreated/latestReady.
-import { setConfigurationDefaults } from '../api/defaults.js';
+import { defaultsInForce, setConfigurationDefaults, withDefaultsSnapshot } from '../api/defaults.js';
+import type { DefaultsConfig } from '../api/config/types.js';
 import { Resources } from '../api/kinds.js';
 import { Labels } from '../api/labels.js';
 import type { ObjectKey } from '../api/meta.js';
@@ -8,6 +9,7 @@ import { computeConfigurationStatus } from '../resources/configuration-status.js
 import { makeRevision } from '../resources/revision.js';
 import { findRevisionForGeneration, isRevisionNameTaken } from '../resources/revision-lookup.js';
 import { nowOf, type ActivityDeps } from './deps.js';
+import { apiErrorMessage, isPermanentApiError } from './apply.js';
 import { isConflict } from './kube/errors.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
@@ -19,15 +21,21 @@ export type RevisionOutcome =
 export function createConfigurationActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
 
-  async function readConfiguration(key: ObjectKey): Promise<Configuration | undefined> {
-    const cfg = await kube.get<Configuration>(Resources.Configuration, key.namespace, key.name);
-    if (!cfg || cfg.metadata.deletionTimestamp) return undefined;
-    return setConfigurationDefaults(cfg, config.revisionConfig().defaults);
-  }
-
   async function listRevisions(cfg: Configuration): Promise<Revision[]> {
     const list = await kube.list<Revision>(Resources.Revision, cfg.metadata.namespace, { labelSelector: `${Labels.configuration}=${cfg.metadata.name ?? ''}` });
     return list.items;
+  }
+
+  /**
+   * The Configuration with Knative's defaults as they were when it (or its Service) was first reconciled — frozen
+   * in `tidal.dev/defaults` on it or its Revisions (api/defaults.ts) — and its Revisions.
+   */
+  async function readConfiguration(key: ObjectKey): Promise<{ cfg: Configuration; revisions: Revision[]; defaults: DefaultsConfig } | undefined> {
+    const raw = await kube.get<Configuration>(Resources.Configuration, key.namespace, key.name);
+    if (!raw || raw.metadata.deletionTimestamp) return undefined;
+    const revisions = await listRevisions(raw);
+    const defaults = defaultsInForce(config.revisionConfig().defaults, raw, revisions);
+    return { cfg: setConfigurationDefaults(raw, defaults), revisions, defaults };
   }
 
   return {
@@ -36,13 +44,14 @@ export function createConfigurationActivities(deps: ActivityDeps) {
      * a retry after a crash finds the Revision it made before, so no generation gets two Revisions.
      */
     async reconcileConfigurationRevision(key: ObjectKey): Promise<RevisionOutcome> {
-      const cfg = await readConfiguration(key);
-      if (!cfg) return { outcome: 'gone' };
+      const read = await readConfiguration(key);
+      if (!read) return { outcome: 'gone' };
+      const { cfg } = read;
       const base = { uid: cfg.metadata.uid ?? '', generation: cfg.metadata.generation ?? 0 };
       const byo = cfg.spec.template.metadata?.name;
       const existing = byo
         ? await kube.get<Revision>(Resources.Revision, key.namespace, byo)
-        : findRevisionForGeneration(cfg, await listRevisions(cfg));
+        : findRevisionForGeneration(cfg, read.revisions);
       if (existing) {
         if (byo && isRevisionNameTaken(cfg, existing)) {
           const message = `revisions.serving.knative.dev "${byo}" already exists`;
@@ -50,7 +59,7 @@ export function createConfigurationActivities(deps: ActivityDeps) {
         }
         return { outcome: 'exists', ...base, revision: existing.metadata.name ?? '' };
       }
-      const desired = makeRevision(cfg, { now: nowOf(deps) });
+      const desired = withDefaultsSnapshot(makeRevision(cfg, { now: nowOf(deps) }), read.defaults);
       const name = desired.metadata.name ?? '';
       let created: Revision;
       try {
@@ -58,9 +67,16 @@ export function createConfigurationActivities(deps: ActivityDeps) {
       } catch (err) {
         // AlreadyExists: a racing attempt made it; the next pass finds it by label or name.
         if (isConflict(err)) return { outcome: 'exists', ...base, revision: name };
-        const message = err instanceof Error ? err.message : String(err);
-        await events.record(cfg, 'Warning', 'CreationFailed', `Failed to create Revision: ${message}`);
-        return { outcome: 'failed', ...base, revision: name, message };
+        // Refused (a webhook, quota, RBAC, validation): Ready False RevisionFailed with the API server's message and
+        // one Warning Event, as upstream, then retried with backoff like any failed step (activities/apply.ts says
+        // why). Transient errors are only retried.
+        if (isPermanentApiError(err)) {
+          const message = apiErrorMessage(err);
+          const { status } = computeConfigurationStatus({ configuration: cfg, revisions: [], createError: message }, nowOf(deps));
+          await writeStatus(kube, Resources.Configuration, cfg, status);
+          await events.record(cfg, 'Warning', 'CreationFailed', `Failed to create Revision: ${message}`);
+        }
+        throw err;
       }
       await events.record(cfg, 'Normal', 'Created', `Created Revision "${name}"`);
       return { outcome: 'created', ...base, revision: name, resourceVersion: created.metadata.resourceVersion ?? '' };
@@ -68,9 +84,9 @@ export function createConfigurationActivities(deps: ActivityDeps) {
 
     /** latestCreated/latestReady and Ready from the Revisions (spec §2.3); `createError` from the step before. */
     async updateConfigurationStatus(key: ObjectKey, createError?: string): Promise<StatusOutcome> {
-      const cfg = await readConfiguration(key);
-      if (!cfg) return { outcome: 'gone' };
-      const revisions = await listRevisions(cfg);
+      const read = await readConfiguration(key);
+      if (!read) return { outcome: 'gone' };
+      const { cfg, revisions } = read;
       // The spec moved on since the Revision step ran: do not report a generation whose Revision does not exist
       // yet. The change poked this workflow, so the next pass creates the Revision and writes the status.
       if (createError === undefined && !findRevisionForGeneration(cfg, revisions)) {

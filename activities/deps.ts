@@ -21,6 +21,8 @@ export interface ActivityDeps {
   log: Logger;
   config: ConfigSource;
   digests: DigestResolver;
+  /** The entity loop's options from this worker's configuration (read by workflows at each run and resync). */
+  entityOptions?: () => { resyncSeconds?: number };
   /** The activity clock (activities may read time; workflows may not). */
   now?: () => Date;
 }

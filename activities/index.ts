@@ -1,4 +1,5 @@
-// All activities, built from injected clients. Workflows import only the *type* of this module.
+// All activities, built from injected clients. Workflows import only the *type* of this module. Every result
+// carries `observed`: the watched objects the activity saw (activities/observe.ts), for the entity loop.
 import { createConfigurationActivities } from './configuration.js';
 import type { ActivityDeps } from './deps.js';
 import { createRevisionActivities } from './revision.js';
@@ -6,19 +7,30 @@ import { createServiceActivities } from './service.js';
 import { createRouteActivities } from './route.js';
 import { createIngressActivities } from './ingress.js';
 import { createCertificateActivities } from './certificate.js';
+import { withObservations } from './observe.js';
+import { createOptionsActivities } from './options.js';
 
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return withObservations({
     ...createServiceActivities(deps),
     ...createConfigurationActivities(deps),
     ...createRevisionActivities(deps),
     ...createRouteActivities(deps),
     ...createIngressActivities(deps),
     ...createCertificateActivities(deps),
-  };
+    ...createOptionsActivities(deps),
+  });
 }
 
-export type Activities = ReturnType<typeof createActivities>;
+/** What every activity result may carry besides its outcome. */
+export interface Observed {
+  /** Source (`<Kind>/<ns>/<name>`) → observation (`api/content-token.ts`). */
+  observed?: Record<string, string>;
+}
+
+type WithObserved<A> = { [K in keyof A]: A[K] extends (...args: infer P) => Promise<infer R> ? (...args: P) => Promise<R & Observed> : A[K] };
+
+export type Activities = WithObserved<ReturnType<typeof createActivities>>;
 export type { ChildOutcome } from './service.js';
 export type { StatusOutcome } from './status.js';
 export type { RevisionOutcome } from './configuration.js';

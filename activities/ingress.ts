@@ -10,7 +10,8 @@ import { DEFAULT_ISTIO_GATEWAYS, makeVirtualServices } from '../resources/istio/
 import { ingressProbeHash } from '../resources/probe-hash.js';
 import { gatewayTargets, probeGateways, type GatewayPodLike } from './prober.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { containsAll, statusOutcome, writeStatus, type StatusOutcome } from './status.js';
+import { applyIfChanged } from './apply.js';
+import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 export type IngressOutcome = { outcome: 'gone' } | { outcome: 'otherClass'; ingressClass: string } | (StatusOutcome & { virtualServices: number });
 
@@ -27,7 +28,7 @@ export function createIngressActivities(deps: ActivityDeps) {
       const vss = makeVirtualServices(ing, DEFAULT_ISTIO_GATEWAYS, hash);
       for (const vs of vss) {
         const existing = await kube.get<KubeObject>(Resources.VirtualService, vs.metadata.namespace ?? key.namespace, vs.metadata.name ?? '');
-        if (!existing || !containsAll(existing, vs)) await kube.apply(Resources.VirtualService, vs);
+        await applyIfChanged(kube, Resources.VirtualService, existing, vs);
       }
       const now = nowOf(deps);
       const copy = cloneJson(ing);

@@ -1,25 +1,45 @@
 // Activities of the Revision workflow (spec §3): pin image digests, converge `<rev>-deployment` and the `<rev>`
 // Service, then write the Revision's status from the Deployment and its Pods.
-import { setRevisionSpecDefaults } from '../api/defaults.js';
-import { Resources } from '../api/kinds.js';
+import { defaultsInForce, setRevisionSpecDefaults } from '../api/defaults.js';
+import { Resources, type ResourceType } from '../api/kinds.js';
 import { Labels } from '../api/labels.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
 import type { ContainerStatus, Revision } from '../api/serving.js';
-import type { DeploymentLike, PodLike } from '../api/lifecycle/revision.js';
+import { containerMissingMessage, revisionConditionSet, RevisionConditionResourcesAvailable, type DeploymentLike, type PodLike } from '../api/lifecycle/revision.js';
 import { DEPLOYMENT_HASH_LABEL, makeDeployment, type Deployment } from '../resources/deployment.js';
 import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { containsAll, statusOutcome, writeStatus, type StatusOutcome } from './status.js';
+import { applyReportingFailures, type ApplyOptions } from './apply.js';
+import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 export type DigestOutcome = { outcome: 'gone' } | { outcome: 'resolved'; cached: boolean; images: number };
 
 type ApplyAction = 'created' | 'updated' | 'unchanged' | 'notOwned';
+
+/**
+ * The Deployment is in sync when its hash label (Knative's, over the whole desired spec and metadata) is the desired
+ * one and nobody scaled it: hakn runs a fixed replica count and no autoscaler, so a changed `spec.replicas` is an
+ * edit to revert. (The pod template is not compared field by field: the API server defaults and normalizes it.)
+ */
+export function deploymentInSync(live: Deployment, desired: Deployment): boolean {
+  return live.metadata.labels?.[DEPLOYMENT_HASH_LABEL] === desired.metadata.labels[DEPLOYMENT_HASH_LABEL] && live.spec?.replicas === desired.spec.replicas;
+}
 export type ResourcesOutcome =
   | { outcome: 'gone' }
   | { outcome: 'waitingForDigests' }
   | { outcome: 'applied'; deployment: ApplyAction; service: ApplyAction; replicas: number; deploymentResourceVersion?: string };
+
+/** A digest resolution that failed, with the image it was for. */
+class ImageResolveError extends Error {
+  constructor(
+    readonly image: string,
+    override readonly cause: unknown,
+  ) {
+    super(`${image}: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
 
 /** Every container and init container has a status entry: resolution is done for this Revision (§3.1). */
 export function digestsResolved(rev: Revision): boolean {
@@ -35,16 +55,21 @@ export function createRevisionActivities(deps: ActivityDeps) {
     const rev = await kube.get<Revision>(Resources.Revision, key.namespace, key.name);
     if (!rev || rev.metadata.deletionTimestamp) return undefined;
     // Knative's webhook defaults a Revision on create; Tidal applies the same defaults in memory.
-    return { ...rev, spec: setRevisionSpecDefaults(rev.spec, config.revisionConfig().defaults, rev.metadata.name) };
+    // The defaults frozen on it when its Configuration created it (`tidal.dev/defaults`), else today's.
+    return { ...rev, spec: setRevisionSpecDefaults(rev.spec, defaultsInForce(config.revisionConfig().defaults, rev), rev.metadata.name) };
   }
 
-  async function applyOwned<T extends KubeObject>(rev: Revision, existing: T | undefined, desired: T, unchanged: (e: T) => boolean): Promise<{ action: ApplyAction; resourceVersion?: string }> {
+  /**
+   * Applies a child of the Revision unless another object controls it or it is in sync (activities/apply.ts); a
+   * refused apply is reported as `ResourcesAvailable=False` with the API server's message, and retried.
+   */
+  async function applyOwned<T extends KubeObject>(rev: Revision, type: ResourceType, existing: T | undefined, desired: T, opts: ApplyOptions<T> = {}): Promise<{ action: ApplyAction; resourceVersion?: string }> {
     if (existing && !isControlledBy(existing, rev.metadata.uid)) return { action: 'notOwned' };
-    if (existing && unchanged(existing)) return { action: 'unchanged' };
-    const type = desired.kind === 'Deployment' ? Resources.Deployment : Resources.KubeService;
-    const applied = await kube.apply(type, desired);
-    if (!existing) await events.record(rev, 'Normal', 'Created', `Created ${desired.kind} "${desired.metadata.name ?? ''}"`);
-    return { action: existing ? 'updated' : 'created', resourceVersion: applied.metadata.resourceVersion ?? '' };
+    const target = { obj: rev, type: Resources.Revision, set: revisionConditionSet, condition: RevisionConditionResourcesAvailable };
+    const applied = await applyReportingFailures(deps, target, type, existing, desired, nowOf(deps), opts);
+    if (applied.action === 'unchanged') return { action: 'unchanged' };
+    if (applied.action === 'created') await events.record(rev, 'Normal', 'Created', `Created ${desired.kind} "${desired.metadata.name ?? ''}"`);
+    return { action: applied.action, resourceVersion: applied.obj.metadata.resourceVersion ?? '' };
   }
 
   return {
@@ -72,9 +97,12 @@ export function createRevisionActivities(deps: ActivityDeps) {
         const { status } = computeRevisionStatus({ revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false }, nowOf(deps));
         await writeStatus(kube, Resources.Revision, rev, status);
       }
+      // One resolution per distinct image; a failure carries the image it was for (not the last one started).
       const cache = new Map<string, Promise<string>>();
       const resolveOne = async (c: { name?: string; image: string }): Promise<ContainerStatus> => {
-        if (!cache.has(c.image)) cache.set(c.image, deps.digests.resolve(c.image, ctx));
+        if (!cache.has(c.image)) {
+          cache.set(c.image, deps.digests.resolve(c.image, ctx).catch((err: unknown) => Promise.reject(new ImageResolveError(c.image, err))));
+        }
         const digest = await cache.get(c.image)!;
         return { name: c.name ?? '', ...(digest ? { imageDigest: digest } : {}) };
       };
@@ -84,8 +112,9 @@ export function createRevisionActivities(deps: ActivityDeps) {
         containerStatuses = await Promise.all(containers.map((c) => resolveOne(c)));
         initContainerStatuses = await Promise.all(inits.map((c) => resolveOne(c)));
       } catch (err) {
-        const image = [...cache.keys()].at(-1) ?? '';
-        const resolveError = `Unable to fetch image "${image}": failed to resolve image to digest: ${err instanceof Error ? err.message : String(err)}`;
+        const image = err instanceof ImageResolveError ? err.image : '';
+        const cause = err instanceof ImageResolveError ? err.cause : err;
+        const resolveError = containerMissingMessage(image, `failed to resolve image to digest: ${cause instanceof Error ? cause.message : String(cause)}`);
         const { status } = computeRevisionStatus({ revision: rev, digestsResolved: false, resolveError, deployment: undefined, podIsAlwaysSchedulable: false }, nowOf(deps));
         await writeStatus(kube, Resources.Revision, rev, status);
         throw new Error(resolveError);
@@ -104,10 +133,10 @@ export function createRevisionActivities(deps: ActivityDeps) {
       const cfg = config.revisionConfig();
       const desired = makeDeployment(rev, cfg, { systemNamespace: config.systemNamespace });
       const existing = await kube.get<Deployment>(Resources.Deployment, key.namespace, desired.metadata.name);
-      const deployment = await applyOwned(rev, existing, desired, (e) => e.metadata.labels?.[DEPLOYMENT_HASH_LABEL] === desired.metadata.labels[DEPLOYMENT_HASH_LABEL]);
+      const deployment = await applyOwned(rev, Resources.Deployment, existing, desired, { inSync: deploymentInSync });
       const svc = makeRevisionService(rev, cfg);
       const existingSvc = await kube.get<KubeObject>(Resources.KubeService, key.namespace, svc.metadata.name ?? '');
-      const service = await applyOwned(rev, existingSvc, svc, (e) => containsAll(e, { metadata: { labels: svc.metadata.labels }, spec: svc.spec }));
+      const service = await applyOwned(rev, Resources.KubeService, existingSvc, svc);
       return {
         outcome: 'applied',
         deployment: deployment.action,

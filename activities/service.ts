@@ -1,14 +1,17 @@
 // Activities of the Service workflow (spec §1): converge the Configuration and the Route named after the Service,
 // then write the Service's status from what they report.
-import { setServiceDefaults } from '../api/defaults.js';
+import { defaultsInForce, setServiceDefaults, withDefaultsSnapshot } from '../api/defaults.js';
+import type { DefaultsConfig } from '../api/config/types.js';
 import { Resources, type ResourceType } from '../api/kinds.js';
+import { serviceConditionSet, ServiceConditionConfigurationsReady, ServiceConditionRoutesReady } from '../api/lifecycle/service.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
 import type { Configuration, Revision, Route, Service } from '../api/serving.js';
 import { makeConfiguration } from '../resources/configuration.js';
 import { makeRoute } from '../resources/route.js';
 import { computeServiceStatus } from '../resources/service-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { containsAll, statusOutcome, writeStatus, type StatusOutcome } from './status.js';
+import { applyReportingFailures } from './apply.js';
+import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 /** What one apply of a child did: small, so the workflow history stays readable. */
 export type ChildOutcome =
@@ -27,28 +30,28 @@ export type ChildOutcome =
 export function createServiceActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
 
-  async function readService(key: ObjectKey): Promise<Service | undefined> {
+  /**
+   * The Service with Knative's defaults, as they were when it was first reconciled: the values in force are frozen
+   * on its Configuration (`tidal.dev/defaults`, api/defaults.ts), so a config-defaults change rolls no Revision.
+   */
+  async function readService(key: ObjectKey, configuration?: Configuration): Promise<{ svc: Service; defaults: DefaultsConfig } | undefined> {
     const svc = await kube.get<Service>(Resources.Service, key.namespace, key.name);
     if (!svc || svc.metadata.deletionTimestamp) return undefined;
-    return setServiceDefaults(svc, config.revisionConfig().defaults);
+    const defaults = defaultsInForce(config.revisionConfig().defaults, svc, [configuration]);
+    return { svc: setServiceDefaults(svc, defaults), defaults };
   }
 
-  /** Applies `desired` (a child named after the Service) unless another object owns the name or nothing would change. */
-  async function applyChild<T extends KubeObject>(svc: Service, type: ResourceType, existing: T | undefined, desired: T): Promise<ChildOutcome> {
+  /**
+   * Applies `desired` (a child named after the Service) unless another object owns the name or Tidal last applied
+   * exactly this and nobody changed it since (activities/apply.ts). A refused apply is reported on the Service as
+   * `condition=False` with the API server's message, and retried.
+   */
+  async function applyChild<T extends KubeObject>(svc: Service, type: ResourceType, existing: T | undefined, desired: T, condition: string): Promise<ChildOutcome> {
     const name = desired.metadata.name ?? '';
     if (existing && !isControlledBy(existing, svc.metadata.uid)) return { outcome: 'notOwned', name };
-    let applied: T = existing as T;
-    let action: 'created' | 'updated' | 'unchanged' = 'unchanged';
-    if (!existing || !containsAll(existing, desired)) {
-      try {
-        applied = await kube.apply(type, desired);
-      } catch (err) {
-        if (!existing) await events.record(svc, 'Warning', 'CreationFailed', `Failed to create ${type.kind} "${name}": ${String(err)}`);
-        throw err;
-      }
-      action = existing ? 'updated' : 'created';
-      if (!existing) await events.record(svc, 'Normal', 'Created', `Created ${type.kind} "${name}"`);
-    }
+    const target = { obj: svc, type: Resources.Service, set: serviceConditionSet, condition };
+    const { obj: applied, action } = await applyReportingFailures(deps, target, type, existing, desired, nowOf(deps));
+    if (action === 'created') await events.record(svc, 'Normal', 'Created', `Created ${type.kind} "${name}"`);
     return {
       outcome: 'applied',
       action,
@@ -63,28 +66,30 @@ export function createServiceActivities(deps: ActivityDeps) {
   return {
     /** Creates or clobbers the Configuration named after the Service (spec §1.2). */
     async reconcileServiceConfiguration(key: ObjectKey): Promise<ChildOutcome> {
-      const svc = await readService(key);
-      if (!svc) return { outcome: 'gone' };
       const existing = await kube.get<Configuration>(Resources.Configuration, key.namespace, key.name);
-      return applyChild(svc, Resources.Configuration, existing, makeConfiguration(svc, existing));
+      const read = await readService(key, existing);
+      if (!read) return { outcome: 'gone' };
+      const desired = withDefaultsSnapshot(makeConfiguration(read.svc, existing), read.defaults);
+      return applyChild(read.svc, Resources.Configuration, existing, desired, ServiceConditionConfigurationsReady);
     },
 
     /** Creates or clobbers the Route named after the Service (spec §1.3). */
     async reconcileServiceRoute(key: ObjectKey): Promise<ChildOutcome> {
-      const svc = await readService(key);
+      // The Route reads no field config-defaults sets: today's defaults do.
+      const svc = (await readService(key))?.svc;
       if (!svc) return { outcome: 'gone' };
       const existing = await kube.get<Route>(Resources.Route, key.namespace, key.name);
-      return applyChild(svc, Resources.Route, existing, makeRoute(svc));
+      return applyChild(svc, Resources.Route, existing, makeRoute(svc), ServiceConditionRoutesReady);
     },
 
     /** Writes the Service's status from its Configuration and Route (spec §1.4). */
     async updateServiceStatus(key: ObjectKey): Promise<StatusOutcome> {
-      const svc = await readService(key);
-      if (!svc) return { outcome: 'gone' };
       const [configuration, route] = await Promise.all([
         kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
         kube.get<Route>(Resources.Route, key.namespace, key.name),
       ]);
+      const svc = (await readService(key, configuration))?.svc;
+      if (!svc) return { outcome: 'gone' };
       const byo = svc.spec.template.metadata?.name;
       const byoRevision = byo ? await kube.get<Revision>(Resources.Revision, key.namespace, byo) : undefined;
       const status = computeServiceStatus({ service: svc, configuration, route, byoRevision }, nowOf(deps));

@@ -1,7 +1,8 @@
 // Status writes: server-side apply of the /status subresource, skipped when nothing changed.
-import { statusEqual } from '../api/conditions.js';
+import { beginReconcile, cloneJson, endReconcile, statusEqual, type ConditionSet, type Reconcilable } from '../api/conditions.js';
 import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
+import type { Status } from '../api/serving.js';
 import type { KubeClient } from './kube/client.js';
 
 /** Writes `status` for `obj` unless it equals what is stored; returns the new resourceVersion, if it wrote. */
@@ -15,15 +16,17 @@ export async function writeStatus(kube: KubeClient, type: ResourceType, obj: Kub
   return written.metadata.resourceVersion ?? '';
 }
 
-/** True when every field of `desired` is present with the same value in `actual` (an apply would change nothing). */
-export function containsAll(actual: unknown, desired: unknown): boolean {
-  if (desired === undefined) return true;
-  if (desired === null || typeof desired !== 'object') return actual === desired;
-  if (Array.isArray(desired)) {
-    return Array.isArray(actual) && actual.length === desired.length && desired.every((d, i) => containsAll(actual[i], d));
-  }
-  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
-  return Object.entries(desired).every(([k, v]) => containsAll((actual as Record<string, unknown>)[k], v));
+/**
+ * The status of `obj` with `condition` (a dependent of `set`) False for `reason: message` laid over its current
+ * status, as Knative's generated reconciler writes it after a failed reconcile: observedGeneration set, the happy
+ * condition False with the same reason, unchanged conditions keeping their times. Used to report a failed apply.
+ */
+export function failureStatus<S extends Status>(obj: Reconcilable<S>, set: ConditionSet, condition: string, reason: string, message: string, now: string): S {
+  const copy = cloneJson({ metadata: { generation: obj.metadata.generation }, status: obj.status }) as Reconcilable<S>;
+  const before = beginReconcile(copy, set, now);
+  set.markFalse(copy.status as S, condition, reason, message, now);
+  endReconcile(copy, before, now);
+  return copy.status as S;
 }
 
 export interface StatusOutcome {

@@ -2,13 +2,17 @@
 // Tidal has no defaulting webhook; reconcilers apply these to a copy of the object before each reconcile. Every
 // function returns a defaulted deep copy and never mutates its input. Pure.
 //
-// Not done here (needs a request context or config-features): creator/lastModifier annotations, secure-pod-defaults,
-// and "Revision defaults only on create" (the caller decides when to default).
+// Which config-defaults values an existing object is defaulted with is decided at the end of this file
+// (`defaultsInForce`): the ones in force when Tidal first defaulted it, so a config-defaults change reaches only
+// objects created afterwards, as with Knative's webhook. (A Revision a user creates directly carries no snapshot and
+// is defaulted with today's values on every read.)
+//
+// Not done here (needs a request context or config-features): creator/lastModifier annotations, secure-pod-defaults.
 import { renderNameTemplate } from './config/defaults.js';
 import type { TemplateMeta } from './config/defaults.js';
 import type { DefaultsConfig } from './config/types.js';
 import { cloneJson } from './conditions.js';
-import type { ObjectMeta } from './meta.js';
+import { isControlledBy, type KubeObject, type ObjectMeta } from './meta.js';
 import type { Configuration, Container, RevisionSpec, Route, RouteSpec, Service, TrafficTarget } from './serving.js';
 
 /** A JSON-safe deep copy (plain objects, arrays, primitives); the same as `cloneJson`. */
@@ -235,4 +239,134 @@ export function setRouteDefaults(route: Route): Route {
   const out = deepCopy(route);
   out.spec = setRouteSpecDefaults(out.spec, false);
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Freezing the defaults of existing objects.
+//
+// Knative's webhook writes the defaults into the stored object at admission, so a later config-defaults change never
+// touches an existing template and never rolls a Revision. Tidal defaults in memory on every read (until its webhook
+// exists): with today's config-defaults, a changed `container-concurrency` would re-render the Configuration of every
+// Service that relied on the default, and so create a Revision for each. Instead each object is defaulted with the
+// values in force when Tidal first defaulted it. They are recorded, in the annotation `tidal.dev/defaults`, on the
+// children Tidal makes from the defaulted template:
+//   Service       → its Configuration (stamped by the Service reconcile on every apply);
+//   Configuration → each Revision it creates (stamped at create; a Revision's spec never changes).
+// `defaultsInForce` reads them back: the object's own stamp (a Service's Configuration, a Revision), else the
+// newest stamp among the children it controls, else the current values (a new object, or one whose children are
+// gone). All three layers thus default with the same values: the Service's template, the Configuration's (a no-op
+// on a template the Service already defaulted) and the Revision's (which keeps a later config, say a new
+// `revision-cpu-request`, from changing the Deployment of an existing Revision).
+// One difference from Knative: a field the user removes from a template gets the frozen default, where Knative's
+// webhook would apply the current one.
+
+/** Annotation on Configurations and Revisions Tidal makes: the config-defaults values their template was defaulted with. */
+export const DefaultsSnapshotAnnotation = 'tidal.dev/defaults';
+
+// The DefaultsConfig fields defaulting reads (the others only bound validation, which always uses today's config).
+const numberKeys = ['revisionTimeoutSeconds', 'revisionIdleTimeoutSeconds', 'containerConcurrency'] as const;
+const stringKeys = ['containerNameTemplate', 'initContainerNameTemplate'] as const;
+const optionalNumberKeys = ['revisionResponseStartTimeoutSeconds'] as const;
+const optionalStringKeys = [
+  'revisionCpuRequest',
+  'revisionCpuLimit',
+  'revisionMemoryRequest',
+  'revisionMemoryLimit',
+  'revisionEphemeralStorageRequest',
+  'revisionEphemeralStorageLimit',
+] as const;
+const optionalBooleanKeys = ['enableServiceLinks'] as const;
+const snapshotKeys = [...numberKeys, ...optionalNumberKeys, ...stringKeys, ...optionalStringKeys, ...optionalBooleanKeys] as const;
+
+/** The annotation value for `defaults`: JSON of the fields defaulting reads, `null` for an unset optional one. */
+export function defaultsSnapshot(defaults: DefaultsConfig): string {
+  const out: Record<string, unknown> = {};
+  for (const k of snapshotKeys) out[k] = defaults[k] ?? null;
+  return JSON.stringify(out);
+}
+
+/**
+ * `current` with the values of a snapshot annotation laid over it, or undefined when `value` is absent or not a
+ * snapshot (wrong JSON or a wrongly typed field: then the next source is asked). A key the snapshot lacks (one a
+ * later Tidal added) keeps its current value.
+ */
+export function readDefaultsSnapshot(value: string | undefined, current: DefaultsConfig): DefaultsConfig | undefined {
+  if (value === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  const snap = parsed as Record<string, unknown>;
+  const out: DefaultsConfig = { ...current };
+  const has = (k: string): boolean => Object.hasOwn(snap, k);
+  for (const k of numberKeys) {
+    if (!has(k)) continue;
+    const v = snap[k];
+    if (typeof v !== 'number' || !Number.isFinite(v)) return undefined;
+    out[k] = v;
+  }
+  for (const k of stringKeys) {
+    if (!has(k)) continue;
+    const v = snap[k];
+    if (typeof v !== 'string') return undefined;
+    out[k] = v;
+  }
+  for (const k of optionalNumberKeys) {
+    if (!has(k)) continue;
+    const v = snap[k];
+    if (v !== null && (typeof v !== 'number' || !Number.isFinite(v))) return undefined;
+    out[k] = v ?? undefined;
+  }
+  for (const k of optionalStringKeys) {
+    if (!has(k)) continue;
+    const v = snap[k];
+    if (v !== null && typeof v !== 'string') return undefined;
+    out[k] = v ?? undefined;
+  }
+  for (const k of optionalBooleanKeys) {
+    if (!has(k)) continue;
+    const v = snap[k];
+    if (v !== null && typeof v !== 'boolean') return undefined;
+    out[k] = v ?? undefined;
+  }
+  return out;
+}
+
+const snapshotOf = (obj: KubeObject, current: DefaultsConfig): DefaultsConfig | undefined =>
+  readDefaultsSnapshot(obj.metadata.annotations?.[DefaultsSnapshotAnnotation], current);
+
+/**
+ * The config-defaults values to default `obj` with (see above): its own snapshot, else the newest snapshot among
+ * `children` that `obj` controls (a Service: its Configuration; a Configuration: its Revisions; others are
+ * skipped, e.g. a child left over from a deleted namesake), else `current`.
+ */
+export function defaultsInForce(current: DefaultsConfig, obj: KubeObject, children: readonly (KubeObject | undefined)[] = []): DefaultsConfig {
+  const own = snapshotOf(obj, current);
+  if (own !== undefined) return own;
+  const newestFirst = children
+    .filter((c): c is KubeObject => c !== undefined && isControlledBy(c, obj.metadata.uid))
+    .sort((a, b) => {
+      const ta = a.metadata.creationTimestamp ?? '';
+      const tb = b.metadata.creationTimestamp ?? '';
+      if (ta !== tb) return ta < tb ? 1 : -1;
+      const na = a.metadata.name ?? '';
+      const nb = b.metadata.name ?? '';
+      return na === nb ? 0 : na < nb ? 1 : -1;
+    });
+  for (const c of newestFirst) {
+    const snap = snapshotOf(c, current);
+    if (snap !== undefined) return snap;
+  }
+  return current;
+}
+
+/** `child` (a desired Configuration or Revision made from a template defaulted with `defaults`) with its snapshot. */
+export function withDefaultsSnapshot<T extends KubeObject>(child: T, defaults: DefaultsConfig): T {
+  return {
+    ...child,
+    metadata: { ...child.metadata, annotations: { ...child.metadata.annotations, [DefaultsSnapshotAnnotation]: defaultsSnapshot(defaults) } },
+  };
 }

@@ -30,14 +30,20 @@ export function parseEntityWorkflowId(id: string): { kind: EntityKind; key: Obje
 
 /**
  * A poke tells an entity workflow to look at its object again. It names the object whose change caused it
- * (`source`, e.g. `Configuration/default/nginx`) and that object's resourceVersion, never the object itself.
+ * (`source`, e.g. `Configuration/default/nginx`), that object's resourceVersion and the content token of what the
+ * target reads of it (`api/content-token.ts`), never the object itself.
  */
 export interface Poke {
   source: string;
   resourceVersion?: string;
   generation?: number;
+  /** `s.<hash>` (the target's own object, status left out) or `d.<hash>` (any other object, status included). */
+  token?: string;
   reason: PokeReason;
 }
+
+/** The poke signal's payload: the watcher sends every source's latest poke for a workflow in one signal. */
+export type PokeBatch = Poke | Poke[];
 
 export type PokeReason = 'added' | 'updated' | 'deleted' | 'resync' | 'dependency';
 
@@ -50,10 +56,3 @@ export const SearchAttributeNames = {
   namespace: 'KnativeNamespace',
   name: 'KnativeName',
 } as const;
-
-/** True when `rv` is newer than `seen`. resourceVersions are opaque; etcd's are integers, which we compare. */
-export function isNewerResourceVersion(rv: string | undefined, seen: string | undefined): boolean {
-  if (rv === undefined || seen === undefined) return true;
-  if (/^\d+$/.test(rv) && /^\d+$/.test(seen)) return BigInt(rv) > BigInt(seen);
-  return rv !== seen;
-}

@@ -43,6 +43,53 @@ function service(name: string): Service {
   };
 }
 
+/** Reconcile passes per workflow of one Service, read from each workflow's `state` query (0 when it never ran). */
+async function passesOf(client: Client, name: string, revisions: string[]): Promise<Record<string, number>> {
+  const ids = [`Service/default/${name}`, `Configuration/default/${name}`, `Route/default/${name}`, `Ingress/default/${name}`, ...revisions.map((r) => `Revision/default/${r}`)];
+  const out: Record<string, number> = {};
+  for (const id of ids) {
+    try {
+      out[id.split('/')[0] === 'Revision' ? id.split('/')[2]! : id.split('/')[0]!] = (await client.workflow.getHandle(id).query<{ totalReconciles: number }>('state')).totalReconciles;
+    } catch {
+      out[id] = 0;
+    }
+  }
+  return out;
+}
+
+/** Waits until no workflow of the Service has run a pass for `quietMs`. */
+async function settledPasses(client: Client, name: string, revisions: string[], quietMs = 3000): Promise<Record<string, number>> {
+  let last = JSON.stringify(await passesOf(client, name, revisions));
+  let since = Date.now();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = JSON.stringify(await passesOf(client, name, revisions));
+    if (now !== last) [last, since] = [now, Date.now()];
+    else if (Date.now() - since >= quietMs) return JSON.parse(now) as Record<string, number>;
+  }
+}
+
+/** Passes per object for one Service create and for one image update (issue 8 item 4: fewer passes, none lost). */
+async function countPasses(kube: KubeClient, client: Client, serviceReadyAt: Map<string, number>): Promise<void> {
+  const name = 'passes';
+  await kube.create(Resources.Service, service(name));
+  while (!serviceReadyAt.has(name)) await new Promise((r) => setTimeout(r, 50));
+  const created = await settledPasses(client, name, [`${name}-00001`]);
+  await kube.mergePatch(Resources.Service, 'default', name, { spec: { template: { spec: { containers: [{ image: 'nginx:1.28', ports: [{ containerPort: 80 }] }] } } } });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const svc = await kube.get<Service>(Resources.Service, 'default', name);
+    const ready = svc?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    if ((ready && svc?.status?.latestReadyRevisionName === `${name}-00002`) || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const updated = await settledPasses(client, name, [`${name}-00001`, `${name}-00002`]);
+  const total = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+  console.log(`\npasses for one Service create: ${JSON.stringify(created)} (total ${total(created)})`);
+  const delta = Object.fromEntries(Object.entries(updated).map(([k, v]) => [k, v - (created[k] ?? 0)]));
+  console.log(`passes for one image update:   ${JSON.stringify(delta)} (total ${total(delta)})`);
+}
+
 async function main(): Promise<void> {
   await stackDown(dir);
   rmSync(dir, { recursive: true, force: true });
@@ -100,6 +147,8 @@ async function main(): Promise<void> {
       `${n}\t${pct(rev, 50).toFixed(0)}\t${pct(rev, 95).toFixed(0)}\t${pct(svc, 50).toFixed(0)}\t${pct(svc, 95).toFixed(0)}\t${svc.at(-1)?.toFixed(0)}\t${all.toFixed(2)}\t${(n / all).toFixed(1)}\t${writes.toFixed(1)}`,
     );
   }
+
+  await countPasses(kube, client, serviceReadyAt);
 
   // What a reconcile pass costs in history: events per pass, from one Service's three workflows.
   const sample = `b${counts[0]}-0`;

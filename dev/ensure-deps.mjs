@@ -1,6 +1,7 @@
-// Installs what `npm run up` / `npm test` need when it is missing, so both work on a fresh clone:
-// npm dependencies (when node_modules is missing or older than package-lock.json) and, for tests (`--test`),
-// the Debian packages of the real registry the digest tests use. Plain JS: it runs before any dependency exists.
+// Installs what `npm run up` / `npm test` need when it is missing, so both work on a fresh clone (it is the `preup`
+// and `pretest` script): npm dependencies (when node_modules is missing or older than package-lock.json) and the
+// Debian packages of the real registry both run (`up`'s local registry on :5443, the digest tests' own registries
+// with htpasswd auth). Plain JS: it runs before any dependency exists.
 import { execSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 
@@ -22,10 +23,10 @@ const has = (cmd) => {
   }
 };
 
-if (process.argv.includes('--test') && !(has('docker-registry') && has('htpasswd'))) {
+if (!(has('docker-registry') && has('htpasswd'))) {
   const packages = 'docker-registry apache2-utils';
   if (process.getuid?.() !== 0) {
-    console.error(`[tidal] the tests need Debian's ${packages}: run  sudo apt-get install -y ${packages}`);
+    console.error(`[tidal] npm run up and npm test need Debian's ${packages}: run  sudo apt-get install -y ${packages}`);
     process.exit(1);
   }
   console.error(`[tidal] installing ${packages} (apt-get)…`);

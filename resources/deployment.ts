@@ -1,6 +1,7 @@
 // makeDeployment: the apps/v1 Deployment that runs a Revision's pods (Knative's MakeDeployment, spec §3.2), with
 // hakn's fixed replica count (no autoscaler, no activator) and an optional queue-proxy.
 import { nanosToSeconds, parseGoDuration, parseGoInt } from '../api/config/index.js';
+import { DefaultsSnapshotAnnotation } from '../api/defaults.js';
 import type { RevisionConfig } from '../api/config/types.js';
 import { Annotations, Labels } from '../api/labels.js';
 import type { KubeObject, ObjectMeta } from '../api/meta.js';
@@ -102,11 +103,12 @@ export function makeRevisionLabels(rev: Revision): Record<string, string> {
 
 /**
  * Annotations for the Deployment and its pods: the Revision's annotations without the routing/GC bookkeeping
- * (`serving.knative.dev/lastPinned`, `/no-gc`, `/routingStateModified`, `/routes`) and without every key starting
- * with `autoscaling.knative.dev` (scale changes must not roll pods).
+ * (`serving.knative.dev/lastPinned`, `/no-gc`, `/routingStateModified`, `/routes`), without Tidal's frozen defaults
+ * (`tidal.dev/defaults`) and without every key starting with `autoscaling.knative.dev` (scale changes must not roll
+ * pods).
  */
 export function makeRevisionAnnotations(rev: Revision): Record<string, string> {
-  const drop = new Set<string>([LAST_PINNED_ANNOTATION, NO_GC_ANNOTATION, Annotations.routingStateModified, Annotations.routes]);
+  const drop = new Set<string>([LAST_PINNED_ANNOTATION, NO_GC_ANNOTATION, Annotations.routingStateModified, Annotations.routes, DefaultsSnapshotAnnotation]);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(rev.metadata.annotations ?? {})) {
     if (!drop.has(k) && !k.startsWith(AUTOSCALING_PREFIX)) out[k] = v;

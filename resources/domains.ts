@@ -18,9 +18,17 @@ import type { ObjectMeta } from '../api/meta.js';
 /**
  * A host name or URL, or why it cannot be made. Every failure here is Knative's ErrDomainName (a template that does
  * not execute, or a result that is not a fully qualified domain name): the Route reports `AllTrafficAssigned=False`,
- * reason `ErrorConfig`, with this message.
+ * reason `ErrorConfig`, with this message behind `domain name error: ` (`domainNameErrorMessage`).
  */
 export type DomainResult = { ok: true; value: string } | { ok: false; error: string };
+
+/** Knative's `ErrDomainName` text: the message of a Route's ErrorConfig condition starts with it. */
+export const ErrDomainName = 'domain name error';
+
+/** The condition message for a failed DomainResult, as Knative wraps it (`domain name error: <why>`). */
+export function domainNameErrorMessage(error: string): string {
+  return `${ErrDomainName}: ${error}`;
+}
 
 /** What the functions below read of a Route (a Service works too: its labels and annotations are the Route's). */
 export interface RouteLike {

@@ -1,7 +1,7 @@
 // Placeholder Kubernetes Services of a Route, one per traffic name (knative/serving
 // pkg/reconciler/route/resources/service.go, visibility/visibility.go). Spec §4.3, §4.4; checklists 52–54.
 import { Labels } from '../api/labels.js';
-import type { KubeObject, ObjectMeta, OwnerReference } from '../api/meta.js';
+import { isControlledBy, type KubeObject, type ObjectMeta, type OwnerReference } from '../api/meta.js';
 import {
   IngressVisibilityClusterLocal,
   IngressVisibilityExternalIP,
@@ -193,4 +193,39 @@ export function placeholderVisibility(svc: Pick<KubeObject, 'metadata'> | undefi
 /** ClusterLocal if either is (upstream `minVisibility`). */
 export function minVisibility(a: IngressVisibility, b: IngressVisibility): IngressVisibility {
   return a === IngressVisibilityClusterLocal || b === IngressVisibilityClusterLocal ? IngressVisibilityClusterLocal : a;
+}
+
+/**
+ * How a live placeholder Service becomes the desired one (upstream `updatePlaceholderServices`): in place, or by
+ * delete and re-create where the API server refuses the update. ExternalName → any type is updated in place;
+ * ClusterIP → ExternalName is not (kubernetes#104329); cluster IPs are immutable, so between ClusterIP Services a
+ * changed `clusterIP` ("None" ↔ allocated) means re-create, while a desired Service that leaves `clusterIP` empty
+ * keeps the allocated one.
+ */
+export function placeholderUpdate(
+  live: { spec?: { type?: string; clusterIP?: string } },
+  desired: Pick<PlaceholderService, 'spec'>,
+): 'inPlace' | 'recreate' {
+  const from = live.spec?.type ?? 'ClusterIP';
+  const to = desired.spec.type;
+  if (from !== to) return from === 'ExternalName' ? 'inPlace' : 'recreate';
+  if (to !== 'ClusterIP') return 'inPlace';
+  const liveIP = live.spec?.clusterIP ?? '';
+  const wantIP = desired.spec.clusterIP ?? '';
+  if (liveIP === wantIP) return 'inPlace';
+  if (liveIP !== 'None' && wantIP === '') return 'inPlace';
+  return 'recreate';
+}
+
+/**
+ * The placeholder Services to delete (upstream `deleteOrphanedServices`): of the Services labelled
+ * `serving.knative.dev/route=<route>` (`labelled`), those the Route controls whose name no traffic name needs any
+ * more (`wanted`). A Service someone else controls is left alone even if it carries the label.
+ */
+export function orphanedPlaceholders(labelled: readonly KubeObject[], routeUid: string | undefined, wanted: ReadonlySet<string>): string[] {
+  return labelled
+    .filter((svc) => isControlledBy(svc, routeUid))
+    .map((svc) => svc.metadata.name ?? '')
+    .filter((name) => name !== '' && !wanted.has(name))
+    .sort();
 }

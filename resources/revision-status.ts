@@ -1,11 +1,13 @@
 // computeRevisionStatus: a Revision's conditions from digest resolution, its Deployment and (when no replica is
-// available) one of its Pods (spec §3.1, §3.3, §3.6 as Tidal runs it: fixed replicas, no PodAutoscaler).
+// available) one of its Pods (spec §3.1, §3.3, §3.6 as Tidal runs it: fixed replicas, no PodAutoscaler). `Active`
+// is written once the Revision reaches its Deployment (upstream: once the PodAutoscaler exists), never before.
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
 import {
   markContainerMissing,
   markDeploying,
   markDeploymentNotOwned,
   markResolvingDigests,
+  propagateActive,
   propagateDeploymentStatus,
   propagateReplicas,
   revisionConditionSet,
@@ -39,10 +41,13 @@ export function computeRevisionStatus(obs: RevisionObservation, now: string): { 
   if (obs.resolveError !== undefined) markContainerMissing(status, obs.resolveError, now);
   else if (!obs.digestsResolved) markResolvingDigests(status, now);
   else if (obs.deploymentNotOwned) markDeploymentNotOwned(status, `${name}-deployment`, now);
-  else if (!obs.deployment) markDeploying(status, undefined, now);
-  else {
+  else if (!obs.deployment) {
+    markDeploying(status, undefined, now);
+    propagateActive(status, undefined, now);
+  } else {
     propagateDeploymentStatus(status, obs.deployment, obs.pod, { podIsAlwaysSchedulable: obs.podIsAlwaysSchedulable }, now);
     propagateReplicas(status, obs.deployment, now);
+    propagateActive(status, obs.deployment, now);
   }
   endReconcile(rev, before, now);
   const events: StatusEvent[] = [];

@@ -5,8 +5,11 @@ import { Annotations, Labels } from '../api/labels.js';
 import { controllerOf, type KubeObject, type ObjectKey } from '../api/meta.js';
 import type { EntityKind } from '../api/entity.js';
 
-/** Kinds the watcher follows. `KubeDeployment` and `Pod` are the objects Tidal owns for Revisions. */
-export type WatchedKind = 'Service' | 'Configuration' | 'Revision' | 'Route' | 'Ingress' | 'Deployment' | 'Pod';
+/**
+ * Kinds the watcher follows. `Deployment` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
+ * placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`).
+ */
+export type WatchedKind = 'Service' | 'Configuration' | 'Revision' | 'Route' | 'Ingress' | 'Deployment' | 'Pod' | 'KubeService';
 
 export interface PokeTarget {
   kind: EntityKind;
@@ -58,6 +61,9 @@ export function pokeTargets(kind: WatchedKind, obj: KubeObject, enabled: Readonl
       break;
     case 'Deployment':
       out.push(servingOwner(obj, 'Revision'));
+      break;
+    case 'KubeService':
+      out.push(servingOwner(obj, 'Route'));
       break;
     case 'Pod': {
       const rev = obj.metadata.labels?.[Labels.revision];

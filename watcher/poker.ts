@@ -1,6 +1,7 @@
-// Delivers pokes to entity workflows with signalWithStart. Pokes for one workflow coalesce while they wait;
-// a failed delivery (Temporal unreachable, say) is retried with backoff, never dropped; a poke identical to the
-// last one delivered (same source and resourceVersion) is not sent again.
+// Delivers pokes to entity workflows with signalWithStart. Pokes for one workflow coalesce while they wait — the
+// newest poke of each source, all sources in one signal, so one source's poke never hides another's; a failed
+// delivery (Temporal unreachable, say) is retried with backoff, never dropped; a poke announcing the same content
+// (token, else resourceVersion) as the last one delivered from that source is not sent again.
 import type { Logger } from 'pino';
 import type { Client } from '@temporalio/client';
 import { Counter, type Registry } from 'prom-client';
@@ -24,10 +25,14 @@ export interface PokerOptions {
 
 interface Pending {
   target: PokeTarget;
-  poke: Poke;
+  /** The newest poke of each source. */
+  pokes: Map<string, Poke>;
   attempts: number;
   notBefore: number;
 }
+
+/** What identifies a poke's content for de-duplication. */
+const contentOf = (p: Poke): string | undefined => p.token ?? p.resourceVersion;
 
 export class Poker {
   private readonly pending = new Map<string, Pending>();
@@ -52,13 +57,20 @@ export class Poker {
     this.loopDone = this.loop();
   }
 
-  /** Queues a poke; a newer poke for the same workflow replaces one still waiting. */
+  /** Queues a poke; a newer poke from the same source for the same workflow replaces one still waiting. */
   poke(target: PokeTarget, poke: Poke, opts: { force?: boolean } = {}): void {
     const id = entityWorkflowId(target.kind, target.key);
-    const sentKey = `${id}|${poke.source}`;
-    if (!opts.force && poke.reason !== 'deleted' && poke.resourceVersion !== undefined && this.lastSent.get(sentKey) === poke.resourceVersion) return;
+    const content = contentOf(poke);
+    if (!opts.force && poke.reason !== 'deleted' && content !== undefined && this.lastSent.get(`${id}|${poke.source}`) === content) return;
     const prev = this.pending.get(id);
-    this.pending.set(id, { target, poke, attempts: prev?.attempts ?? 0, notBefore: prev?.notBefore ?? 0 });
+    if (prev) {
+      // A deletion stays a deletion until delivered: a later event from the same source must not turn it into news
+      // that the workflow might find covered.
+      const waiting = prev.pokes.get(poke.source);
+      prev.pokes.set(poke.source, waiting?.reason === 'deleted' ? { ...poke, reason: 'deleted' } : poke);
+    } else {
+      this.pending.set(id, { target, pokes: new Map([[poke.source, poke]]), attempts: 0, notBefore: 0 });
+    }
     this.wake?.();
   }
 
@@ -109,7 +121,7 @@ export class Poker {
         taskQueue: this.opts.taskQueue,
         args: [{ kind, namespace: key.namespace, name: key.name, ...(this.opts.workflowOptions ? { options: this.opts.workflowOptions } : {}) }],
         signal: POKE_SIGNAL,
-        signalArgs: [p.poke],
+        signalArgs: [[...p.pokes.values()]],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         typedSearchAttributes: [
@@ -120,15 +132,22 @@ export class Poker {
         staticSummary: `${kind} ${key.namespace}/${key.name}`,
       });
       this.delivered.inc({ kind });
-      if (p.poke.resourceVersion !== undefined) this.rememberSent(`${id}|${p.poke.source}`, p.poke.resourceVersion);
+      for (const poke of p.pokes.values()) {
+        const content = contentOf(poke);
+        if (content !== undefined) this.rememberSent(`${id}|${poke.source}`, content);
+      }
     } catch (err) {
       this.failed.inc({ kind });
       const attempts = p.attempts + 1;
       const backoff = Math.min(this.opts.maxBackoffMs, 250 * 2 ** Math.min(attempts, 10));
       this.log.warn({ err, kind, namespace: key.namespace, name: key.name, attempts, backoffMs: backoff }, 'poke failed; will retry');
-      // A newer poke may have arrived meanwhile; it wins, but keeps the backoff.
+      // Newer pokes may have arrived meanwhile: each source's newest wins, and they all keep the backoff.
       const newer = this.pending.get(id);
-      this.pending.set(id, { target: p.target, poke: newer?.poke ?? p.poke, attempts, notBefore: Date.now() + backoff });
+      const pokes = new Map(p.pokes);
+      for (const [source, poke] of newer?.pokes ?? []) {
+        pokes.set(source, pokes.get(source)?.reason === 'deleted' ? { ...poke, reason: 'deleted' } : poke);
+      }
+      this.pending.set(id, { target: p.target, pokes, attempts, notBefore: Date.now() + backoff });
     }
   }
 

@@ -3,10 +3,13 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { Resources, type ResourceType } from '../api/kinds.js';
 import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
+import { contentToken } from '../api/content-token.js';
+import { Labels } from '../api/labels.js';
 import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import { Informer, type ChangeType } from './informer.js';
 import { pokeTargets, type PokeTarget, type WatchedKind } from './poke-map.js';
+import { RouteIndex } from './route-index.js';
 import type { Poker } from './poker.js';
 
 export interface WatcherOptions {
@@ -27,6 +30,8 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   // Only the objects Tidal made for Revisions.
   Deployment: { type: Resources.Deployment, labelSelector: 'serving.knative.dev/revision' },
   Pod: { type: Resources.Pod, labelSelector: 'serving.knative.dev/revision' },
+  // Placeholder Services: an edit or deletion by hand is repaired by the Route.
+  KubeService: { type: Resources.KubeService, labelSelector: 'serving.knative.dev/route' },
 };
 
 const reasonOf: Record<ChangeType, PokeReason> = { added: 'added', updated: 'updated', deleted: 'deleted' };
@@ -36,6 +41,7 @@ export class Watcher {
   private readonly byKind = new Map<WatchedKind, Informer>();
   private readonly events: Counter;
   private readonly restarts: Counter;
+  private readonly routeIndex = new RouteIndex();
 
   constructor(kube: KubeClient, private readonly poker: Poker, private readonly opts: WatcherOptions, log: Logger, registry: Registry) {
     this.events = new Counter({ name: 'tidal_watch_events_total', help: 'Changes seen by the watcher', labelNames: ['kind', 'type'], registers: [registry] });
@@ -103,18 +109,31 @@ export class Watcher {
 
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject): void {
     this.events.inc({ kind, type: change });
+    if (kind === 'Route') this.routeIndex.update(obj, change === 'deleted');
     const source = entityWorkflowIdLike(kind, obj);
-    const poke: Poke = {
+    const base: Poke = {
       source,
       reason: reasonOf[change],
       ...(obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {}),
       ...(obj.metadata.generation !== undefined ? { generation: obj.metadata.generation } : {}),
     };
-    for (const target of pokeTargets(kind, obj, this.opts.enabled)) {
-      // A child's change is a dependency change for its owner.
+    // Tokens are computed at most once per view and event: the object's own workflow ignores its status.
+    let selfToken: string | undefined;
+    let depToken: string | undefined;
+    const targets = pokeTargets(kind, obj, this.opts.enabled);
+    if ((kind === 'Configuration' || kind === 'Revision') && this.opts.enabled.has('Route')) {
+      for (const name of this.routeIndex.routesFor(kind, obj, Labels.configuration)) {
+        if (!targets.some((t) => t.kind === 'Route' && t.key.name === name)) targets.push({ kind: 'Route', key: { namespace: obj.metadata.namespace ?? '', name } });
+      }
+    }
+    for (const target of targets) {
       const isSelf = entityWorkflowId(target.kind, target.key) === source;
+      // A child's event must not start a fresh workflow for an owner that is already gone.
       if (!isSelf && this.knownGone(target)) continue;
-      this.poker.poke(target, isSelf ? poke : { ...poke, reason: change === 'deleted' ? 'dependency' : poke.reason });
+      const token = isSelf ? (selfToken ??= contentToken(obj, 'self')) : (depToken ??= contentToken(obj, 'dependency'));
+      // A child's deletion is a dependency change for its owner.
+      const reason: PokeReason = !isSelf && change === 'deleted' ? 'dependency' : base.reason;
+      this.poker.poke(target, { ...base, reason, ...(change === 'deleted' ? {} : { token }) });
     }
   }
 }

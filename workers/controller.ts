@@ -69,11 +69,12 @@ async function main(): Promise<void> {
   if (cfg.runWatcher) {
     clientConnection = await Connection.connect({ address: cfg.temporalAddress });
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
-    poker = new Poker(client, { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000, workflowOptions: { resyncSeconds: cfg.resyncSeconds } }, log.child({ component: 'poker' }), registry);
+    // Entity options are not passed at start: workflows read them from their worker at every run and resync.
+    poker = new Poker(client, { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000 }, log.child({ component: 'poker' }), registry);
     watcher = new Watcher(
       kube,
       poker,
-      { enabled: enabledKinds, watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'Pod'], relistMs: cfg.relistSeconds * 1000, maxBackoffMs: 30_000 },
+      { enabled: enabledKinds, watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'Pod', 'KubeService'], relistMs: cfg.relistSeconds * 1000, maxBackoffMs: 30_000 },
       log.child({ component: 'watcher' }),
       registry,
     );

@@ -37,7 +37,14 @@ export async function createWorker(cfg: TidalConfig, kube: KubeClient, config: C
     namespace: cfg.temporalNamespace,
     taskQueue: cfg.taskQueue,
     workflowsPath: workflowsPath(),
-    activities: createActivities({ kube, events: makeEventRecorder(kube, log), log, config, digests: registryResolver(cfg, kube) }),
+    activities: createActivities({
+      kube,
+      events: makeEventRecorder(kube, log),
+      log,
+      config,
+      digests: registryResolver(cfg, kube),
+      entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds }),
+    }),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     // Let running steps finish on SIGTERM; anything longer is retried by another replica.
     shutdownGraceTime: '20s',

@@ -2,7 +2,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeStatus, wrote } from './summaries.js';
+import { describeStatus } from './summaries.js';
 
 export async function configurationWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
@@ -17,10 +17,6 @@ export async function configurationWorkflow(input: EntityInput): Promise<string>
       gone: false,
       uid: rev.uid,
       summary: `generation ${rev.generation}: Revision ${rev.revision} ${rev.outcome}; ${describeStatus(status)}`,
-      wrote: [
-        ...wrote(`Revision/${key.namespace}/${rev.revision}`, rev.outcome === 'created' ? rev.resourceVersion : undefined),
-        ...wrote(`Configuration/${id}`, status.resourceVersion),
-      ],
     };
   });
 }

@@ -1,6 +1,9 @@
-// The entity loop every object's workflow runs (design.md §3): pokes set a dirty flag, any number of pokes
-// coalesce into one reconcile pass, a durable timer resyncs, the run continues-as-new before its history grows
-// long, and the workflow completes once its object is gone.
+// The entity loop every object's workflow runs (design.md §3, ADR 0001): pokes set a dirty flag, any number of pokes
+// coalesce into one reconcile pass, a durable timer resyncs, the run continues-as-new before its history grows long,
+// and the workflow completes once its object is gone.
+//
+// No lost updates: a poke is ignored only when its content token equals what the last pass observed of that source
+// (api/content-token.ts). A status write can therefore never hide a spec change: the spec part of the token differs.
 import {
   allHandlersFinished,
   condition,
@@ -11,9 +14,11 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { isNewerResourceVersion, POKE_SIGNAL, STATE_QUERY, type EntityKind, type Poke } from '../api/entity.js';
+import { observationCovers, uidOfObservation } from '../api/content-token.js';
+import { entityWorkflowId, POKE_SIGNAL, STATE_QUERY, type EntityKind, type Poke, type PokeBatch } from '../api/entity.js';
+import { beginPassObservations, endPassObservations, readEntityOptions } from './activities.js';
 
-export const pokeSignal = defineSignal<[Poke]>(POKE_SIGNAL);
+export const pokeSignal = defineSignal<[PokeBatch]>(POKE_SIGNAL);
 export const stateQuery = defineQuery<EntityState>(STATE_QUERY);
 
 export interface EntityOptions {
@@ -31,6 +36,10 @@ export interface EntityInput {
   kind: EntityKind;
   namespace: string;
   name: string;
+  /**
+   * Fixed options (tests). Without them the run reads the worker's options (`readEntityOptions`) at its start and at
+   * every resync; options are never carried across continue-as-new, so a changed setting reaches every workflow.
+   */
   options?: Partial<EntityOptions>;
   /** State carried over continue-as-new; absent on a fresh start. */
   carried?: CarriedState;
@@ -41,11 +50,12 @@ export interface CarriedState {
   uid?: string;
   dirty: boolean;
   trigger: string;
-  seen: Record<string, string>;
+  /** What the last pass observed: source → `<uid> <spec> <status>` (api/content-token.ts). */
+  observed: Record<string, string>;
   totalReconciles: number;
   totalPokes: number;
   runs: number;
-  /** Small per-kind facts a workflow remembers between passes (e.g. digests resolved). */
+  /** Small per-kind facts a workflow remembers between passes (e.g. digests resolved); reset when the uid changes. */
   facts: Record<string, string>;
   lastReconcile?: { at: string; trigger: string; summary: string };
 }
@@ -58,63 +68,79 @@ export interface EntityState extends CarriedState {
   pokesThisRun: number;
   ignoredPokes: number;
   options: EntityOptions;
-  /** Pokes that arrived while a pass ran; those caused by the pass's own writes are dropped afterwards. */
+  /** Pokes that arrived while a pass ran: those the pass turns out to have covered are dropped afterwards. */
   pokesDuringPass: Poke[];
+  /** More pokes arrived during the pass than are kept: the loop passes again whatever they were. */
+  pokesDuringPassOverflow: boolean;
   inPass: boolean;
 }
 
-/** What one reconcile pass reports back to the loop. */
+/** What one reconcile pass reports back to the loop (its observations come from its steps' results). */
 export interface PassResult {
   /** The object no longer exists: the workflow completes. */
   gone: boolean;
   /** The uid of the object reconciled; a new uid means the object was recreated. */
   uid?: string;
   summary: string;
-  /** Objects this pass wrote, with the resourceVersion the write produced: their watch events are not news. */
-  wrote?: { source: string; resourceVersion: string }[];
   /** Facts to remember (merged into the carried state). */
   facts?: Record<string, string>;
 }
 
 export type ReconcilePass = (state: Readonly<EntityState>) => Promise<PassResult>;
 
-const MAX_SEEN_SOURCES = 64;
+const MAX_POKES_KEPT_DURING_PASS = 100;
+
+async function currentOptions(input: EntityInput): Promise<EntityOptions> {
+  if (input.options) return { ...defaultEntityOptions, ...input.options };
+  const read = await readEntityOptions();
+  return { ...defaultEntityOptions, ...(read.resyncSeconds !== undefined ? { resyncSeconds: read.resyncSeconds } : {}) };
+}
 
 export async function runEntity(input: EntityInput, reconcile: ReconcilePass): Promise<string> {
-  const options: EntityOptions = { ...defaultEntityOptions, ...input.options };
+  const { observed = {}, ...carried } = input.carried ?? ({} as Partial<CarriedState>);
   const st: EntityState = {
     kind: input.kind,
     namespace: input.namespace,
     name: input.name,
     dirty: true, // a fresh run always reconciles once
     trigger: 'start',
-    seen: {},
     totalReconciles: 0,
     totalPokes: 0,
     runs: 0,
     facts: {},
-    ...input.carried,
+    ...carried,
+    observed,
     reconcilesThisRun: 0,
     pokesThisRun: 0,
     ignoredPokes: 0,
-    options,
+    options: defaultEntityOptions,
     pokesDuringPass: [],
+    pokesDuringPassOverflow: false,
     inPass: false,
   };
   st.runs += 1;
+  const self = entityWorkflowId(st.kind, { namespace: st.namespace, name: st.name });
 
-  setHandler(pokeSignal, (poke) => onPoke(st, poke));
+  setHandler(pokeSignal, (batch) => {
+    for (const poke of Array.isArray(batch) ? batch : [batch]) onPoke(st, poke);
+  });
   setHandler(stateQuery, () => st);
+  st.options = await currentOptions(input);
 
   for (;;) {
-    const poked = await condition(() => st.dirty, options.resyncSeconds * 1000);
+    const poked = await condition(() => st.dirty, st.options.resyncSeconds * 1000);
+    if (!poked) st.options = await currentOptions(input);
     const trigger = poked ? st.trigger : 'resync';
     st.dirty = false;
     st.inPass = true;
     st.pokesDuringPass = [];
+    st.pokesDuringPassOverflow = false;
+    beginPassObservations();
     const result = await reconcile(st);
     st.inPass = false;
-    forgetOwnWrites(st, result.wrote ?? []);
+    // Only the last pass's observations count: a source it did not read is news whatever it says.
+    st.observed = endPassObservations();
+    dropCoveredPokes(st);
     if (result.facts) st.facts = { ...st.facts, ...result.facts };
     st.reconcilesThisRun += 1;
     st.totalReconciles += 1;
@@ -127,12 +153,16 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
       if (!st.dirty) return `${st.kind} ${st.namespace}/${st.name} is gone: ${result.summary}`;
       continue;
     }
-    if (result.uid !== undefined && st.uid !== undefined && result.uid !== st.uid) {
-      // The object was deleted and created again under the same name: forget what the old one told us.
-      st.seen = {};
+    const selfObserved = st.observed[self];
+    const uid = result.uid ?? (selfObserved !== undefined ? uidOfObservation(selfObserved) : undefined);
+    if (uid && st.uid !== undefined && uid !== st.uid) {
+      // Deleted and created again under the same name: forget what the old object told us, and pass again with
+      // no stale facts (the pass just run may have skipped a step on the old object's account).
       st.facts = {};
+      st.dirty = true;
+      st.trigger = `recreated ${self}`;
     }
-    if (result.uid !== undefined) st.uid = result.uid;
+    if (uid) st.uid = uid;
 
     if (shouldContinueAsNew(st)) {
       await condition(allHandlersFinished);
@@ -140,52 +170,49 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
         kind: st.kind,
         namespace: st.namespace,
         name: st.name,
-        options,
+        ...(input.options ? { options: input.options } : {}),
         carried: carry(st),
       });
     }
   }
 }
 
+/** True when the last pass already acted on exactly the content this poke announces. */
+function covered(st: EntityState, poke: Poke): boolean {
+  return poke.reason !== 'deleted' && observationCovers(st.observed[poke.source], poke.token);
+}
+
 function onPoke(st: EntityState, poke: Poke): void {
   st.pokesThisRun += 1;
   st.totalPokes += 1;
   // A sweep poke only exists to start a run that was gone; a running workflow resyncs on its own timer.
-  if (poke.reason === 'resync' && poke.resourceVersion === undefined) {
+  if (poke.reason === 'resync' && poke.resourceVersion === undefined && poke.token === undefined) {
     st.ignoredPokes += 1;
     return;
   }
-  const seen = st.seen[poke.source];
-  if (poke.reason !== 'deleted' && poke.resourceVersion !== undefined && !isNewerResourceVersion(poke.resourceVersion, seen)) {
+  if (!st.inPass && covered(st, poke)) {
     st.ignoredPokes += 1;
     return;
-  }
-  if (poke.resourceVersion !== undefined) {
-    delete st.seen[poke.source]; // re-insert so the oldest entries are evicted first
-    st.seen[poke.source] = poke.resourceVersion;
-    const sources = Object.keys(st.seen);
-    if (sources.length > MAX_SEEN_SOURCES) delete st.seen[sources[0] as string];
   }
   st.dirty = true;
   st.trigger = `${poke.reason} ${poke.source}`;
-  if (st.inPass && st.pokesDuringPass.length < 100) st.pokesDuringPass.push(poke);
+  if (!st.inPass) return;
+  if (st.pokesDuringPass.length < MAX_POKES_KEPT_DURING_PASS) st.pokesDuringPass.push(poke);
+  else st.pokesDuringPassOverflow = true;
 }
 
 /**
- * Records what the pass wrote as seen, and clears the dirty flag when every poke that arrived during the pass was
- * the echo of one of those writes (a status write pokes its own workflow back).
+ * Clears the dirty flag when every poke that arrived during the pass announced content the pass itself acted on
+ * (typically the echo of its own writes). Any other poke — a spec change, a deletion, a source the pass did not
+ * read — keeps it set, so the loop passes again.
  */
-function forgetOwnWrites(st: EntityState, wrote: { source: string; resourceVersion: string }[]): void {
-  for (const w of wrote) {
-    if (isNewerResourceVersion(w.resourceVersion, st.seen[w.source])) st.seen[w.source] = w.resourceVersion;
-  }
-  if (!st.dirty || st.pokesDuringPass.length === 0 || st.pokesDuringPass.length >= 100) return;
-  const echo = (p: Poke) =>
-    p.reason !== 'deleted' && p.resourceVersion !== undefined && wrote.some((w) => w.source === p.source && !isNewerResourceVersion(p.resourceVersion, w.resourceVersion));
-  if (st.pokesDuringPass.every(echo)) {
+function dropCoveredPokes(st: EntityState): void {
+  if (!st.dirty || st.pokesDuringPassOverflow || st.pokesDuringPass.length === 0) return;
+  if (st.pokesDuringPass.every((p) => covered(st, p))) {
     st.dirty = false;
     st.ignoredPokes += st.pokesDuringPass.length;
   }
+  st.pokesDuringPass = [];
 }
 
 function shouldContinueAsNew(st: EntityState): boolean {
@@ -201,7 +228,7 @@ function carry(st: EntityState): CarriedState {
     ...(st.uid !== undefined ? { uid: st.uid } : {}),
     dirty: st.dirty,
     trigger: st.trigger,
-    seen: st.seen,
+    observed: st.observed,
     totalReconciles: st.totalReconciles,
     totalPokes: st.totalPokes,
     runs: st.runs,

@@ -10,7 +10,9 @@ import { pokeSignal } from './entity.js';
 
 type CertificateActivities = ReturnType<typeof createCertificateActivities>;
 
-// Same as workflows/activities.ts (the shared `Activities` type does not include this activity until it is wired).
+// The options of workflows/activities.ts's steps. The activity is registered with all the others (activities/index.ts,
+// `createCertificateActivities`); it is proxied here directly since this workflow, not an entity loop, has no use for
+// those steps' pooling of observations.
 const baseOptions: ActivityOptions = {
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
@@ -70,10 +72,11 @@ export async function gatewayCertificateWorkflow(input: GatewayCertificateInput)
   };
   let poked = false;
   let trigger = input.carried ? 'continued' : 'start';
-  setHandler(pokeSignal, (poke) => {
+  setHandler(pokeSignal, (batch) => {
+    const last = Array.isArray(batch) ? batch.at(-1) : batch;
     st.pokes += 1;
     poked = true;
-    trigger = `${poke.reason} ${poke.source}`;
+    if (last) trigger = `${last.reason} ${last.source}`;
   });
   setHandler(gatewayCertificateStateQuery, () => st);
 

@@ -2,7 +2,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeStatus, wrote } from './summaries.js';
+import { describeStatus } from './summaries.js';
 
 export async function revisionWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
@@ -25,11 +25,8 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
     return {
       gone: false,
       summary: `${digestNote}; ${resources}; ${describeStatus(status)}`,
-      facts: { digests: 'resolved' },
-      wrote: [
-        ...wrote(`Deployment/${key.namespace}/${key.name}-deployment`, res.outcome === 'applied' ? res.deploymentResourceVersion : undefined),
-        ...wrote(`Revision/${id}`, status.resourceVersion),
-      ],
+      // A Revision waiting for digests (recreated under the same name) must not be marked resolved.
+      facts: { digests: res.outcome === 'applied' ? 'resolved' : '' },
     };
   });
 }

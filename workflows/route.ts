@@ -2,7 +2,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeStatus, wrote } from './summaries.js';
+import { describeStatus } from './summaries.js';
 
 export async function routeWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
@@ -13,7 +13,6 @@ export async function routeWorkflow(input: EntityInput): Promise<string> {
     return {
       gone: false,
       summary: `Ingress ${res.ingress}; ${describeStatus(res)}`,
-      wrote: [...wrote(`Ingress/${id}`, res.ingressResourceVersion), ...wrote(`Route/${id}`, res.resourceVersion)],
     };
   });
 }

@@ -2,7 +2,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeChild, describeStatus, wrote } from './summaries.js';
+import { describeChild, describeStatus } from './summaries.js';
 
 export async function serviceWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
@@ -21,11 +21,6 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
       gone: false,
       ...(uid ? { uid } : {}),
       summary: `${describeChild('Configuration', cfg)}; ${describeChild('Route', route)}; ${describeStatus(status)}`,
-      wrote: [
-        ...wrote(`Configuration/${id}`, cfg.outcome === 'applied' && cfg.action !== 'unchanged' ? cfg.resourceVersion : undefined),
-        ...wrote(`Route/${id}`, route.outcome === 'applied' && route.action !== 'unchanged' ? route.resourceVersion : undefined),
-        ...wrote(`Service/${id}`, status.resourceVersion),
-      ],
     };
   });
 }

@@ -10,8 +10,3 @@ export function describeChild(kind: string, o: ChildOutcome): string {
 export function describeStatus(o: StatusOutcome): string {
   return `status ${o.outcome}${o.ready ? `, Ready=${o.ready}${o.reason ? ` (${o.reason})` : ''}` : ''}`;
 }
-
-/** The write a step made, as a seen (source, resourceVersion) pair, when it made one. */
-export function wrote(source: string, resourceVersion: string | undefined): { source: string; resourceVersion: string }[] {
-  return resourceVersion ? [{ source, resourceVersion }] : [];
-}

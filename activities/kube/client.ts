@@ -7,6 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { resourcePath, type ResourceType } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import { KubeApiError } from './errors.js';
+import { noteObject } from '../observe.js';
 
 export interface ListResult<T> {
   items: T[];
@@ -60,7 +61,7 @@ export class KubeClient {
   async get<T extends KubeObject>(type: ResourceType, namespace: string, name: string): Promise<T | undefined> {
     const res = await this.request('GET', resourcePath(type, namespace, name));
     if (res.status === 404) return undefined;
-    return this.parse<T>('GET', resourcePath(type, namespace, name), res);
+    return this.noted(type, this.parse<T>('GET', resourcePath(type, namespace, name), res), 'read');
   }
 
   async list<T extends KubeObject>(type: ResourceType, namespace?: string, opts: RequestOptions = {}): Promise<ListResult<T>> {
@@ -71,6 +72,7 @@ export class KubeClient {
     for (const item of list.items) {
       item.apiVersion ??= apiVersion;
       item.kind ??= type.kind;
+      noteObject(type, item, 'read', list.items.length);
     }
     return { items: list.items, resourceVersion: list.metadata.resourceVersion };
   }
@@ -81,19 +83,20 @@ export class KubeClient {
       resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource) +
       query({ fieldManager: this.fieldManager, force: 'true' });
     const res = await this.request('PATCH', path, JSON.stringify(obj), 'application/apply-patch+yaml');
-    return this.parse<T>('APPLY', path, res);
+    // A status write is a read of the object as far as observations go: its spec may have moved on meanwhile.
+    return this.noted(type, this.parse<T>('APPLY', path, res), subresource ? 'read' : 'write');
   }
 
   async create<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
     const path = resourcePath(type, obj.metadata.namespace) + query({ fieldManager: this.fieldManager });
-    return this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json'));
+    return this.noted(type, this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json')), 'write');
   }
 
   /** JSON merge patch, for the few writes that must remove fields another manager set. */
   async mergePatch<T extends KubeObject>(type: ResourceType, namespace: string, name: string, patch: unknown): Promise<T> {
     const path = resourcePath(type, namespace, name) + query({ fieldManager: this.fieldManager });
     const res = await this.request('PATCH', path, JSON.stringify(patch), 'application/merge-patch+json');
-    return this.parse<T>('PATCH', path, res);
+    return this.noted(type, this.parse<T>('PATCH', path, res), 'read');
   }
 
   /** Deletes an object; returns false when it was already gone. */
@@ -163,6 +166,12 @@ export class KubeClient {
 
   close(): void {
     this.agent.destroy();
+  }
+
+  /** Every object read or written is reported to the running activity's observations (activities/observe.ts). */
+  private noted<T>(type: ResourceType, obj: T, how: 'read' | 'write'): T {
+    noteObject(type, obj as KubeObject, how);
+    return obj;
   }
 
   private parse<T>(verb: string, path: string, res: RawResponse): T {

@@ -1,6 +1,7 @@
 // config-defaults (Knative's pkg/apis/config/defaults.go) and the container-name template it carries.
 import type { ObjectMeta } from '../meta.js';
 import { ConfigKeyError, ConfigReader, runParser } from './deployment.js';
+import { lexGoTemplate } from './go-template.js';
 import type { DefaultsConfig, Parsed } from './types.js';
 
 export const DefaultsConfigName = 'config-defaults';
@@ -14,17 +15,20 @@ export const DefaultsConfigName = 'config-defaults';
 //   * `{{.Name}}`, `{{.GenerateName}}`, `{{.Namespace}}`, `{{.UID}}`, `{{.ResourceVersion}}`, `{{.Generation}}`;
 //   * map lookups `{{.Labels.key}}`, `{{.Annotations.key}}` (Go prints "<no value>" for a missing key) and
 //     `{{index .Labels "key"}}` / `{{index .Annotations "key"}}` (missing key → "");
-//   * whitespace trim markers `{{- … -}}` and comments `{{/* … */}}`.
+//   * whitespace trim markers `{{- … -}}` and comments `{{/* … */}}` (lexed by go-template.ts, shared with
+//     config-network's templates).
 // Anything else (pipelines, functions other than index, if/range/with, other ObjectMeta fields) is rejected when the
 // config map is parsed, so an unsupported template never reaches defaulting.
 
 /** The parent metadata a name template reads. */
 export type TemplateMeta = Pick<ObjectMeta, 'name' | 'generateName' | 'namespace' | 'uid' | 'resourceVersion' | 'generation' | 'labels' | 'annotations'>;
 
-type TemplatePart =
-  | { kind: 'text'; text: string }
+/** An executable action over ObjectMeta: a scalar field or a map lookup. */
+export type MetaTemplatePart =
   | { kind: 'field'; field: 'name' | 'generateName' | 'namespace' | 'uid' | 'resourceVersion' | 'generation' }
   | { kind: 'mapKey'; map: 'labels' | 'annotations'; key: string; missing: string };
+
+type TemplatePart = { kind: 'text'; text: string } | MetaTemplatePart;
 
 const scalarFields: Record<string, Extract<TemplatePart, { kind: 'field' }>['field']> = {
   Name: 'name',
@@ -39,9 +43,11 @@ const mapFields: Record<string, 'labels' | 'annotations'> = { Labels: 'labels', 
 /** A parsed name template, or the reason it is not one Tidal can execute. */
 export type NameTemplate = { ok: true; parts: TemplatePart[] } | { ok: false; error: string };
 
-function parseAction(body: string): TemplatePart | undefined | string {
-  // Returns a part, undefined for a comment, or an error message.
-  if (/^\/\*[\s\S]*\*\/$/u.test(body)) return undefined;
+/**
+ * One action body (as the lexer gives it: trimmed, no delimiters, no comments) over ObjectMeta → a part, or an
+ * error message. network.ts reuses it for the `.Name`, `.Namespace` and map actions of its templates.
+ */
+export function parseMetaAction(body: string): MetaTemplatePart | string {
   const field = /^\.([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z0-9_]+))?$/u.exec(body);
   if (field !== null) {
     const [, name = '', key] = field;
@@ -62,62 +68,29 @@ function parseAction(body: string): TemplatePart | undefined | string {
 
 /** Parses a container-name template (see the supported subset above). */
 export function parseNameTemplate(src: string): NameTemplate {
+  const segments = lexGoTemplate(src);
+  if (typeof segments === 'string') return { ok: false, error: segments };
   const parts: TemplatePart[] = [];
-  let rest = src;
-  let trimNextText = false;
-  while (rest !== '') {
-    const open = rest.indexOf('{{');
-    let text = open === -1 ? rest : rest.slice(0, open);
-    if (trimNextText) text = text.replace(/^\s+/u, '');
-    trimNextText = false;
-    if (open === -1) {
-      if (text !== '') parts.push({ kind: 'text', text });
-      break;
-    }
-    let inner = rest.slice(open + 2);
-    // Go: "{{- " trims the whitespace before the action (the dash must be followed by whitespace).
-    if (/^-\s/u.test(inner)) {
-      text = text.replace(/\s+$/u, '');
-      inner = inner.slice(1);
-    }
-    if (text !== '') parts.push({ kind: 'text', text });
-    const close = inner.indexOf('}}');
-    if (close === -1) return { ok: false, error: 'unclosed action: missing "}}"' };
-    let body = inner.slice(0, close);
-    if (/\s-$/u.test(body)) {
-      body = body.slice(0, -1);
-      trimNextText = true;
-    }
-    const part = parseAction(body.trim());
+  for (const seg of segments) {
+    const part = seg.kind === 'text' ? seg : parseMetaAction(seg.body);
     if (typeof part === 'string') return { ok: false, error: part };
-    if (part !== undefined) parts.push(part);
-    rest = inner.slice(close + 2);
+    parts.push(part);
   }
   return { ok: true, parts };
 }
 
+/** One action's value over `meta`: Go prints 0 for an absent generation, "" for other absent scalars. */
+export function executeMetaPart(p: MetaTemplatePart, meta: TemplateMeta): string {
+  if (p.kind === 'field') {
+    const v = meta[p.field];
+    return v === undefined ? (p.field === 'generation' ? '0' : '') : String(v);
+  }
+  return meta[p.map]?.[p.key] ?? p.missing;
+}
+
 /** Executes a parsed template over `meta` (an absent parent renders like Go's empty ObjectMeta). */
 export function executeNameTemplate(tmpl: Extract<NameTemplate, { ok: true }>, meta: TemplateMeta = {}): string {
-  let out = '';
-  for (const p of tmpl.parts) {
-    switch (p.kind) {
-      case 'text':
-        out += p.text;
-        break;
-      case 'field': {
-        const v = meta[p.field];
-        out += v === undefined ? (p.field === 'generation' ? '0' : '') : String(v);
-        break;
-      }
-      case 'mapKey': {
-        const m = meta[p.map];
-        const v = m?.[p.key];
-        out += v ?? p.missing;
-        break;
-      }
-    }
-  }
-  return out;
+  return tmpl.parts.map((p) => (p.kind === 'text' ? p.text : executeMetaPart(p, meta))).join('');
 }
 
 /**

@@ -1,8 +1,9 @@
 // config-network (Knative's knative.dev/networking pkg/config/config.go) and the Go templates it carries: the domain
 // template (a Route's host name) and the tag template (a tag's host name part). Pure: no I/O, clocks or Node built-ins.
 import { ConfigKeyError, ConfigReader, runParser } from './deployment.js';
-import { executeNameTemplate, parseNameTemplate } from './defaults.js';
-import type { NameTemplate, TemplateMeta } from './defaults.js';
+import { executeMetaPart, parseMetaAction } from './defaults.js';
+import type { MetaTemplatePart, TemplateMeta } from './defaults.js';
+import { lexGoTemplate } from './go-template.js';
 import type { Parsed } from './types.js';
 import { IstioIngressClassName } from '../networking.js';
 
@@ -92,13 +93,11 @@ export function defaultNetworkConfig(): NetworkConfig {
 // has it), `{{.Annotations.key}}` / `{{.Labels.key}}` (Go prints "<no value>" for a missing key) and
 // `{{index .Annotations "key"}}` / `{{index .Labels "key"}}` (missing key → ""), trim markers `{{- … -}}` and comments
 // `{{/* … */}}`. Anything else (pipelines, if/with/range, printf, other fields) is rejected when the config map is
-// parsed, naming the key. The map and comment actions are parsed and executed by config-defaults' name-template
-// engine (`parseNameTemplate` / `executeNameTemplate`); this file only adds the lexing into actions, `.Domain` and
-// `.Tag`, and the per-struct field checks.
+// parsed, naming the key. Lexing (trim markers, comments, quoted "}}") is go-template.ts, shared with config-defaults;
+// `.Name`, `.Namespace` and the map actions are parsed and executed by config-defaults' ObjectMeta actions
+// (`parseMetaAction` / `executeMetaPart`); this file adds `.Domain`, `.Tag` and the per-struct field checks.
 
-type MetaPart = Extract<NameTemplate, { ok: true }>['parts'][number];
-
-type GoTemplatePart = { kind: 'text'; text: string } | { kind: 'value'; field: 'domain' | 'tag' } | { kind: 'meta'; part: MetaPart };
+type GoTemplatePart = { kind: 'text'; text: string } | { kind: 'value'; field: 'domain' | 'tag' } | { kind: 'meta'; part: MetaTemplatePart };
 
 /** A parsed domain or tag template, or the reason Tidal cannot execute it. */
 export type GoTemplate = { ok: true; kind: 'domain' | 'tag'; parts: GoTemplatePart[] } | { ok: false; error: string };
@@ -129,76 +128,12 @@ const structs: Record<'domain' | 'tag', TemplateStruct> = {
   tag: { goType: 'TagTemplateValues', scalars: ['Name', 'Tag'], maps: [] },
 };
 
-const isGoSpace = (c: string | undefined): boolean => c === ' ' || c === '\t' || c === '\r' || c === '\n';
-
-type Segment = { kind: 'text'; text: string } | { kind: 'action'; body: string };
-
-/** Splits a Go template into text and action bodies, applying trim markers. Returns an error message on bad syntax. */
-function lex(src: string): Segment[] | string {
-  const out: Segment[] = [];
-  let pos = 0;
-  let trimNext = false;
-  while (pos <= src.length) {
-    const open = src.indexOf('{{', pos);
-    let text = src.slice(pos, open === -1 ? src.length : open);
-    if (trimNext) text = text.replace(/^[ \t\r\n]+/u, '');
-    trimNext = false;
-    if (open === -1) {
-      if (text !== '') out.push({ kind: 'text', text });
-      break;
-    }
-    let i = open + 2;
-    if (src[i] === '-' && isGoSpace(src[i + 1])) {
-      text = text.replace(/[ \t\r\n]+$/u, '');
-      i += 2;
-    }
-    if (text !== '') out.push({ kind: 'text', text });
-    // Find the closing delimiter outside string, raw-string and character literals (and inside comments, "*/" first).
-    let j = i;
-    while (isGoSpace(src[j])) j++;
-    let close = -1;
-    if (src.startsWith('/*', j)) {
-      const end = src.indexOf('*/', j + 2);
-      if (end === -1) return 'unclosed comment';
-      close = end + 2;
-      if (isGoSpace(src[close]) && src[close + 1] === '-') close += 2;
-      if (!src.startsWith('}}', close)) return 'comment ends before closing delimiter';
-    } else {
-      let quote: string | undefined;
-      for (let k = i; k < src.length; k++) {
-        const c = src[k];
-        if (quote !== undefined) {
-          if (c === '\\' && quote !== '`') k++;
-          else if (c === quote) quote = undefined;
-          continue;
-        }
-        if (c === '"' || c === '`' || c === "'") quote = c;
-        else if (c === '}' && src[k + 1] === '}') {
-          close = k;
-          break;
-        }
-      }
-      if (quote !== undefined) return 'unterminated quoted string';
-    }
-    if (close === -1) return 'unclosed action: missing "}}"';
-    let body = src.slice(i, close);
-    if (body.length >= 2 && body.endsWith('-') && isGoSpace(body[body.length - 2])) {
-      body = body.slice(0, -2);
-      trimNext = true;
-    }
-    out.push({ kind: 'action', body: body.trim() });
-    pos = close + 2;
-  }
-  return out;
-}
-
 function fieldList(s: TemplateStruct): string {
   return [...s.scalars.map((f) => `.${f}`), ...s.maps.flatMap((m) => [`.${m}.<key>`, `index .${m} "<key>"`])].join(', ');
 }
 
-/** One action → a part (undefined for a comment) or an error message. */
-function compileAction(body: string, s: TemplateStruct): GoTemplatePart | undefined | string {
-  if (body.startsWith('/*')) return undefined;
+/** One action body → a part or an error message. */
+function compileAction(body: string, s: TemplateStruct): GoTemplatePart | string {
   const ref = /^(?:index\s+)?\.([A-Za-z_][A-Za-z0-9_]*)/u.exec(body);
   const root = ref?.[1];
   if (ref === null || root === undefined) return `unsupported action "{{${body}}}" (supported: ${fieldList(s)})`;
@@ -213,16 +148,14 @@ function compileAction(body: string, s: TemplateStruct): GoTemplatePart | undefi
     if (root === 'Domain') return { kind: 'value', field: 'domain' };
     if (root === 'Tag') return { kind: 'value', field: 'tag' };
   }
-  // .Name, .Namespace and the map lookups: config-defaults' name-template engine parses and executes them. Its lexer
-  // ends an action at the first "}}", so a "}" (valid here only inside the quoted key of `index`) goes in escaped.
-  const t = parseNameTemplate(`{{${body.replace(/\}/gu, '\\u007d')}}}`);
-  const part = t.ok ? t.parts[0] : undefined;
-  if (part === undefined || part.kind === 'text') return `unsupported action "{{${body}}}" (supported: ${fieldList(s)})`;
+  // .Name, .Namespace and the map lookups: the same ObjectMeta actions as config-defaults' name templates.
+  const part = parseMetaAction(body);
+  if (typeof part === 'string') return `unsupported action "{{${body}}}" (supported: ${fieldList(s)})`;
   return { kind: 'meta', part };
 }
 
 function compile(src: string, kind: 'domain' | 'tag'): GoTemplate {
-  const segments = lex(src);
+  const segments = lexGoTemplate(src);
   if (typeof segments === 'string') return { ok: false, error: segments };
   const parts: GoTemplatePart[] = [];
   for (const seg of segments) {
@@ -232,7 +165,7 @@ function compile(src: string, kind: 'domain' | 'tag'): GoTemplate {
     }
     const part = compileAction(seg.body, structs[kind]);
     if (typeof part === 'string') return { ok: false, error: part };
-    if (part !== undefined) parts.push(part);
+    parts.push(part);
   }
   return { ok: true, kind, parts };
 }
@@ -252,7 +185,7 @@ function execute(t: Extract<GoTemplate, { ok: true }>, meta: TemplateMeta, value
   for (const p of t.parts) {
     if (p.kind === 'text') out += p.text;
     else if (p.kind === 'value') out += values[p.field] ?? '';
-    else out += executeNameTemplate({ ok: true, parts: [p.part] }, meta);
+    else out += executeMetaPart(p.part, meta);
   }
   return out;
 }

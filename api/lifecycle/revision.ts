@@ -15,6 +15,9 @@ export const ReasonResolvingDigests = 'ResolvingDigests';
 export const ReasonDeploying = 'Deploying';
 export const ReasonNotOwned = 'NotOwned';
 export const ReasonProgressDeadlineExceeded = 'ProgressDeadlineExceeded';
+/** Active False: nothing runs (upstream PA `MarkInactive`). */
+export const ReasonNoTraffic = 'NoTraffic';
+export const NoTrafficMessage = 'The target is not receiving traffic.';
 
 /** Name of the sidecar Knative injects; its container status is never the one inspected. */
 export const QueueProxyContainerName = 'queue-proxy';
@@ -235,8 +238,10 @@ export function hasDeploymentTimedOut(deployment: DeploymentLike): boolean {
  * Upstream `PropagateDeploymentStatus` plus the pod inspection of `reconcileDeployment` (§3.3), for an existing,
  * owned Deployment. (On the pass that creates the Deployment, call `markDeploying` instead.)
  *
- * 1. Unless activation is required (Active present and not True), the Deployment's folded Ready condition
- *    (`deploymentReadiness`) is mirrored into ResourcesAvailable.
+ * 1. The Deployment's folded Ready condition (`deploymentReadiness`) is mirrored into ResourcesAvailable. (Upstream
+ *    skips this while activation is required, i.e. Active is present and not True: the autoscaler scaled the
+ *    Revision to zero and the activator holds its requests. Tidal never scales to zero and derives Active from the
+ *    ready pods itself ({@link propagateActive}), so a not-yet-True Active must not hide a failing Deployment.)
  * 2. If spec.replicas > 0 and availableReplicas == 0 and `pod` (the first pod of the Deployment's selector) is given:
  *    - PodScheduled=False → ResourcesAvailable False with its reason/message, unless `podIsAlwaysSchedulable`;
  *    - the first container status not named `queue-proxy`: lastState.terminated → ContainerHealthy False
@@ -251,14 +256,12 @@ export function propagateDeploymentStatus(
   opts: DeploymentPropagationOptions,
   now: string,
 ): void {
-  if (!isActivationRequired(status)) {
-    const ready = deploymentReadiness(deployment, now);
-    const reason = ready.reason ?? '';
-    const message = ready.message ?? '';
-    if (ready.status === 'True') markResourcesAvailableTrue(status, now);
-    else if (ready.status === 'False') markResourcesUnavailable(status, reason, message, now);
-    else markResourcesAvailableUnknown(status, reason, message, now);
-  }
+  const ready = deploymentReadiness(deployment, now);
+  const reason = ready.reason ?? '';
+  const message = ready.message ?? '';
+  if (ready.status === 'True') markResourcesAvailableTrue(status, now);
+  else if (ready.status === 'False') markResourcesUnavailable(status, reason, message, now);
+  else markResourcesAvailableUnknown(status, reason, message, now);
 
   // Kubernetes defaults spec.replicas to 1.
   const replicas = deployment.spec?.replicas ?? 1;
@@ -311,4 +314,19 @@ export function propagateReplicas(status: RevisionStatus, deployment: Deployment
   if (!initialized && revisionConditionSet.get(status, RevisionConditionResourcesAvailable)?.status === 'True') {
     markResourcesAvailableUnknown(status, ReasonDeploying, '', now);
   }
+}
+
+/**
+ * The `Active` condition as hakn (no scale to zero, no activator) leaves it, from the Deployment in place of the
+ * PodAutoscaler (§3.6, upstream `PropagateAutoscalerStatus` → `MarkActive` / `MarkInactive` / `MarkActivating`):
+ * - no Deployment yet (the PA has no Ready condition yet) → Unknown `Deploying`;
+ * - ready pods → True;
+ * - `spec.replicas` 0 (min-scale and initial-scale 0) → False `NoTraffic` "The target is not receiving traffic.";
+ * - otherwise (pods wanted, none ready yet, or all lost) → Unknown `Deploying`.
+ * Active has severity Info: it never changes Ready.
+ */
+export function propagateActive(status: RevisionStatus, deployment: DeploymentLike | undefined, now: string): void {
+  if (deployment && (deployment.status?.readyReplicas ?? 0) > 0) markActiveTrue(status, now);
+  else if (deployment && (deployment.spec?.replicas ?? 1) === 0) markActiveFalse(status, ReasonNoTraffic, NoTrafficMessage, now);
+  else markActiveUnknown(status, ReasonDeploying, '', now);
 }

@@ -64,6 +64,18 @@ export function markRevisionTargetTrafficError(status: RouteStatus, reason: stri
   routeConditionSet.markFalse(status, RouteConditionAllTrafficAssigned, reason, message, now);
 }
 
+/** Upstream's reason for a Route whose host names cannot be made (route.go `errorConfigMsg`). */
+export const ErrorConfigReason = 'ErrorConfig';
+
+/**
+ * A domain-template or tag-template error (Knative's `ErrDomainName`): AllTrafficAssigned False `ErrorConfig` with
+ * the error as message, as route.go marks it; Ready follows. Nothing is programmed until the config or the Route
+ * changes.
+ */
+export function markDomainNameError(status: RouteStatus, message: string, now: string): void {
+  markRevisionTargetTrafficError(status, ErrorConfigReason, message, now);
+}
+
 /** The Configuration has no latestReadyRevisionName yet: Unknown `RevisionMissing` (checklist 45). */
 export function markConfigurationNotReady(status: RouteStatus, name: string, now: string): void {
   routeConditionSet.markUnknown(

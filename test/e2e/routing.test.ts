@@ -39,6 +39,8 @@ async function readyService(name: string, check: (s: Service) => boolean = () =>
 afterAll(async () => {
   await setDomain({ '127.0.0.1.sslip.io': null, 'svc.coolcoffee.company': null });
   await kubectl(['delete', 'ksvc', 'web', 'coffee', 'private', '--ignore-not-found']);
+  await kubectl(['delete', 'route', 'direct', '--ignore-not-found']);
+  await kubectl(['delete', 'configuration', 'direct-cfg', '--ignore-not-found']);
 });
 
 describe('routing', () => {
@@ -139,6 +141,8 @@ describe('routing', () => {
     expect((rev.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? '') >= (before.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? '')).toBe(true);
     const latest = (await getObject<Revision>('revision', 'web-00002'))!;
     expect(latest.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+    // The removed tag's placeholder Service goes with it.
+    await eventually('old-web placeholder deleted', async () => (await getObject('service', 'old-web')) === undefined, 30_000);
   });
 
   it('checklist 62: deleting a Route takes it off the Revisions it carried (the routes.serving.knative.dev finalizer)', async () => {
@@ -151,5 +155,27 @@ describe('routing', () => {
     const rev = (await getObject<Revision>('revision', 'web-00002'))!;
     expect(rev.metadata.annotations?.['serving.knative.dev/routes']).toBe('web');
     expect(rev.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+    const cfg = (await getObject<{ metadata: { annotations?: Record<string, string> } }>('configuration', 'web'))!;
+    expect(cfg.metadata.annotations?.['serving.knative.dev/routes']).toBe('web');
+  });
+
+  it('a Route at a Configuration (no Service) lists itself on it and follows its new latest ready Revision at once', async () => {
+    const cfg = (image: string) => ({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Configuration',
+      metadata: { name: 'direct-cfg', namespace: 'default' },
+      spec: { template: { spec: { containers: [{ image, ports: [{ containerPort: 80 }] }] } } },
+    });
+    await apply(cfg('nginx:1.27'));
+    await apply({ apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name: 'direct', namespace: 'default' }, spec: { traffic: [{ configurationName: 'direct-cfg', percent: 100 }] } });
+    await eventually('direct Ready on direct-cfg-00001', async () => {
+      const r = await getObject<Route>('route', 'direct');
+      return cond(r, 'Ready')?.status === 'True' && r?.status?.traffic?.[0]?.revisionName === 'direct-cfg-00001';
+    }, 120_000);
+    const annotated = await getObject<{ metadata: { annotations?: Record<string, string> } }>('configuration', 'direct-cfg');
+    expect(annotated?.metadata.annotations?.['serving.knative.dev/routes']).toBe('direct');
+    await apply(cfg('nginx:1.28'));
+    // Well within the 30 s resync of the e2e stack: the Configuration's change pokes the Route.
+    await eventually('direct on direct-cfg-00002', async () => (await getObject<Route>('route', 'direct'))?.status?.traffic?.[0]?.revisionName === 'direct-cfg-00002', 20_000);
   });
 });

@@ -1,7 +1,8 @@
 // Global setup of the e2e layer: the whole local stack on the test ports (clear of `npm run up`), started from a
 // clean folder, with Tidal's controller running as a user would run it.
 import path from 'node:path';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
 import type { TestProject } from 'vitest/node';
@@ -29,13 +30,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   const caFile = path.join(dir, 'registry-cas.pem');
   writeFileSync(caFile, `${publicRegistry.caPem ?? ''}\n${privateRegistry.caPem ?? ''}`);
+  // Resync at an hour: no e2e test may pass thanks to the resync timer (issue 8: every change is delivered).
+  const controllerEnv = { LOG_LEVEL: 'debug', TIDAL_RESYNC_SECONDS: '3600', TIDAL_REGISTRY_CA_FILES: caFile };
   const info = await stackUp({
     dir,
     ports: testPorts,
     ui: false,
     nodes: 2,
     controller: true,
-    controllerEnv: { LOG_LEVEL: 'debug', TIDAL_RESYNC_SECONDS: '30', TIDAL_REGISTRY_CA_FILES: caFile },
+    controllerEnv,
     log,
   });
   log(`stack up in ${Math.round((Date.now() - started) / 1000)}s`);
@@ -45,15 +48,34 @@ export default async function setup(project: TestProject): Promise<() => Promise
     temporalAddress: info.temporalAddress,
     bins: info.bins,
     controllerMetricsPort: testPorts.controllerMetrics,
-    controllerEnv: { LOG_LEVEL: 'debug', TIDAL_RESYNC_SECONDS: '30', TIDAL_REGISTRY_CA_FILES: caFile },
+    controllerEnv,
     registries: { public: publicRegistry, private: privateRegistry },
   });
   return async () => {
+    if (process.env.TIDAL_RECORD_HISTORIES) recordHistories(info.bins.TEMPORAL, info.temporalAddress, log);
     if (process.env.TIDAL_KEEP_TEST_STACK) return log(`kept running in ${dir}`);
     await stackDown(dir, { log });
     await stopRegistry(publicRegistry.dir);
     await stopRegistry(privateRegistry.dir);
   };
+}
+
+/**
+ * `TIDAL_RECORD_HISTORIES=1 npm run test:e2e` refreshes the replay fixtures (test/workflows/replay.test.ts): the
+ * history of every workflow named by a file in test/fixtures/histories/, as the e2e run left it.
+ */
+function recordHistories(temporal: string, address: string, log: (s: string) => void): void {
+  const fixtures = path.join(repoRoot, 'test', 'fixtures', 'histories');
+  for (const file of readdirSync(fixtures).filter((f) => f.endsWith('.json'))) {
+    const id = file.replace(/\.json$/, '').replace(/_/g, '/');
+    try {
+      const json = execFileSync(temporal, ['workflow', 'show', '-w', id, '--output', 'json', '--address', address], { maxBuffer: 64 << 20 });
+      writeFileSync(path.join(fixtures, file), json);
+      log(`recorded ${id}`);
+    } catch (err) {
+      log(`could not record ${id}: ${String(err)}`);
+    }
+  }
 }
 
 export interface ProvidedStack {

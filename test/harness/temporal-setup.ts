@@ -1,5 +1,7 @@
 // Global setup of the workflows layer: a real Temporal dev server (the CLI built by dev/toolchain.sh), in memory,
-// on its own port, with a small continue-as-new threshold so tests reach it quickly.
+// on its own port, with Tidal's search attributes. The server keeps its own history limits: a test that wants
+// continue-as-new lowers the workflow's thresholds instead (`maxReconcilesPerRun`, `maxPokesPerRun`), so no other
+// test is cut short by a history-size suggestion.
 import { spawn, type ChildProcess, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';

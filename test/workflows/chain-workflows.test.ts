@@ -37,6 +37,8 @@ const activities = {
     calls.push({ step: 'revStatus', name: key.name });
     return exists.has(key.name) ? { outcome: 'written', ready: 'Unknown', reason: 'Deploying' } : { outcome: 'gone' };
   },
+  // These workflows start without fixed options, so they read the worker's, as in production.
+  readEntityOptions: async () => ({ resyncSeconds: 600 }),
 };
 
 const taskQueue = uniqueName('chain-wf');

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { containsAll } from '../../../activities/status.js';
+import { containsAll } from '../../../activities/apply.js';
+import { failureStatus } from '../../../activities/status.js';
+import { serviceConditionSet } from '../../../api/lifecycle/service.js';
 
 describe('containsAll (an apply of `desired` would change nothing)', () => {
   it('scalars compare strictly', () => {
@@ -53,5 +55,32 @@ describe('containsAll (an apply of `desired` would change nothing)', () => {
     expect(containsAll('abc', { length: 3 })).toBe(false);
     expect(containsAll(null, {})).toBe(false);
     expect(containsAll({ a: { b: 1 } }, { a: 'x' })).toBe(false);
+  });
+});
+
+describe('failureStatus (a refused apply, laid over the current status)', () => {
+  const T0 = '2025-01-01T00:00:00Z';
+  const T1 = '2025-01-01T00:01:00Z';
+
+  it('marks the condition and Ready False, sets observedGeneration, keeps the other conditions and their times', () => {
+    const svc = {
+      metadata: { generation: 2 },
+      status: {
+        observedGeneration: 1,
+        conditions: [
+          { type: 'ConfigurationsReady', status: 'False' as const, reason: 'InternalError', message: 'cfg refused', lastTransitionTime: T0 },
+          { type: 'Ready', status: 'False' as const, reason: 'InternalError', message: 'cfg refused', lastTransitionTime: T0 },
+          { type: 'RoutesReady', status: 'True' as const, lastTransitionTime: T0 },
+        ],
+      },
+    };
+    const status = failureStatus(svc, serviceConditionSet, 'RoutesReady', 'InternalError', 'route refused', T1);
+    expect(status.observedGeneration).toBe(2);
+    expect(status.conditions).toEqual([
+      { type: 'ConfigurationsReady', status: 'False', reason: 'InternalError', message: 'cfg refused', lastTransitionTime: T0 },
+      { type: 'Ready', status: 'False', reason: 'InternalError', message: 'route refused', lastTransitionTime: T1 },
+      { type: 'RoutesReady', status: 'False', reason: 'InternalError', message: 'route refused', lastTransitionTime: T1 },
+    ]);
+    expect(svc.status.conditions[2]!.status).toBe('True'); // not mutated
   });
 });

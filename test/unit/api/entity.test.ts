@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { entityWorkflowId, isNewerResourceVersion, parseEntityWorkflowId, workflowTypeOf } from '../../../api/entity.js';
+import { entityWorkflowId, parseEntityWorkflowId, workflowTypeOf } from '../../../api/entity.js';
 import { resourcePath, Resources } from '../../../api/kinds.js';
 
 describe('entity workflow ids', () => {
@@ -21,18 +21,6 @@ describe('entity workflow ids', () => {
   });
 });
 
-describe('isNewerResourceVersion', () => {
-  it('compares etcd revisions as integers, not strings', () => {
-    expect(isNewerResourceVersion('10', '9')).toBe(true);
-    expect(isNewerResourceVersion('9', '10')).toBe(false);
-    expect(isNewerResourceVersion('10', '10')).toBe(false);
-  });
-  it('treats unknown or opaque versions as newer unless equal', () => {
-    expect(isNewerResourceVersion('5', undefined)).toBe(true);
-    expect(isNewerResourceVersion('abc', 'abd')).toBe(true);
-    expect(isNewerResourceVersion('abc', 'abc')).toBe(false);
-  });
-});
 
 describe('resourcePath', () => {
   it('builds core, grouped, namespaced and subresource paths', () => {

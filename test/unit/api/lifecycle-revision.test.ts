@@ -22,6 +22,7 @@ import {
   markResourcesAvailableTrue,
   markResourcesUnavailable,
   type PodLike,
+  propagateActive,
   propagateDeploymentStatus,
   propagateReplicas,
   revisionConditionSet,
@@ -364,12 +365,12 @@ describe('propagateDeploymentStatus (§3.3)', () => {
     });
   });
 
-  it('when activation is required (Active present, not True), Deployment conditions are not propagated', () => {
+  it('Tidal: Deployment conditions are propagated even while Active is not True (nothing scales to zero here)', () => {
     const status = deploying();
-    markActiveFalse(status, 'NoTraffic', '', T1);
+    markActiveUnknown(status, 'Deploying', '', T1);
     expect(isActivationRequired(status)).toBe(true);
     propagateDeploymentStatus(status, deployment({ conditions: [progressDeadlineExceeded], availableReplicas: 1 }), undefined, schedulable, T2);
-    expect(revisionConditionSet.get(status, 'ResourcesAvailable')?.reason).toBe('Deploying');
+    expect(revisionConditionSet.get(status, 'ResourcesAvailable')?.reason).toBe('ProgressDeadlineExceeded');
     expect(isActivationRequired(fresh())).toBe(false);
   });
 });
@@ -424,6 +425,32 @@ describe('propagateReplicas (Tidal: fixed replicas, no PodAutoscaler)', () => {
     ]);
     expect(status.actualReplicas).toBe(1);
     expect(status.desiredReplicas).toBe(1);
+  });
+});
+
+describe('propagateActive (hakn: Active from the ready pods, no scale to zero)', () => {
+  const active = (status: RevisionStatus) => revisionConditionSet.get(status, 'Active');
+
+  it('no Deployment yet → Unknown Deploying; Ready untouched (severity Info)', () => {
+    const status = deploying();
+    propagateActive(status, undefined, T2);
+    expect(active(status)).toEqual({ type: 'Active', status: 'Unknown', severity: 'Info', reason: 'Deploying', lastTransitionTime: T2 });
+    expect(revisionConditionSet.get(status, 'Ready')).toEqual({ type: 'Ready', status: 'Unknown', reason: 'Deploying', lastTransitionTime: T1 });
+  });
+
+  it('ready pods → True; losing them all → Unknown Deploying again', () => {
+    const status = deploying();
+    propagateActive(status, deployment({ readyReplicas: 2 }, 2), T2);
+    expect(active(status)).toEqual({ type: 'Active', status: 'True', severity: 'Info', lastTransitionTime: T2 });
+    propagateActive(status, deployment({ readyReplicas: 0 }, 2), T3);
+    expect(active(status)).toEqual({ type: 'Active', status: 'Unknown', severity: 'Info', reason: 'Deploying', lastTransitionTime: T3 });
+  });
+
+  it('zero replicas wanted → False NoTraffic "The target is not receiving traffic."', () => {
+    const status = deploying();
+    propagateActive(status, deployment({}, 0), T2);
+    expect(active(status)).toEqual({ type: 'Active', status: 'False', severity: 'Info', reason: 'NoTraffic', message: 'The target is not receiving traffic.', lastTransitionTime: T2 });
+    expect(revisionConditionSet.get(status, 'Ready')?.status).toBe('Unknown');
   });
 });
 

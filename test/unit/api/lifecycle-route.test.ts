@@ -12,6 +12,7 @@ import {
   markCertificateReady,
   markConfigurationFailed,
   markConfigurationNotReady,
+  markDomainNameError,
   markEndpointNotOwned,
   markHTTPDowngrade,
   markIngressNotConfigured,
@@ -166,6 +167,10 @@ describe('AllTrafficAssigned (checklists 44–46)', () => {
     const b = fresh();
     markRevisionTargetTrafficError(b, 'ErrorConfig', 'bad domain template', T1);
     expect(cond(b, 'AllTrafficAssigned')).toMatchObject({ status: 'False', reason: 'ErrorConfig', message: 'bad domain template' });
+    const c = fresh();
+    markDomainNameError(c, 'domain name error: invalid domain name "a..b.com"', T1);
+    expect(cond(c, 'AllTrafficAssigned')).toMatchObject({ status: 'False', reason: 'ErrorConfig', message: 'domain name error: invalid domain name "a..b.com"' });
+    expect(cond(c, 'Ready')).toMatchObject({ status: 'False', reason: 'ErrorConfig' });
   });
 
   it('markTrafficAssigned clears a previous error', () => {

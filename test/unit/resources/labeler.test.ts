@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Revision } from '../../../api/serving.js';
-import { routingPatch } from '../../../resources/labeler.js';
+import type { Configuration, Revision } from '../../../api/serving.js';
+import { configurationRoutesPatch, routingPatch, routingTargets } from '../../../resources/labeler.js';
 
 const rev = (labels: Record<string, string>, annotations: Record<string, string> = {}): Revision => ({
   apiVersion: 'serving.knative.dev/v1',
@@ -41,5 +41,48 @@ describe('routingPatch (spec §4.7)', () => {
       labels: {},
       annotations: { 'serving.knative.dev/routes': 'other' },
     });
+  });
+});
+
+const cfg = (name: string, routes?: string, latestCreated?: string): Configuration => ({
+  apiVersion: 'serving.knative.dev/v1',
+  kind: 'Configuration',
+  metadata: { name, namespace: 'ns', ...(routes ? { annotations: { 'serving.knative.dev/routes': routes } } : {}) },
+  spec: { template: { spec: { containers: [{ image: 'x' }] } } },
+  ...(latestCreated ? { status: { latestCreatedRevisionName: latestCreated } } : {}),
+});
+const owned = (name: string, config: string): Revision => ({
+  ...rev({}),
+  metadata: { name, namespace: 'ns', ownerReferences: [{ apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: config, uid: 'u', controller: true }] },
+});
+
+describe('configurationRoutesPatch (spec §4.7: Configurations carry the routes annotation, no state)', () => {
+  it('adds the route, sorted with the others; nothing when already listed', () => {
+    expect(configurationRoutesPatch(cfg('c'), 'web', true)).toEqual({ annotations: { 'serving.knative.dev/routes': 'web' } });
+    expect(configurationRoutesPatch(cfg('c', 'zeta'), 'web', true)).toEqual({ annotations: { 'serving.knative.dev/routes': 'web,zeta' } });
+    expect(configurationRoutesPatch(cfg('c', 'web,zeta'), 'web', true)).toBeUndefined();
+  });
+
+  it('removes the route, deleting the annotation with the last one; nothing when not listed', () => {
+    expect(configurationRoutesPatch(cfg('c', 'other,web'), 'web', false)).toEqual({ annotations: { 'serving.knative.dev/routes': 'other' } });
+    expect(configurationRoutesPatch(cfg('c', 'web'), 'web', false)).toEqual({ annotations: { 'serving.knative.dev/routes': null } });
+    expect(configurationRoutesPatch(cfg('c', 'other'), 'web', false)).toBeUndefined();
+  });
+});
+
+describe('routingTargets (upstream syncRoutingMeta over status.traffic ∪ spec.traffic)', () => {
+  it('configuration targets, named Revisions with their controlling Configuration, latest created for latestRevision', () => {
+    const got = routingTargets(
+      [
+        { configurationName: 'a', latestRevision: true, percent: 50 },
+        { revisionName: 'b-00001', latestRevision: false, percent: 50 },
+        { revisionName: 'missing', latestRevision: false },
+        { configurationName: 'gone', latestRevision: true },
+      ],
+      { 'b-00001': owned('b-00001', 'b') },
+      { a: cfg('a', undefined, 'a-00003'), b: cfg('b', undefined, 'b-00009') },
+    );
+    expect([...got.revisions].sort()).toEqual(['a-00003', 'b-00001']);
+    expect([...got.configurations].sort()).toEqual(['a', 'b']);
   });
 });

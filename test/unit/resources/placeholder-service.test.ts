@@ -5,7 +5,9 @@ import {
   makeLoadBalancedPlaceholder,
   makePlaceholderService,
   minVisibility,
+  orphanedPlaceholders,
   placeholderServiceName,
+  placeholderUpdate,
   placeholderVisibility,
 } from '../../../resources/placeholder-service.js';
 
@@ -133,5 +135,36 @@ describe('makeLoadBalancedPlaceholder (checklist 54)', () => {
       ok: false,
       error: 'failed to fetch loadbalancer domain/IP from ingress status',
     });
+  });
+});
+
+describe('placeholderUpdate (upstream updatePlaceholderServices type rules)', () => {
+  const external = makePlaceholderService(route, '', 'hello.default.example.com');
+  const headless = { spec: { type: 'ClusterIP' as const, clusterIP: 'None', ports: [h2c] } };
+  const meshOnly = { spec: { type: 'ClusterIP' as const, ports: [{ name: 'http', port: 80 }] } };
+
+  it('ExternalName → anything, and same-type changes, are updated in place', () => {
+    expect(placeholderUpdate({ spec: { type: 'ExternalName' } }, headless)).toBe('inPlace');
+    expect(placeholderUpdate({ spec: { type: 'ExternalName' } }, external)).toBe('inPlace');
+    expect(placeholderUpdate({ spec: { type: 'ClusterIP', clusterIP: 'None' } }, headless)).toBe('inPlace');
+    expect(placeholderUpdate({ spec: { type: 'ClusterIP', clusterIP: '10.96.0.12' } }, meshOnly)).toBe('inPlace');
+  });
+
+  it('ClusterIP → ExternalName, and a cluster IP change, need delete + create', () => {
+    expect(placeholderUpdate({ spec: { type: 'ClusterIP', clusterIP: 'None' } }, external)).toBe('recreate');
+    expect(placeholderUpdate({ spec: { type: 'ClusterIP', clusterIP: 'None' } }, meshOnly)).toBe('recreate');
+    expect(placeholderUpdate({ spec: { type: 'ClusterIP', clusterIP: '10.96.0.12' } }, headless)).toBe('recreate');
+  });
+});
+
+describe('orphanedPlaceholders (upstream deleteOrphanedServices)', () => {
+  it('the labelled Services the Route controls that no traffic name wants; never a foreign one', () => {
+    const mine = (name: string) => ({ apiVersion: 'v1', kind: 'Service', metadata: metadata(name) });
+    const foreign = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'x-hello', labels: { 'serving.knative.dev/route': 'hello' } } };
+    expect(orphanedPlaceholders([mine('hello'), mine('v2-hello'), mine('v1-hello'), foreign], 'uid-route-hello', new Set(['hello']))).toEqual([
+      'v1-hello',
+      'v2-hello',
+    ]);
+    expect(orphanedPlaceholders([mine('v1-hello')], undefined, new Set())).toEqual([]);
   });
 });

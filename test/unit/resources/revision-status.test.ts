@@ -22,6 +22,9 @@ const observe = (o: Partial<RevisionObservation>): RevisionObservation => ({
 const progressing = (status: 'True' | 'False', reason: string, message: string) =>
   deployment(1, { conditions: [kcond('Progressing', status, reason, message)], replicas: 1, readyReplicas: 0, availableReplicas: 0 });
 
+/** The informational Active condition (severity Info). */
+const active = (status: 'True' | 'False' | 'Unknown', t: string, reason?: string, message?: string) => ({ ...cond('Active', status, t, reason, message), severity: 'Info' });
+
 const deadline = () => progressing('False', 'ProgressDeadlineExceeded', 'ReplicaSet "hello-00001-deployment-abc" has timed out progressing.');
 
 describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
@@ -86,6 +89,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           observedGeneration: 1,
           containerStatuses: resolved,
           conditions: [
+            active('Unknown', T1, 'Deploying'),
             cond('ContainerHealthy', 'Unknown', T1, 'Deploying'),
             cond('Ready', 'Unknown', T1, 'Deploying'),
             cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -103,6 +107,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
         actualReplicas: 0,
         desiredReplicas: 2,
         conditions: [
+          active('Unknown', T1, 'Deploying'),
           cond('ContainerHealthy', 'Unknown', T1),
           cond('Ready', 'Unknown', T1, 'Deploying'),
           cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -114,6 +119,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const d = progressing('True', 'ReplicaSetUpdated', 'ReplicaSet "x" is progressing.');
       const { status } = computeRevisionStatus(observe({ deployment: d }), T1);
       expect(status.conditions).toEqual([
+        active('Unknown', T1, 'Deploying'),
         cond('ContainerHealthy', 'Unknown', T1),
         cond('Ready', 'Unknown', T1, 'Deploying'),
         cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -124,6 +130,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const msg = 'ReplicaSet "hello-00001-deployment-abc" has timed out progressing.';
       const { status } = computeRevisionStatus(observe({ deployment: deadline() }), T1);
       expect(status.conditions).toEqual([
+        active('Unknown', T1, 'Deploying'),
         cond('ContainerHealthy', 'Unknown', T1),
         cond('Ready', 'False', T1, 'ProgressDeadlineExceeded', msg),
         cond('ResourcesAvailable', 'False', T1, 'ProgressDeadlineExceeded', msg),
@@ -138,6 +145,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       });
       const { status } = computeRevisionStatus(observe({ deployment: d }), T1);
       expect(status.conditions).toEqual([
+        active('Unknown', T1, 'Deploying'),
         cond('ContainerHealthy', 'Unknown', T1),
         cond('Ready', 'False', T1, 'FailedCreate', msg),
         cond('ResourcesAvailable', 'False', T1, 'FailedCreate', msg),
@@ -161,6 +169,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           actualReplicas: 0,
           desiredReplicas: 1,
           conditions: [
+            active('Unknown', T1, 'Deploying'),
             cond('ContainerHealthy', 'False', T1, 'ExitCode1', 'Container failed with: panic: boom'),
             cond('Ready', 'False', T1, 'ExitCode1', 'Container failed with: panic: boom'),
             cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -188,6 +197,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           actualReplicas: 0,
           desiredReplicas: 1,
           conditions: [
+            active('Unknown', T1, 'Deploying'),
             cond('ContainerHealthy', 'Unknown', T1),
             cond('Ready', 'False', T1, 'ImagePullBackOff', msg),
             cond('ResourcesAvailable', 'False', T1, 'ImagePullBackOff', msg),
@@ -214,6 +224,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           actualReplicas: 0,
           desiredReplicas: 1,
           conditions: [
+            active('Unknown', T1, 'Deploying'),
             cond('ContainerHealthy', 'Unknown', T1),
             cond('Ready', 'False', T1, 'Unschedulable', msg),
             cond('ResourcesAvailable', 'False', T1, 'Unschedulable', msg),
@@ -227,6 +238,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const p = pod({ conditions: [kcond('PodScheduled', 'False', 'Unschedulable', 'no nodes')] });
       const { status } = computeRevisionStatus(observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p, podIsAlwaysSchedulable: true }), T1);
       expect(status.conditions).toEqual([
+        active('Unknown', T1, 'Deploying'),
         cond('ContainerHealthy', 'Unknown', T1),
         cond('Ready', 'Unknown', T1, 'Deploying'),
         cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -252,7 +264,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           containerStatuses: resolved,
           actualReplicas: 1,
           desiredReplicas: 1,
-          conditions: [cond('ContainerHealthy', 'True', T1), cond('Ready', 'True', T1), cond('ResourcesAvailable', 'True', T1)],
+          conditions: [active('True', T1), cond('ContainerHealthy', 'True', T1), cond('Ready', 'True', T1), cond('ResourcesAvailable', 'True', T1)],
         },
         events: [{ type: 'Normal', reason: 'RevisionReady', message: 'Revision becomes ready upon all resources being ready' }],
       });
@@ -275,7 +287,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
         ],
       };
       const { status, events } = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = failedStatus)), deployment: availableDeployment() }), T1);
-      expect(status.conditions).toEqual([cond('ContainerHealthy', 'True', T0), cond('Ready', 'True', T1), cond('ResourcesAvailable', 'True', T1)]);
+      expect(status.conditions).toEqual([active('True', T1), cond('ContainerHealthy', 'True', T0), cond('Ready', 'True', T1), cond('ResourcesAvailable', 'True', T1)]);
       expect(events.map((e) => e.reason)).toEqual(['RevisionReady']);
     });
 
@@ -293,6 +305,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           actualReplicas: 1,
           desiredReplicas: 2,
           conditions: [
+            active('True', T1),
             cond('ContainerHealthy', 'True', T1),
             cond('Ready', 'Unknown', T1, 'Deploying'),
             cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -307,6 +320,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const d = progressing('True', 'ReplicaSetUpdated', 'p');
       const { status, events } = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = first.status)), deployment: d }), T2);
       expect(status.conditions).toEqual([
+        active('Unknown', T2, 'Deploying'),
         cond('ContainerHealthy', 'True', T1),
         cond('Ready', 'Unknown', T2, 'Deploying'),
         cond('ResourcesAvailable', 'Unknown', T2, 'Deploying'),
@@ -325,6 +339,32 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const copy = structuredClone(r);
       computeRevisionStatus(observe({ revision: r, deployment: availableDeployment() }), T1);
       expect(r).toEqual(copy);
+    });
+  });
+
+  describe('Active (issue 8: written as hakn would, True while the Revision has ready pods)', () => {
+    const activeOf = (o: Partial<RevisionObservation>) => computeRevisionStatus(observe(o), T1).status.conditions?.find((c) => c.type === 'Active');
+
+    it('is not written before the Revision reaches its Deployment (digests pending or failed, Deployment not owned)', () => {
+      expect(activeOf({ revision: revision('hello-00001', 'default'), digestsResolved: false })).toBeUndefined();
+      expect(activeOf({ revision: revision('hello-00001', 'default'), digestsResolved: false, resolveError: 'x' })).toBeUndefined();
+      expect(activeOf({ deploymentNotOwned: true, deployment: availableDeployment() })).toBeUndefined();
+    });
+
+    it('True with ready pods, Unknown Deploying without, False NoTraffic at zero replicas; never changes Ready', () => {
+      expect(activeOf({ deployment: availableDeployment() })).toEqual(active('True', T1));
+      expect(activeOf({ deployment: progressing('True', 'ReplicaSetUpdated', 'p') })).toEqual(active('Unknown', T1, 'Deploying'));
+      const zero = deployment(0, { conditions: [kcond('Available', 'True', 'MinimumReplicasAvailable', 'ok')], replicas: 0 });
+      const { status } = computeRevisionStatus(observe({ deployment: zero }), T1);
+      expect(status.conditions?.find((c) => c.type === 'Active')).toEqual(active('False', T1, 'NoTraffic', 'The target is not receiving traffic.'));
+      expect(status.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    });
+
+    it('a failing Deployment is still reported while Active is Unknown (the upstream activation gate does not apply)', () => {
+      const first = computeRevisionStatus(observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p') }), T1);
+      const { status } = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = first.status)), deployment: deadline() }), T2);
+      expect(status.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason).toBe('ProgressDeadlineExceeded');
+      expect(status.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
     });
   });
 });

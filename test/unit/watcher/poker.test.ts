@@ -26,7 +26,7 @@ function deferred(): Deferred {
 interface SignalCall {
   workflowType: string;
   // The options the Poker passed; typed loosely on purpose, the test asserts their exact shape.
-  opts: Record<string, unknown> & { workflowId: string; signalArgs: Poke[] };
+  opts: Record<string, unknown> & { workflowId: string; signalArgs: Poke[][] };
   at: number;
 }
 
@@ -59,9 +59,9 @@ class FakeTemporal {
     return new Promise((resolve) => this.waiters.push({ n, resolve }));
   }
 
-  /** The pokes delivered (signalled) so far, as `workflowId rv`. */
+  /** The pokes delivered (signalled) so far, as `workflowId rv[,rv…]` (one signal carries a batch, one per source). */
   get signalled(): string[] {
-    return this.calls.map((c) => `${c.opts.workflowId} ${c.opts.signalArgs[0]?.resourceVersion ?? '-'}`);
+    return this.calls.map((c) => `${c.opts.workflowId} ${(c.opts.signalArgs[0] ?? []).map((p) => p.resourceVersion ?? '-').join(',')}`);
   }
 }
 
@@ -121,7 +121,7 @@ describe('Poker: delivery', () => {
       taskQueue: 'tidal',
       args: [{ kind: 'Service', namespace: 'ns', name: 'web', options: { resyncSeconds: 60 } }],
       signal: 'poke',
-      signalArgs: [p],
+      signalArgs: [[p]],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       typedSearchAttributes: [
@@ -275,12 +275,12 @@ describe('Poker: failures', () => {
     await settle();
     await vi.advanceTimersByTimeAsync(60_000);
     await temporal.called(2);
-    expect(temporal.calls[1]!.opts.signalArgs[0]!.resourceVersion).toBe('2');
+    expect(temporal.calls[1]!.opts.signalArgs[0]![0]!.resourceVersion).toBe('2');
     b.reject(new Error('down'));
     await settle();
     await vi.advanceTimersByTimeAsync(60_000);
-    expect(temporal.calls.at(-1)!.opts.signalArgs[0]!.resourceVersion).toBe('2');
-    expect(temporal.calls.map((c) => c.opts.signalArgs[0]!.resourceVersion)).not.toContain(undefined);
+    expect(temporal.calls.at(-1)!.opts.signalArgs[0]![0]!.resourceVersion).toBe('2');
+    expect(temporal.calls.map((c) => c.opts.signalArgs[0]![0]!.resourceVersion)).not.toContain(undefined);
   });
 });
 
@@ -320,7 +320,7 @@ describe('Poker: de-duplication', () => {
     await settle();
     poker.poke(target('s'), poke(undefined, 'Tidal/sweep', 'resync'));
     await temporal.called(4);
-    expect(temporal.calls.map((c) => c.opts.signalArgs[0]!.reason)).toEqual(['updated', 'deleted', 'resync', 'resync']);
+    expect(temporal.calls.map((c) => c.opts.signalArgs[0]![0]!.reason)).toEqual(['updated', 'deleted', 'resync', 'resync']);
   });
 
   it('a failed delivery is not remembered as sent: the same poke may be queued again', async () => {
@@ -358,5 +358,47 @@ describe('Poker: close', () => {
   it('close() on an idle poker resolves', async () => {
     const { poker } = make();
     await expect(poker.close()).resolves.toBeUndefined();
+  });
+});
+
+describe('Poker: one signal per workflow, one poke per source', () => {
+  it('keeps the newest poke of every source waiting for a workflow, so one source never hides another', async () => {
+    const hold = deferred();
+    const { temporal, poker } = make([hold]);
+    poker.poke(target('busy'), poke('1'));
+    await temporal.called(1);
+    // While the first delivery is in flight, three sources poke; the Route's own poke is replaced by its newer one.
+    poker.poke(target('busy'), { ...poke('2', 'Service/ns/busy'), token: 's.a' });
+    poker.poke(target('busy'), { ...poke('3', 'Ingress/ns/busy'), token: 'd.b.c' });
+    poker.poke(target('busy'), { ...poke('4', 'Service/ns/busy'), token: 's.d' });
+    hold.resolve();
+    await temporal.called(2);
+    expect(temporal.calls[1]!.opts.signalArgs[0]!.map((p) => `${p.source} ${p.resourceVersion}`)).toEqual(['Service/ns/busy 4', 'Ingress/ns/busy 3']);
+  });
+
+  it('a deletion waiting for delivery stays a deletion when a newer event of the same source arrives', async () => {
+    const hold = deferred();
+    const { temporal, poker } = make([hold]);
+    poker.poke(target('gone'), poke('1'));
+    await temporal.called(1);
+    poker.poke(target('gone'), poke('2', 'Service/ns/s', 'deleted'));
+    poker.poke(target('gone'), { ...poke('3', 'Service/ns/s', 'added'), token: 's.new' });
+    hold.resolve();
+    await temporal.called(2);
+    expect(temporal.calls[1]!.opts.signalArgs[0]).toEqual([{ source: 'Service/ns/s', reason: 'deleted', resourceVersion: '3', token: 's.new' }]);
+  });
+
+  it('skips a poke whose token equals the last one delivered from that source, whatever its resourceVersion', async () => {
+    const { temporal, poker } = make();
+    poker.poke(target('t'), { ...poke('1'), token: 's.same' });
+    await temporal.called(1);
+    await settle();
+    // A status-only change: new resourceVersion, same token for the object's own workflow.
+    poker.poke(target('t'), { ...poke('2'), token: 's.same' });
+    await settle();
+    expect(temporal.calls).toHaveLength(1);
+    poker.poke(target('t'), { ...poke('3'), token: 's.other' });
+    await temporal.called(2);
+    expect(temporal.signalled).toEqual(['Service/ns/t 1', 'Service/ns/t 3']);
   });
 });

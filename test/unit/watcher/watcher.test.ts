@@ -11,6 +11,9 @@ import type { WatchedKind } from '../../../watcher/poke-map.js';
 import type { Poker } from '../../../watcher/poker.js';
 import { Watcher } from '../../../watcher/watcher.js';
 
+const selfToken = expect.stringMatching(/^s\.[0-9a-f]{16}$/) as unknown as string;
+const depToken = expect.stringMatching(/^d\.[0-9a-f]{16}\.[0-9a-f]{16}$/) as unknown as string;
+
 type WatchOpts = RequestOptions & { namespace?: string; resourceVersion: string; timeoutSeconds?: number };
 
 interface Stream {
@@ -141,12 +144,13 @@ describe('Watcher: pokes for changes', () => {
     await h.watcher.synced();
     expect(h.watcher.hasSynced).toBe(true);
     expect(h.calls()).toHaveLength(3);
-    expect(h.poke).toHaveBeenCalledWith({ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Service/ns/web', reason: 'added', resourceVersion: '1', generation: 1 });
+    // The object's own workflow gets the token of its spec (`s.`), an owner the token of spec and status (`d.`).
+    expect(h.poke).toHaveBeenCalledWith({ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Service/ns/web', reason: 'added', resourceVersion: '1', generation: 1, token: selfToken });
     expect(h.poke).toHaveBeenCalledWith(
       { kind: 'Configuration', key: { namespace: 'ns', name: 'web' } },
-      { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1 },
+      { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1, token: selfToken },
     );
-    expect(h.poke).toHaveBeenCalledWith({ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1 });
+    expect(h.poke).toHaveBeenCalledWith({ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1, token: depToken });
     expect(await metric('tidal_watch_events_total', { kind: 'Service', type: 'added' })).toBe(1);
     expect(await metric('tidal_watch_events_total', { kind: 'Configuration', type: 'added' })).toBe(1);
     // Serving kinds are listed without a selector.
@@ -165,8 +169,8 @@ describe('Watcher: pokes for changes', () => {
     const cfg = await cluster.stream('Configuration');
     cfg.send('MODIFIED', { ...configuration('web', '3'), metadata: { ...configuration('web', '3').metadata, generation: 2 } });
     expect(h.calls()).toEqual([
-      [{ kind: 'Configuration', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2 }],
-      [{ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2 }],
+      [{ kind: 'Configuration', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: selfToken }],
+      [{ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: depToken }],
     ]);
     h.take();
     cfg.send('MODIFIED', configuration('web', '3'));
@@ -283,6 +287,36 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
     release();
     await h.watcher.synced();
     expect(h.watcher.hasSynced).toBe(true);
+  });
+
+  it('pokes the Routes whose traffic names a Configuration or Revision, without the routes annotation', async () => {
+    const cluster = new FakeCluster();
+    const route = (name: string, traffic: unknown[], rv = '5'): KubeObject =>
+      ({ ...ownedBy('Route', name, rv, 'Service', name), spec: { traffic } }) as KubeObject;
+    cluster.objects.set('Route', [route('direct', [{ configurationName: 'web', percent: 100 }]), route('pinned', [{ revisionName: 'web-00001', percent: 100 }])]);
+    cluster.objects.set('Configuration', []);
+    cluster.objects.set('Revision', []);
+    const h = await started(cluster, ['Route', 'Configuration', 'Revision']);
+    h.take();
+    (await cluster.stream('Configuration')).send('MODIFIED', configuration('web', '6'));
+    expect(h.take()).toEqual(['Configuration/ns/web <- added Configuration/ns/web 6', 'Service/ns/web <- added Configuration/ns/web 6', 'Route/ns/direct <- added Configuration/ns/web 6']);
+    const rev = { ...ownedBy('Revision', 'web-00002', '7', 'Configuration', 'web'), metadata: { ...ownedBy('Revision', 'web-00002', '7', 'Configuration', 'web').metadata, labels: { 'serving.knative.dev/configuration': 'web' } } };
+    (await cluster.stream('Revision')).send('MODIFIED', rev);
+    expect(h.take()).toEqual(['Revision/ns/web-00002 <- added Revision/ns/web-00002 7', 'Configuration/ns/web <- added Revision/ns/web-00002 7', 'Route/ns/direct <- added Revision/ns/web-00002 7']);
+    // The Route no longer names the Configuration: it is not poked any more.
+    (await cluster.stream('Route')).send('MODIFIED', route('direct', [{ revisionName: 'web-00002', percent: 100 }], '9'));
+    h.take();
+    (await cluster.stream('Configuration')).send('MODIFIED', configuration('web', '8'));
+    expect(h.take()).toEqual(['Configuration/ns/web <- updated Configuration/ns/web 8', 'Service/ns/web <- updated Configuration/ns/web 8']);
+  });
+
+  it('a deletion carries no token: it is always news', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Service', 'Configuration']);
+    h.take();
+    (await cluster.stream('Configuration')).send('DELETED', configuration('web', '9'));
+    for (const [, p] of h.calls()) expect(p.token).toBeUndefined();
+    expect(h.take()).toEqual(['Configuration/ns/web <- deleted Configuration/ns/web 9', 'Service/ns/web <- dependency Configuration/ns/web 9']);
   });
 
   it('an owner of a kind that is not watched is always poked', async () => {

@@ -1,0 +1,185 @@
+// Applying owned children: decide whether to apply by what Tidal last applied, never by "the live object already
+// holds every desired field" alone. A subset test cannot see a field Tidal stopped setting (a dropped memory limit,
+// env var or label stays on the child for ever), so every child Tidal applies carries, in the annotation
+// `tidal.dev/applied-hash`, a hash of the whole desired object it applied. A child is applied when
+//   - it does not exist, or
+//   - its annotation differs from the hash of today's desired object (the desired object changed: something was
+//     added, changed or REMOVED), or
+//   - it no longer holds every desired field (someone edited a field Tidal sets, e.g. a Route's spec: reverted, as
+//     Knative reverts it).
+// The apply is a forced server-side apply under Tidal's field manager (KubeClient.apply), so the API server removes
+// the fields Tidal set before and no longer sets; fields other managers own are left alone.
+//
+// The annotation key is Tidal's own (`tidal.dev/`, like `kwok.tidal.dev/crash`): Knative has no such annotation
+// (its reconcilers compare spec, labels and annotations with semantic equality on every pass). The Deployment keeps
+// Knative's `serving.knative.dev/deployment-hash` label as well; it passes its own `inSync` check.
+import { createHash } from 'node:crypto';
+import type { ConditionSet } from '../api/conditions.js';
+import type { ResourceType } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
+import type { Status } from '../api/serving.js';
+import { stableStringify } from '../resources/hash.js';
+import type { ActivityDeps } from './deps.js';
+import type { KubeClient } from './kube/client.js';
+import { KubeApiError } from './kube/errors.js';
+import { failureStatus, writeStatus } from './status.js';
+
+/** Annotation on every child Tidal applies: hash of the desired object it last applied (see the file comment). */
+export const APPLIED_HASH_ANNOTATION = 'tidal.dev/applied-hash';
+
+/**
+ * The hash of a desired object: sha256 (first 128 bits, hex) of its canonical JSON, without the applied-hash
+ * annotation itself (a desired object copied from a parent that carries one, e.g. labels propagated from a Route,
+ * must not depend on the parent's hash).
+ */
+export function appliedHash(desired: KubeObject): string {
+  const annotations = { ...desired.metadata.annotations };
+  delete annotations[APPLIED_HASH_ANNOTATION];
+  const metadata = { ...desired.metadata, annotations };
+  return createHash('sha256').update(stableStringify({ ...desired, metadata })).digest('hex').slice(0, 32);
+}
+
+/** `desired` with {@link APPLIED_HASH_ANNOTATION} set to its hash: the object to send to the API server. */
+export function stampAppliedHash<T extends KubeObject>(desired: T): T {
+  return {
+    ...desired,
+    metadata: { ...desired.metadata, annotations: { ...desired.metadata.annotations, [APPLIED_HASH_ANNOTATION]: appliedHash(desired) } },
+  };
+}
+
+/**
+ * True when every field of `desired` is present with the same value in `actual`. Arrays must have the same length
+ * and match element by element; extra object keys in `actual` (server defaults, other managers' fields) are allowed.
+ * On its own this cannot see removed fields: use it only together with the applied hash ({@link inSyncByHash}).
+ */
+export function containsAll(actual: unknown, desired: unknown): boolean {
+  if (desired === undefined) return true;
+  if (desired === null || typeof desired !== 'object') return actual === desired;
+  if (Array.isArray(desired)) {
+    return Array.isArray(actual) && actual.length === desired.length && desired.every((d, i) => containsAll(actual[i], d));
+  }
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
+  return Object.entries(desired).every(([k, v]) => containsAll((actual as Record<string, unknown>)[k], v));
+}
+
+/**
+ * The default test: the live object carries the hash of `stamped` (so Tidal last applied exactly this desired
+ * object) and still holds every desired field (nobody edited them since).
+ */
+export function inSyncByHash(live: KubeObject, stamped: KubeObject): boolean {
+  return containsAll(live, stamped);
+}
+
+export type ApplyAction = 'created' | 'updated' | 'unchanged';
+
+export interface ApplyResult<T> {
+  /** The live object after the call: the API server's answer when it applied, else `live`. */
+  obj: T;
+  action: ApplyAction;
+}
+
+export interface ApplyOptions<T extends KubeObject> {
+  /**
+   * Overrides {@link inSyncByHash}, for a child whose server-side form differs from the desired one in ways a
+   * subset test would always flag (e.g. a Deployment, whose pod template the API server defaults and normalizes).
+   * Receives the live object and the stamped desired object.
+   */
+  inSync?: (live: T, stamped: T) => boolean;
+}
+
+/** Whether `desired` must be applied over `live` (undefined: not there yet). Pure; see the file comment. */
+export function needsApply<T extends KubeObject>(live: T | undefined, desired: T, opts: ApplyOptions<T> = {}): boolean {
+  if (!live) return true;
+  const stamped = stampAppliedHash(desired);
+  return !(opts.inSync ?? inSyncByHash)(live, stamped);
+}
+
+/**
+ * Applies `desired` (stamped with its hash) over `live` when {@link needsApply} says so; otherwise does nothing.
+ * Ownership (is `live` controlled by the caller's object?) is the caller's decision and must be checked first.
+ * API errors propagate unchanged: the caller reports them (see {@link isPermanentApiError}).
+ */
+export async function applyIfChanged<T extends KubeObject>(kube: KubeClient, type: ResourceType, live: T | undefined, desired: T, opts: ApplyOptions<T> = {}): Promise<ApplyResult<T>> {
+  if (live && !needsApply(live, desired, opts)) return { obj: live, action: 'unchanged' };
+  const obj = await kube.apply(type, stampAppliedHash(desired));
+  return { obj, action: live ? 'updated' : 'created' };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Failures the API server refuses.
+//
+// A refused apply (422 Invalid, 403 Forbidden, a webhook's 400/403 denial, ...) is permanent until someone changes
+// something: the object, RBAC, or the webhook. Such a failure is written to the status of the object being
+// reconciled (a condition with the API server's message) and recorded as one Warning Event (the recorder aggregates
+// repeats into its `count`), and the step is STILL retried with Temporal's backoff (capped at a minute by the
+// activity options): a fix to RBAC or to a webhook pokes nothing, and every retry re-reads the object, so a fixed
+// spec is picked up too. Retrying writes nothing new while the failure stays the same (the status write is skipped
+// when equal, the Event's count goes up). Transient failures (no answer, 5xx, 409 Conflict, 429, 408) are retried
+// without a trace on the object. Knative does the same: a reconcile error becomes a Warning `InternalError` Event
+// and a rate-limited requeue; Tidal adds the condition so `kubectl get` shows why.
+
+/** The API server refused the request for a reason retrying alone will not fix: 4xx except 408, 409 and 429. */
+export function isPermanentApiError(err: unknown): err is KubeApiError {
+  return err instanceof KubeApiError && err.code >= 400 && err.code < 500 && ![408, 409, 429].includes(err.code);
+}
+
+/** The API server's own message (the Status `message`), without Tidal's verb/path prefix. */
+export function apiErrorMessage(err: unknown): string {
+  if (err instanceof KubeApiError) {
+    const prefix = `${err.verb} ${err.path}: ${err.code} ${err.reason}: `;
+    return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Where a permanent failure is reported: the object being reconciled, and which of its conditions says so. */
+export interface FailureTarget {
+  /** The object being reconciled, as this step read it (its status is the base of the failure status). */
+  obj: KubeObject & { status?: Status; metadata: { generation?: number } };
+  type: ResourceType;
+  set: ConditionSet;
+  /** The dependent condition that turns False, e.g. `ConfigurationsReady`, `ResourcesAvailable`. */
+  condition: string;
+}
+
+/** Knative's reasons: `CreationFailed` (its recorder's reason for a failed create), else `InternalError`. */
+export const ReasonCreationFailed = 'CreationFailed';
+export const ReasonInternalError = 'InternalError';
+
+/**
+ * Applies like {@link applyIfChanged}; when the API server refuses permanently ({@link isPermanentApiError}), writes
+ * `target.condition=False` (reason `CreationFailed` or `InternalError`, message `failed to create|update <Kind>
+ * "<name>": <API server message>`) to `target.obj`'s status, records one Warning Event with the same reason and
+ * message, and rethrows, so the step retries with backoff (see above). A failure to report is logged, never thrown
+ * over the original error.
+ */
+export async function applyReportingFailures<T extends KubeObject>(
+  deps: Pick<ActivityDeps, 'kube' | 'events' | 'log'>,
+  target: FailureTarget,
+  type: ResourceType,
+  live: T | undefined,
+  desired: T,
+  now: string,
+  opts: ApplyOptions<T> = {},
+): Promise<ApplyResult<T>> {
+  try {
+    return await applyIfChanged(deps.kube, type, live, desired, opts);
+  } catch (err) {
+    if (isPermanentApiError(err)) {
+      const verb = live ? 'update' : 'create';
+      const message = `failed to ${verb} ${desired.kind} ${JSON.stringify(desired.metadata.name ?? '')}: ${apiErrorMessage(err)}`;
+      await reportFailure(deps, target, live ? ReasonInternalError : ReasonCreationFailed, message, now);
+    }
+    throw err;
+  }
+}
+
+/** Writes `target.condition=False reason: message` over the object's current status and records a Warning Event. */
+export async function reportFailure(deps: Pick<ActivityDeps, 'kube' | 'events' | 'log'>, target: FailureTarget, reason: string, message: string, now: string): Promise<void> {
+  try {
+    await writeStatus(deps.kube, target.type, target.obj, failureStatus(target.obj, target.set, target.condition, reason, message, now));
+  } catch (err) {
+    deps.log.warn({ err, kind: target.obj.kind, name: target.obj.metadata.name, reason }, 'could not write the failure to status');
+  }
+  await deps.events.record(target.obj, 'Warning', reason, message);
+}

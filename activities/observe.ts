@@ -1,0 +1,60 @@
+// What an activity saw: every watched object it read or wrote, as an observation (`api/content-token.ts`), returned
+// to the workflow with the activity's result so the entity loop knows which pokes its pass already covered.
+// The Kubernetes client reports objects here; an AsyncLocalStorage scopes them to the activity that asked.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { mergeObservations, observationOf, sourceOf } from '../api/content-token.js';
+import type { ResourceType } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
+
+/** Observations of one activity: source → `<uid> <spec> <status>` (a part is `-` if it changed under the activity). */
+type Seen = Map<string, string>;
+
+const scope = new AsyncLocalStorage<Seen>();
+
+/**
+ * At most this many observations go back to the workflow (history size). Leaving one out is always safe: the
+ * workflow keeps only what the last pass reported, and a poke from a source it did not report leads to a pass.
+ */
+export const MAX_OBSERVATIONS = 64;
+/** Lists longer than this are not recorded item by item (a namespace-wide list would bloat the history). */
+const MAX_LIST_ITEMS = 16;
+
+/**
+ * Called by the Kubernetes client for every object it returns; outside an activity it does nothing. A `write` is a
+ * server-side apply (force) or create of a child: its result is Tidal's desired state on top of whatever was there,
+ * so it replaces what the activity read before. Anything else is a `read`: two different contents within one
+ * activity mean the object changed under it, and the activity covers neither (mergeObservations).
+ */
+export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'write', listSize = 0): void {
+  const seen = scope.getStore();
+  if (!seen || listSize > MAX_LIST_ITEMS) return;
+  const source = sourceOf(type, obj);
+  if (source === undefined) return;
+  const observation = observationOf(obj);
+  const before = seen.get(source);
+  seen.set(source, before === undefined || how === 'write' ? observation : mergeObservations(before, observation, false));
+}
+
+/** The activity result with `observed` added (results that are not plain objects are returned as they are). */
+export async function observing<R>(fn: () => Promise<R>): Promise<R & { observed?: Record<string, string> }> {
+  const seen: Seen = new Map();
+  const result = (await scope.run(seen, fn)) as R & { observed?: Record<string, string> };
+  if (result === null || typeof result !== 'object' || Array.isArray(result) || seen.size === 0) return result;
+  const observed: Record<string, string> = {};
+  let n = 0;
+  for (const [source, observation] of seen) {
+    if (n >= MAX_OBSERVATIONS) break;
+    observed[source] = observation;
+    n += 1;
+  }
+  return { ...result, observed };
+}
+
+/** Wraps every function of an activity object with `observing`. */
+export function withObservations<A extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: A): A {
+  const out: Record<string, unknown> = {};
+  for (const [name, fn] of Object.entries(activities)) {
+    out[name] = (...args: never[]) => observing(() => fn(...args));
+  }
+  return out as A;
+}

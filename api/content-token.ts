@@ -1,0 +1,118 @@
+// Content tokens: short hashes of what a reconciler reads of an object, computed the same way by the watcher (on
+// every watch event) and by activities (on every object they read or write). An entity workflow ignores a poke
+// only when its token equals what its last pass acted on (ADR 0001, "no lost updates"). Pure: no I/O, no clocks.
+import { SERVING_GROUP, type ResourceType } from './kinds.js';
+import { Annotations, Labels } from './labels.js';
+import type { KubeObject } from './meta.js';
+
+/**
+ * How a workflow looks at a source object: `self` for its own object (status is its own output and is left out),
+ * `dependency` for any other object it reads (a child's or a referenced object's status is news).
+ */
+export type TokenView = 'self' | 'dependency';
+
+/** The watched kinds whose changes poke workflows, by resource type: the `source` name in pokes. */
+const sourceKinds: { group: string; plural: string; kind: string }[] = [
+  { group: SERVING_GROUP, plural: 'services', kind: 'Service' },
+  { group: SERVING_GROUP, plural: 'configurations', kind: 'Configuration' },
+  { group: SERVING_GROUP, plural: 'revisions', kind: 'Revision' },
+  { group: SERVING_GROUP, plural: 'routes', kind: 'Route' },
+  { group: 'networking.internal.knative.dev', plural: 'ingresses', kind: 'Ingress' },
+  { group: 'apps', plural: 'deployments', kind: 'Deployment' },
+  { group: '', plural: 'pods', kind: 'Pod' },
+  { group: '', plural: 'services', kind: 'KubeService' },
+];
+
+/** `<Kind>/<namespace>/<name>` as the watcher names the source of a poke; undefined for types it does not watch. */
+export function sourceOf(type: Pick<ResourceType, 'group' | 'plural'>, obj: KubeObject): string | undefined {
+  const k = sourceKinds.find((s) => s.group === type.group && s.plural === type.plural);
+  return k ? `${k.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}` : undefined;
+}
+
+/**
+ * Bookkeeping another reconciler writes onto an object that no reader of it acts on: the Route labeler's routing
+ * state on Revisions and Configurations. Leaving it out keeps the labeler's writes from waking everyone.
+ */
+const bookkeepingLabels = [Labels.routingState];
+const bookkeepingAnnotations = [Annotations.routes, Annotations.routingStateModified];
+
+function without(map: Record<string, string> | undefined, keys: readonly string[]): Record<string, string> | undefined {
+  if (!map) return map;
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(map)) if (!keys.includes(k)) out[k] = v;
+  return out;
+}
+
+/** Everything of `obj` but its status and the metadata no reader acts on. */
+function specPart(obj: KubeObject & { status?: unknown }): unknown {
+  const { resourceVersion: _rv, managedFields: _mf, labels, annotations, finalizers: _f, ...meta } = obj.metadata as KubeObject['metadata'] & {
+    managedFields?: unknown;
+    finalizers?: string[];
+  };
+  // Finalizers: a reconciler adds its own and acts only on deletionTimestamp, which stays in.
+  const { metadata: _m, status: _s, ...rest } = obj;
+  return { ...rest, metadata: { ...meta, labels: without(labels, bookkeepingLabels), annotations: without(annotations, bookkeepingAnnotations) } };
+}
+
+/** JSON with object keys sorted, so the same content gives the same text whoever serialised it. */
+export function canonicalJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(v as Record<string, unknown>)
+    .filter(([, x]) => x !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
+}
+
+/** 64-bit FNV-1a (two 32-bit lanes with different offsets), as 16 hex digits: fast, and collisions are negligible. */
+export function hash64(text: string): string {
+  let a = 0x811c9dc5;
+  let b = 0xcbf29ce4;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (a >>> 13);
+  }
+  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+}
+
+const specHash = (obj: KubeObject): string => hash64(canonicalJson(specPart(obj)));
+const statusHash = (obj: KubeObject & { status?: unknown }): string => hash64(canonicalJson(obj.status ?? null));
+
+/** A poke's token for `obj`: `s.<spec>` for the target's own object, `d.<spec>.<status>` for any other. */
+export function contentToken(obj: KubeObject, view: TokenView): string {
+  return view === 'self' ? `s.${specHash(obj)}` : `d.${specHash(obj)}.${statusHash(obj)}`;
+}
+
+/**
+ * What a pass saw of one source object, as one string `<uid> <spec> <status>`; a part is `-` when the pass saw the
+ * object change under it (it then covers no poke in that part). The uid tells a recreated object from the old one.
+ */
+export function observationOf(obj: KubeObject): string {
+  return `${obj.metadata.uid ?? ''} ${specHash(obj)} ${statusHash(obj)}`;
+}
+
+/**
+ * Two observations of one object within a pass. Each part that differs becomes `-`, except the status part when
+ * `laterStatusWins`: a later step that reads a newer status acted on it (status is read by the last step of a pass).
+ */
+export function mergeObservations(earlier: string, later: string, laterStatusWins: boolean): string {
+  const [u1 = '', s1 = '-', t1 = '-'] = earlier.split(' ');
+  const [u2 = '', s2 = '-', t2 = '-'] = later.split(' ');
+  if (u1 !== u2) return `${u2} - -`;
+  return `${u2} ${s1 === s2 ? s2 : '-'} ${laterStatusWins || t1 === t2 ? t2 : '-'}`;
+}
+
+export function uidOfObservation(observation: string): string {
+  return observation.split(' ')[0] ?? '';
+}
+
+/** True when a poke's token names content the observation covers. */
+export function observationCovers(observation: string | undefined, token: string | undefined): boolean {
+  if (observation === undefined || token === undefined) return false;
+  const [, spec = '-', status = '-'] = observation.split(' ');
+  const [view, tSpec, tStatus] = token.split('.');
+  if (spec === '-' || spec !== tSpec) return false;
+  if (view === 's') return true;
+  return view === 'd' && status !== '-' && status === tStatus;
+}

@@ -1,0 +1,170 @@
+// activities/apply.ts: applying children by what Tidal last applied (issue 8: removed fields never reached the
+// children), and reporting the applies the API server refuses (issue 8: failures nobody sees).
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import {
+  APPLIED_HASH_ANNOTATION,
+  apiErrorMessage,
+  appliedHash,
+  applyIfChanged,
+  applyReportingFailures,
+  isPermanentApiError,
+  needsApply,
+  stampAppliedHash,
+} from '../../../activities/apply.js';
+import type { ActivityDeps } from '../../../activities/deps.js';
+import type { EventRecorder } from '../../../activities/events.js';
+import { Resources } from '../../../api/kinds.js';
+import { serviceConditionSet } from '../../../api/lifecycle/service.js';
+import type { Configuration, Service } from '../../../api/serving.js';
+import { configuration, service } from '../../fixtures/serving.js';
+import { KubeFake, refused } from './apply-fakes.js';
+
+const NOW = '2025-01-01T00:00:00.000Z';
+
+const withMemoryLimit = (c: Configuration) =>
+  void (c.spec.template.spec.containers = [{ image: 'nginx', resources: { limits: { memory: '1Gi' } }, env: [{ name: 'A', value: '1' }] }]);
+
+describe('appliedHash / stampAppliedHash', () => {
+  it('does not depend on key order, nor on an applied-hash annotation already present', () => {
+    const a = configuration('hello', 'default', withMemoryLimit);
+    const b = JSON.parse(JSON.stringify({ spec: a.spec, metadata: a.metadata, kind: a.kind, apiVersion: a.apiVersion })) as Configuration;
+    expect(appliedHash(a)).toBe(appliedHash(b));
+    const stamped = stampAppliedHash(a);
+    expect(stamped.metadata.annotations?.[APPLIED_HASH_ANNOTATION]).toBe(appliedHash(a));
+    expect(appliedHash(stamped)).toBe(appliedHash(a));
+    expect(a.metadata.annotations).toBeUndefined(); // the input is not mutated
+  });
+
+  it('changes when a field is removed', () => {
+    expect(appliedHash(configuration('hello', 'default', withMemoryLimit))).not.toBe(appliedHash(configuration('hello', 'default')));
+  });
+});
+
+describe('needsApply (decided by what Tidal last applied, not by a subset test)', () => {
+  const desired = configuration('hello', 'default');
+  // What the API server holds after Tidal applied `desired`: plus server-set metadata and another writer's label.
+  const live = (): Configuration => {
+    const o = stampAppliedHash(desired);
+    return { ...o, metadata: { ...o.metadata, uid: 'u', resourceVersion: '7', generation: 3, labels: { 'team': 'a' } } };
+  };
+
+  it('a missing child is applied; one Tidal applied exactly so, and nobody changed, is not', () => {
+    expect(needsApply(undefined, desired)).toBe(true);
+    expect(needsApply(live(), desired)).toBe(false);
+  });
+
+  it('regression: a desired object that DROPPED a field is applied, although the live child holds every desired field', () => {
+    const before = stampAppliedHash(configuration('hello', 'default', withMemoryLimit));
+    // The old subset test said "nothing to do" here: nginx is there, the extra limit and env var are not looked at.
+    expect(needsApply(before, desired)).toBe(true);
+  });
+
+  it('a child edited by someone else (a desired field changed or removed) is applied again, to revert the edit', () => {
+    const edited = live();
+    edited.spec.template.spec.containers[0]!.image = 'evil';
+    expect(needsApply(edited, desired)).toBe(true);
+    const lostAnnotation = live();
+    delete lostAnnotation.metadata.annotations;
+    expect(needsApply(lostAnnotation, desired)).toBe(true);
+  });
+
+  it('a child without the annotation (applied by an older Tidal) is applied once', () => {
+    expect(needsApply({ ...desired, metadata: { ...desired.metadata } }, desired)).toBe(true);
+  });
+
+  it('inSync overrides the test', () => {
+    expect(needsApply(live(), configuration('hello', 'default', withMemoryLimit), { inSync: () => true })).toBe(false);
+  });
+});
+
+describe('applyIfChanged against server-side apply', () => {
+  it('regression: a memory limit, an env var and a label the parent no longer sets leave the child', async () => {
+    const fake = new KubeFake();
+    const kube = fake.client();
+    const first = configuration('hello', 'default', withMemoryLimit, (c) => void (c.metadata.labels = { tier: 'gold' }));
+    const created = await applyIfChanged(kube, Resources.Configuration, undefined, first);
+    expect(created.action).toBe('created');
+
+    const second = configuration('hello', 'default');
+    const updated = await applyIfChanged(kube, Resources.Configuration, fake.get<Configuration>('Configuration', 'default', 'hello'), second);
+    expect(updated.action).toBe('updated');
+    const stored = fake.get<Configuration>('Configuration', 'default', 'hello')!;
+    expect(stored.spec.template.spec.containers).toEqual([{ image: 'nginx' }]);
+    expect(stored.metadata.labels).toBeUndefined();
+
+    fake.calls = [];
+    const again = await applyIfChanged(kube, Resources.Configuration, stored, second);
+    expect(again.action).toBe('unchanged');
+    expect(fake.writes()).toEqual([]);
+  });
+});
+
+describe('isPermanentApiError / apiErrorMessage', () => {
+  it('4xx refusals are permanent; 408, 409, 429, 5xx and network errors are transient', () => {
+    for (const code of [400, 403, 404, 422]) expect(isPermanentApiError(refused(code, 'X', 'm'))).toBe(true);
+    for (const code of [408, 409, 429, 500, 503]) expect(isPermanentApiError(refused(code, 'X', 'm'))).toBe(false);
+    expect(isPermanentApiError(new Error('ECONNRESET'))).toBe(false);
+  });
+
+  it("gives the API server's message without Tidal's verb and path", () => {
+    const msg = 'admission webhook "v.example.com" denied the request: no latest tags';
+    expect(apiErrorMessage(refused(400, 'BadRequest', msg, 'APPLY', '/apis/serving.knative.dev/v1/namespaces/default/configurations/hello'))).toBe(msg);
+    expect(apiErrorMessage(new Error('socket hang up'))).toBe('socket hang up');
+  });
+});
+
+describe('applyReportingFailures', () => {
+  const setup = () => {
+    const fake = new KubeFake();
+    const recorded: { reason: string; message: string; type: string }[] = [];
+    const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
+    const deps = { kube: fake.client(), events, log: pino({ level: 'silent' }) } as unknown as ActivityDeps;
+    const svc = fake.seed(service('hello', 'default'));
+    const target = { obj: svc, type: Resources.Service, set: serviceConditionSet, condition: 'ConfigurationsReady' };
+    return { fake, deps, svc, target, recorded };
+  };
+  const invalid = 'Configuration.serving.knative.dev "hello" is invalid: spec.template.spec.containers[0].image: Required value';
+
+  it("a refused update: the condition False InternalError with the API server's message, one Warning Event, rethrown", async () => {
+    const { fake, deps, target, recorded } = setup();
+    const live = fake.seed(stampAppliedHash(configuration('hello', 'default')));
+    fake.failNext('apply', 'Configuration', refused(422, 'Invalid', invalid));
+    await expect(applyReportingFailures(deps, target, Resources.Configuration, live, configuration('hello', 'default', withMemoryLimit), NOW)).rejects.toThrow(invalid);
+    const message = `failed to update Configuration "hello": ${invalid}`;
+    const status = fake.get<Service>('Service', 'default', 'hello')!.status!;
+    expect(serviceConditionSet.get(status, 'ConfigurationsReady')).toMatchObject({ status: 'False', reason: 'InternalError', message });
+    expect(serviceConditionSet.get(status, 'Ready')).toMatchObject({ status: 'False', reason: 'InternalError', message });
+    expect(status.observedGeneration).toBe(1);
+    expect(recorded).toEqual([{ type: 'Warning', reason: 'InternalError', message }]);
+  });
+
+  it('a refused create is reported as CreationFailed', async () => {
+    const { fake, deps, target, recorded } = setup();
+    fake.failNext('apply', 'Configuration', refused(403, 'Forbidden', 'configurations.serving.knative.dev is forbidden: User "tidal" cannot patch'));
+    await expect(applyReportingFailures(deps, target, Resources.Configuration, undefined, configuration('hello', 'default'), NOW)).rejects.toThrow('forbidden');
+    const status = fake.get<Service>('Service', 'default', 'hello')!.status!;
+    expect(serviceConditionSet.get(status, 'ConfigurationsReady')).toMatchObject({ status: 'False', reason: 'CreationFailed' });
+    expect(recorded.map((e) => e.reason)).toEqual(['CreationFailed']);
+  });
+
+  it('a transient failure (409, 500, no answer) is only rethrown: no status, no Event', async () => {
+    const { fake, deps, target, recorded } = setup();
+    for (const err of [refused(409, 'Conflict', 'c'), refused(500, 'InternalError', 'etcd'), new Error('ECONNRESET')]) {
+      fake.failNext('apply', 'Configuration', err);
+      await expect(applyReportingFailures(deps, target, Resources.Configuration, undefined, configuration('hello', 'default'), NOW)).rejects.toBe(err);
+    }
+    expect(fake.get<Service>('Service', 'default', 'hello')!.status).toBeUndefined();
+    expect(recorded).toEqual([]);
+  });
+
+  it('the same failure again writes no new status', async () => {
+    const { fake, deps, target } = setup();
+    for (let i = 0; i < 2; i++) {
+      fake.failNext('apply', 'Configuration', refused(422, 'Invalid', invalid));
+      const svc = fake.get<Service>('Service', 'default', 'hello')!;
+      await expect(applyReportingFailures(deps, { ...target, obj: svc }, Resources.Configuration, undefined, configuration('hello', 'default'), NOW)).rejects.toThrow();
+    }
+    expect(fake.writes('status')).toHaveLength(1);
+  });
+});

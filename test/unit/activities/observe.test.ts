@@ -1,0 +1,80 @@
+// What activities report as observed: the objects the Kubernetes client returned while the activity ran.
+import { describe, expect, it } from 'vitest';
+import { contentToken, observationCovers, observationOf } from '../../../api/content-token.js';
+import { Resources } from '../../../api/kinds.js';
+import type { KubeObject } from '../../../api/meta.js';
+import { MAX_OBSERVATIONS, noteObject, observing, withObservations } from '../../../activities/observe.js';
+
+type Obj = KubeObject & { spec?: unknown; status?: unknown };
+const dep = (name: string, replicas = 2, ready = 0): Obj => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name, namespace: 'ns', uid: `u-${name}` },
+  spec: { replicas },
+  status: { readyReplicas: ready },
+});
+
+describe('observing', () => {
+  it('returns what the activity read, keyed by source, next to its result', async () => {
+    const r = await observing(async () => {
+      noteObject(Resources.Deployment, dep('a'), 'read');
+      noteObject(Resources.ConfigMap, dep('cm'), 'read'); // not watched: not reported
+      return { outcome: 'applied' };
+    });
+    expect(r).toEqual({ outcome: 'applied', observed: { 'Deployment/ns/a': observationOf(dep('a')) } });
+  });
+
+  it('reports an object that changed under the activity as covering nothing in the part that changed', async () => {
+    const r = await observing(async () => {
+      noteObject(Resources.Deployment, dep('a', 2, 0), 'read');
+      noteObject(Resources.Deployment, dep('a', 2, 1), 'read');
+      noteObject(Resources.Revision, { ...dep('r'), apiVersion: 'serving.knative.dev/v1', kind: 'Revision' }, 'read');
+      noteObject(Resources.Revision, { ...dep('r', 3), apiVersion: 'serving.knative.dev/v1', kind: 'Revision' }, 'read');
+      return { outcome: 'x' };
+    });
+    const obs = r.observed as Record<string, string>;
+    expect(observationCovers(obs['Deployment/ns/a'], contentToken(dep('a', 2, 1), 'self'))).toBe(true);
+    expect(observationCovers(obs['Deployment/ns/a'], contentToken(dep('a', 2, 1), 'dependency'))).toBe(false);
+    expect(observationCovers(obs['Revision/ns/r'], contentToken({ ...dep('r', 3), apiVersion: 'serving.knative.dev/v1', kind: 'Revision' }, 'self'))).toBe(false);
+  });
+
+  it('lets a write (apply or create of a child) replace what was read before it', async () => {
+    const r = await observing(async () => {
+      noteObject(Resources.Deployment, dep('a', 1), 'read');
+      noteObject(Resources.Deployment, dep('a', 2), 'write');
+      return {};
+    });
+    expect(r.observed).toEqual({ 'Deployment/ns/a': observationOf(dep('a', 2)) });
+  });
+
+  it('skips long lists and caps what it reports', async () => {
+    const long = await observing(async () => {
+      for (let i = 0; i < 17; i++) noteObject(Resources.Deployment, dep(`l${i}`), 'read', 17);
+      return {};
+    });
+    expect(long).toEqual({});
+    const many = await observing(async () => {
+      for (let i = 0; i < MAX_OBSERVATIONS + 10; i++) noteObject(Resources.Deployment, dep(`m${i}`), 'read');
+      return {};
+    });
+    expect(Object.keys(many.observed ?? {})).toHaveLength(MAX_OBSERVATIONS);
+  });
+
+  it('does nothing outside an activity, and keeps concurrent activities apart', async () => {
+    noteObject(Resources.Deployment, dep('outside'), 'read');
+    const acts = withObservations({
+      one: async () => {
+        noteObject(Resources.Deployment, dep('one'), 'read');
+        await new Promise((r) => setTimeout(r, 5));
+        return { n: 1 };
+      },
+      two: async () => {
+        noteObject(Resources.Deployment, dep('two'), 'read');
+        return { n: 2 };
+      },
+    });
+    const [a, b] = await Promise.all([acts.one(), acts.two()]);
+    expect(Object.keys((a as unknown as { observed: object }).observed)).toEqual(['Deployment/ns/one']);
+    expect(Object.keys((b as unknown as { observed: object }).observed)).toEqual(['Deployment/ns/two']);
+  });
+});

@@ -1,0 +1,352 @@
+// The Route activity against an in-memory API server (route-fakes.ts): the labeler's routes annotation on
+// Configurations, placeholder ownership / orphans / Endpoints, domain-template errors, and removed fields reaching
+// the KIngress and placeholder Services (issue 8, item 3).
+import pino from 'pino';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
+import type { EventRecorder } from '../../../activities/events.js';
+import { createRouteActivities, RouteFinalizer, type RouteOutcome } from '../../../activities/route.js';
+import { parseDomainConfig, type DomainConfig } from '../../../api/config/domain.js';
+import { parseNetworkConfig, type NetworkConfig } from '../../../api/config/network.js';
+import { Resources } from '../../../api/kinds.js';
+import type { KubeObject } from '../../../api/meta.js';
+import type { Ingress } from '../../../api/networking.js';
+import type { Condition, Configuration, Revision, Route, TrafficTarget } from '../../../api/serving.js';
+import { FakeKube } from './route-fakes.js';
+
+const NS = 'default';
+const NOW = new Date('2026-11-23T10:00:00.000Z');
+const Endpoints = { group: '', version: 'v1', kind: 'Endpoints', plural: 'endpoints', namespaced: true };
+
+function network(data: Record<string, string> = {}): NetworkConfig {
+  const p = parseNetworkConfig(data);
+  if (!p.ok) throw new Error(p.error);
+  return p.value;
+}
+function domains(data: Record<string, string>): DomainConfig {
+  const p = parseDomainConfig(data);
+  if (!p.ok) throw new Error(p.error);
+  return p.value;
+}
+
+const ready = (): Condition[] => [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-11-23T09:00:00Z' }];
+
+function configuration(name: string, latestReady: string | undefined, latestCreated = latestReady, annotations?: Record<string, string>): Configuration {
+  return {
+    apiVersion: 'serving.knative.dev/v1',
+    kind: 'Configuration',
+    metadata: { name, namespace: NS, generation: 1, ...(annotations ? { annotations } : {}) },
+    spec: { template: { spec: { containers: [{ image: 'nginx' }] } } },
+    status: {
+      observedGeneration: 1,
+      conditions: ready(),
+      ...(latestReady ? { latestReadyRevisionName: latestReady } : {}),
+      ...(latestCreated ? { latestCreatedRevisionName: latestCreated } : {}),
+    },
+  };
+}
+
+function revision(name: string, cfg: string, isReady = true): Revision {
+  return {
+    apiVersion: 'serving.knative.dev/v1',
+    kind: 'Revision',
+    metadata: {
+      name,
+      namespace: NS,
+      generation: 1,
+      labels: { 'serving.knative.dev/configuration': cfg, 'serving.knative.dev/routingState': 'pending' },
+      ownerReferences: [{ apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: cfg, uid: `uid-${cfg}`, controller: true }],
+    },
+    spec: { containers: [{ image: 'nginx' }] },
+    status: { observedGeneration: 1, conditions: isReady ? ready() : [{ type: 'Ready', status: 'Unknown' }] },
+  };
+}
+
+function route(name: string, traffic: TrafficTarget[], meta: { labels?: Record<string, string>; annotations?: Record<string, string> } = {}): Route {
+  return {
+    apiVersion: 'serving.knative.dev/v1',
+    kind: 'Route',
+    metadata: { name, namespace: NS, generation: 1, finalizers: [RouteFinalizer], ...meta },
+    spec: { traffic },
+  };
+}
+
+function harness(net: Record<string, string> = {}) {
+  const kube = new FakeKube();
+  const recorded: string[] = [];
+  const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push(`${type} ${reason} ${message}`) } as EventRecorder;
+  let networkCfg = network(net);
+  const config: ConfigSource = {
+    revisionConfig: () => {
+      throw new Error('not read by the Route');
+    },
+    networkConfig: () => networkCfg,
+    domainConfig: () => domains({ 'example.com': '' }),
+    systemNamespace: 'knative-serving',
+  };
+  const deps = { kube: kube.client(), events, config, log: pino({ level: 'silent' }), now: () => NOW } as unknown as ActivityDeps;
+  const acts = createRouteActivities(deps);
+  return {
+    kube,
+    recorded,
+    setNetwork: (data: Record<string, string>) => (networkCfg = network(data)),
+    pass: (name: string) => acts.reconcileRoute({ namespace: NS, name }),
+    route: (name: string) => kube.peek<Route>(Resources.Route, NS, name)!,
+    cond: (name: string, type: string) => kube.peek<Route>(Resources.Route, NS, name)?.status?.conditions?.find((c) => c.type === type),
+    annotation: (type: typeof Resources.Configuration | typeof Resources.Revision, name: string, key = 'serving.knative.dev/routes') =>
+      kube.peek<KubeObject>(type, NS, name)?.metadata.annotations?.[key],
+    /** What the Ingress workflow would do: report the KIngress Ready for its generation, with a load balancer. */
+    ingressReady: (name: string, lb: { ip?: string; domainInternal?: string } = { domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }) =>
+      kube.edit<Ingress>(Resources.KIngress, NS, name, (i) => {
+        i.status = { observedGeneration: i.metadata.generation ?? 1, conditions: ready(), publicLoadBalancer: { ingress: [lb] }, privateLoadBalancer: { ingress: [lb] } };
+      }),
+  };
+}
+
+type H = ReturnType<typeof harness>;
+const ok = (o: RouteOutcome) => {
+  if (o.outcome === 'gone') throw new Error('gone');
+  return o;
+};
+
+/** A Route `direct` at Configuration `cfg` (not through a Service), programmed and Ready. */
+async function readyDirectRoute(h: H, traffic: TrafficTarget[] = [{ configurationName: 'cfg', percent: 100 }]) {
+  h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+  h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+  h.kube.seed(Resources.Route, route('direct', traffic));
+  await h.pass('direct');
+  h.ingressReady('direct');
+  const o = ok(await h.pass('direct'));
+  expect(o.ready).toBe('True');
+}
+
+describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', () => {
+  let h: H;
+  beforeEach(() => (h = harness()));
+
+  it('a Route at a Configuration lists itself on it, so a new latest ready Revision pokes the Route', async () => {
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001', 'cfg-00002'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Revision, revision('cfg-00002', 'cfg', false));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    await h.pass('direct');
+    expect(h.annotation(Resources.Configuration, 'cfg')).toBe('direct');
+    // The latest created Revision is active already (latestRevision target), as is the one serving.
+    for (const rev of ['cfg-00001', 'cfg-00002']) {
+      expect(h.kube.peek<Revision>(Resources.Revision, NS, rev)?.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+      expect(h.annotation(Resources.Revision, rev)).toBe('direct');
+    }
+  });
+
+  it('a named Revision lists the Route on its controlling Configuration too; other Routes are kept, sorted', async () => {
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00002', 'cfg-00002', { 'serving.knative.dev/routes': 'zeta' }));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Revision, revision('cfg-00002', 'cfg'));
+    h.kube.seed(Resources.Route, route('alpha', [{ revisionName: 'cfg-00001', percent: 100 }]));
+    await h.pass('alpha');
+    expect(h.annotation(Resources.Configuration, 'cfg')).toBe('alpha,zeta');
+    expect(h.annotation(Resources.Revision, 'cfg-00001')).toBe('alpha');
+    // Not a latestRevision target: the latest created Revision is not carried.
+    expect(h.annotation(Resources.Revision, 'cfg-00002')).toBeUndefined();
+  });
+
+  it('once Ready, Configurations the Route no longer references lose it (others keep theirs); not before', async () => {
+    await readyDirectRoute(h);
+    h.kube.seed(Resources.Configuration, configuration('other', 'other-00001'));
+    h.kube.seed(Resources.Revision, revision('other-00001', 'other'));
+    h.kube.edit<Configuration>(Resources.Configuration, NS, 'cfg', (c) => (c.metadata.annotations = { 'serving.knative.dev/routes': 'direct,keep' }));
+    h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => (r.spec.traffic = [{ configurationName: 'other', percent: 100 }]));
+
+    const first = ok(await h.pass('direct'));
+    expect(first.ready).not.toBe('True'); // the Ingress has not caught up with the new generation
+    expect(h.annotation(Resources.Configuration, 'other')).toBe('direct');
+    expect(h.annotation(Resources.Configuration, 'cfg')).toBe('direct,keep');
+
+    h.ingressReady('direct');
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    expect(h.annotation(Resources.Configuration, 'cfg')).toBe('keep');
+    expect(h.annotation(Resources.Revision, 'cfg-00001')).toBeUndefined();
+    expect(h.kube.peek<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
+  });
+
+  it('a settled pass with nothing to change writes nothing', async () => {
+    await readyDirectRoute(h);
+    h.kube.clearWrites();
+    const o = ok(await h.pass('direct'));
+    expect(o).toMatchObject({ outcome: 'unchanged', ingress: 'unchanged', ready: 'True' });
+    expect(h.kube.writes).toEqual([]);
+  });
+
+  it('the finalizer takes the Route off its Configurations and Revisions, then removes itself', async () => {
+    await readyDirectRoute(h);
+    h.kube.seed(Resources.Configuration, configuration('old', 'old-00001', 'old-00001', { 'serving.knative.dev/routes': 'direct,keep' }));
+    h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => (r.metadata.deletionTimestamp = NOW.toISOString()));
+    expect(await h.pass('direct')).toEqual({ outcome: 'gone' });
+    expect(h.annotation(Resources.Configuration, 'cfg')).toBeUndefined();
+    expect(h.annotation(Resources.Configuration, 'old')).toBe('keep');
+    expect(h.annotation(Resources.Revision, 'cfg-00001')).toBeUndefined();
+    expect(h.route('direct').metadata.finalizers).toEqual([]);
+  });
+});
+
+describe('placeholder Services (spec §4.4)', () => {
+  let h: H;
+  beforeEach(() => (h = harness()));
+
+  it('a foreign Service with the placeholder name: IngressReady/Ready False NotOwned, no Ingress, the pass fails to be retried', async () => {
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.KubeService, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'direct', namespace: NS }, spec: { type: 'ClusterIP' } } as KubeObject);
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    await expect(h.pass('direct')).rejects.toThrow('route "direct" does not own Service "direct"');
+    const message = 'There is an existing placeholder Service "direct" that we do not own.';
+    expect(h.cond('direct', 'IngressReady')).toMatchObject({ status: 'False', reason: 'NotOwned', message });
+    expect(h.cond('direct', 'Ready')).toMatchObject({ status: 'False', reason: 'NotOwned', message });
+    expect(h.kube.peek(Resources.KIngress, NS, 'direct')).toBeUndefined();
+    expect(h.kube.peek<KubeObject>(Resources.KubeService, NS, 'direct')?.metadata.ownerReferences).toBeUndefined();
+    expect(h.recorded).toEqual(['Warning InternalError route "direct" does not own Service "direct"']);
+
+    // The foreign Service goes: the next attempt programs the Route.
+    await h.kube.client().delete(Resources.KubeService, NS, 'direct');
+    await h.pass('direct');
+    h.ingressReady('direct');
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+  });
+
+  it('placeholder Services of removed tags are deleted; a labelled Service the Route does not control is left alone', async () => {
+    await readyDirectRoute(h, [
+      { configurationName: 'cfg', percent: 100 },
+      { revisionName: 'cfg-00001', percent: 0, tag: 'old' },
+    ]);
+    expect(h.kube.peek(Resources.KubeService, NS, 'old-direct')).toBeDefined();
+    h.kube.seed(Resources.KubeService, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'mine-direct', namespace: NS, labels: { 'serving.knative.dev/route': 'direct' } },
+    } as KubeObject);
+    h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => (r.spec.traffic = [{ configurationName: 'cfg', percent: 100 }]));
+    const o = ok(await h.pass('direct'));
+    expect(o.placeholders).toBe('deleted old-direct');
+    expect(h.kube.peek(Resources.KubeService, NS, 'old-direct')).toBeUndefined();
+    expect(h.kube.peek(Resources.KubeService, NS, 'direct')).toBeDefined();
+    expect(h.kube.peek(Resources.KubeService, NS, 'mine-direct')).toBeDefined();
+  });
+
+  it('a load balancer with an IP: headless placeholder plus Endpoints owned by the Route (golden); gone again with the IP', async () => {
+    await readyDirectRoute(h);
+    h.ingressReady('direct', { ip: '10.0.0.9' });
+    await h.pass('direct');
+    const svc = h.kube.peek<KubeObject & { spec: unknown }>(Resources.KubeService, NS, 'direct')!;
+    expect(svc.spec).toEqual({ type: 'ClusterIP', clusterIP: 'None', ports: [{ name: 'http2', appProtocol: 'kubernetes.io/h2c', port: 80, targetPort: 80 }] });
+    const ep = h.kube.peek<KubeObject & { subsets: unknown }>(Endpoints, NS, 'direct')!;
+    expect(ep.subsets).toEqual([{ addresses: [{ ip: '10.0.0.9' }], ports: [{ name: 'http2', port: 80 }] }]);
+    expect(ep.metadata).toMatchObject({
+      labels: { 'serving.knative.dev/route': 'direct' },
+      ownerReferences: [{ kind: 'Route', name: 'direct', controller: true, uid: h.route('direct').metadata.uid }],
+    });
+
+    // Back to a domain: headless → ExternalName is re-created (the API server refuses it in place); Endpoints deleted.
+    h.ingressReady('direct', { domainInternal: 'gw.istio-system.svc.cluster.local' });
+    h.kube.clearWrites();
+    const o = ok(await h.pass('direct'));
+    expect(o.placeholders).toBe('updated direct');
+    expect(h.kube.writes.filter((w) => w.verb === 'delete').map((w) => w.id)).toEqual(['core/services/default/direct', 'core/endpoints/default/direct']);
+    expect(h.kube.peek<KubeObject & { spec: unknown }>(Resources.KubeService, NS, 'direct')!.spec).toEqual({
+      type: 'ExternalName',
+      externalName: 'gw.istio-system.svc.cluster.local',
+      sessionAffinity: 'None',
+      ports: [{ name: 'http2', appProtocol: 'kubernetes.io/h2c', port: 80, targetPort: 80 }],
+    });
+    expect(h.kube.peek(Endpoints, NS, 'direct')).toBeUndefined();
+  });
+
+  it('foreign Endpoints with the name of a headless placeholder: NotOwned for the Endpoint', async () => {
+    await readyDirectRoute(h);
+    h.kube.seed(Endpoints, { apiVersion: 'v1', kind: 'Endpoints', metadata: { name: 'direct', namespace: NS } });
+    h.ingressReady('direct', { ip: '10.0.0.9' });
+    await expect(h.pass('direct')).rejects.toThrow('does not own Endpoints "direct"');
+    expect(h.cond('direct', 'IngressReady')).toMatchObject({
+      status: 'False',
+      reason: 'NotOwned',
+      message: 'There is an existing placeholder Endpoint "direct" that we do not own.',
+    });
+  });
+});
+
+describe('domain-template errors (ErrDomainName)', () => {
+  it('Ready=False ErrorConfig with Knative\'s message, nothing programmed, the pass returns; a fixed config recovers', async () => {
+    const h = harness({ 'domain-template': '{{.Name}}.{{index .Annotations "sub"}}.{{.Domain}}' });
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    const o = ok(await h.pass('direct'));
+    expect(o).toMatchObject({ outcome: 'written', ready: 'False', reason: 'ErrorConfig', ingress: 'none' });
+    expect(o.domainError).toMatch(/^invalid domain name "direct\.\.example\.com": url: Invalid value/u);
+    const message = `domain name error: ${o.domainError!}`;
+    expect(h.cond('direct', 'AllTrafficAssigned')).toMatchObject({ status: 'False', reason: 'ErrorConfig', message });
+    expect(h.cond('direct', 'Ready')).toMatchObject({ status: 'False', reason: 'ErrorConfig', message });
+    expect(h.kube.peek(Resources.KIngress, NS, 'direct')).toBeUndefined();
+    expect(h.kube.peek(Resources.KubeService, NS, 'direct')).toBeUndefined();
+
+    // Another pass with the same config changes nothing (it does not retry, it waits for a change).
+    h.kube.clearWrites();
+    expect(ok(await h.pass('direct')).outcome).toBe('unchanged');
+    expect(h.kube.writes).toEqual([]);
+
+    h.setNetwork({});
+    await h.pass('direct');
+    h.ingressReady('direct');
+    expect(ok(await h.pass('direct'))).toMatchObject({ ready: 'True' });
+    expect(h.route('direct').status?.url).toBe('http://direct.default.example.com');
+  });
+
+  it('a tag whose host is invalid under the template fails the same way', async () => {
+    const h = harness({ 'domain-template': '{{.Name}}.{{.Namespace}}.{{.Domain}}', 'tag-template': '{{.Tag}}_{{.Name}}' });
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100, tag: 'v1' }]));
+    const o = ok(await h.pass('direct'));
+    expect(o).toMatchObject({ ready: 'False', reason: 'ErrorConfig' });
+    expect(o.domainError).toContain('"v1_direct.default.example.com"');
+  });
+});
+
+describe('removed fields reach the KIngress and placeholder Services', () => {
+  it('an annotation and a label dropped from the Route leave the Ingress and the placeholder', async () => {
+    const h = harness();
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }], { labels: { team: 'a' }, annotations: { note: 'x' } }));
+    await h.pass('direct');
+    const ing = () => h.kube.peek<Ingress>(Resources.KIngress, NS, 'direct')!;
+    const svc = () => h.kube.peek<KubeObject>(Resources.KubeService, NS, 'direct')!;
+    expect(ing().metadata.annotations?.['note']).toBe('x');
+    expect(svc().metadata.labels?.['team']).toBe('a');
+
+    h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => {
+      r.metadata.labels = {};
+      r.metadata.annotations = {};
+    });
+    const o = ok(await h.pass('direct'));
+    expect(o.ingress).toBe('updated');
+    expect(o.placeholders).toBe('updated direct');
+    expect(ing().metadata.annotations?.['note']).toBeUndefined();
+    expect(ing().metadata.labels?.['team']).toBeUndefined();
+    expect(svc().metadata.labels?.['team']).toBeUndefined();
+    expect(svc().metadata.annotations?.['note']).toBeUndefined();
+  });
+
+  it('an edit to the Ingress spec is reverted; an unrelated field someone else added is kept', async () => {
+    const h = harness();
+    await readyDirectRoute(h);
+    const before = h.kube.peek<Ingress>(Resources.KIngress, NS, 'direct')!.spec;
+    h.kube.edit<Ingress>(Resources.KIngress, NS, 'direct', (i) => {
+      i.spec.rules = [];
+      i.metadata.labels = { ...i.metadata.labels, extra: 'kept' };
+    });
+    expect(ok(await h.pass('direct')).ingress).toBe('updated');
+    const after = h.kube.peek<Ingress>(Resources.KIngress, NS, 'direct')!;
+    expect(after.spec).toEqual(before);
+    expect(after.metadata.labels?.['extra']).toBe('kept');
+  });
+});

@@ -1,0 +1,96 @@
+// Content tokens decide which pokes an entity workflow may ignore: every change a reconciler acts on must change
+// the token of its view, and nothing else should.
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, contentToken, hash64, mergeObservations, observationCovers, observationOf, sourceOf } from '../../../api/content-token.js';
+import { Resources } from '../../../api/kinds.js';
+import type { KubeObject } from '../../../api/meta.js';
+
+type Obj = KubeObject & { spec?: unknown; status?: unknown };
+
+const route = (over: Partial<Obj['metadata']> = {}, spec: unknown = { traffic: [{ percent: 100, latestRevision: true }] }, status: unknown = { observedGeneration: 1 }): Obj => ({
+  apiVersion: 'serving.knative.dev/v1',
+  kind: 'Route',
+  metadata: { name: 'web', namespace: 'ns', uid: 'u1', generation: 1, resourceVersion: '10', labels: { app: 'web' }, annotations: { a: '1' }, ...over },
+  spec,
+  status,
+});
+
+describe('contentToken', () => {
+  const base = contentToken(route(), 'self');
+
+  it('a self token ignores status, resourceVersion, managedFields, finalizers and the labeler’s bookkeeping', () => {
+    expect(contentToken(route({}, undefined, { observedGeneration: 2, conditions: [] }), 'self')).toBe(contentToken(route({}, undefined, {}), 'self'));
+    expect(contentToken(route({ resourceVersion: '11' }), 'self')).toBe(base);
+    expect(contentToken(route({ managedFields: [{ manager: 'x' }] } as never), 'self')).toBe(base);
+    expect(contentToken(route({ finalizers: ['routes.serving.knative.dev'] }), 'self')).toBe(base);
+    expect(contentToken(route({ labels: { app: 'web', 'serving.knative.dev/routingState': 'active' } }), 'self')).toBe(base);
+    expect(contentToken(route({ annotations: { a: '1', 'serving.knative.dev/routes': 'web', 'serving.knative.dev/routingStateModified': 'now' } }), 'self')).toBe(base);
+  });
+
+  it('a self token changes with the spec, generation, labels, annotations, uid and deletion', () => {
+    const changed = [
+      contentToken(route({}, { traffic: [{ percent: 90, latestRevision: true }, { percent: 10, revisionName: 'web-00001' }] }), 'self'),
+      contentToken(route({ generation: 2 }), 'self'),
+      contentToken(route({ labels: { app: 'web', 'networking.knative.dev/visibility': 'cluster-local' } }), 'self'),
+      contentToken(route({ annotations: { a: '2' } }), 'self'),
+      contentToken(route({ uid: 'u2' }), 'self'),
+      contentToken(route({ deletionTimestamp: '2026-11-23T00:00:00Z' }), 'self'),
+    ];
+    for (const t of changed) expect(t).not.toBe(base);
+    expect(new Set(changed).size).toBe(changed.length);
+  });
+
+  it('a dependency token also changes with the status', () => {
+    const d = contentToken(route(), 'dependency');
+    expect(d).toMatch(/^d\.[0-9a-f]{16}\.[0-9a-f]{16}$/);
+    expect(contentToken(route({}, undefined, { observedGeneration: 2 }), 'dependency')).not.toBe(d);
+    expect(contentToken(route({ resourceVersion: '99' }), 'dependency')).toBe(d);
+  });
+
+  it('does not depend on key order', () => {
+    const a = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: { b: 1, a: 2 } } as Obj;
+    const b = { spec: { a: 2, b: 1 }, metadata: { namespace: 'ns', name: 'p' }, kind: 'Pod', apiVersion: 'v1' } as Obj;
+    expect(contentToken(a, 'dependency')).toBe(contentToken(b, 'dependency'));
+    expect(canonicalJson({ b: [1, { d: 1, c: undefined }], a: null })).toBe('{"a":null,"b":[1,{"d":1}]}');
+    expect(hash64('a')).not.toBe(hash64('b'));
+    expect(hash64('')).toMatch(/^[0-9a-f]{16}$/);
+  });
+});
+
+describe('observations', () => {
+  it('name the source as the watcher does, for watched types only', () => {
+    expect(sourceOf(Resources.Route, route())).toBe('Route/ns/web');
+    expect(sourceOf(Resources.KIngress, route())).toBe('Ingress/ns/web');
+    expect(sourceOf(Resources.Deployment, route())).toBe('Deployment/ns/web');
+    expect(sourceOf(Resources.KubeService, route())).toBe('KubeService/ns/web'); // placeholder Services
+    expect(sourceOf(Resources.ConfigMap, route())).toBeUndefined();
+  });
+
+  it('cover the self and dependency tokens of exactly the content observed', () => {
+    const obs = observationOf(route());
+    expect(observationCovers(obs, contentToken(route(), 'self'))).toBe(true);
+    expect(observationCovers(obs, contentToken(route({ resourceVersion: '12' }, undefined, { observedGeneration: 5 }), 'self'))).toBe(true);
+    expect(observationCovers(obs, contentToken(route(), 'dependency'))).toBe(true);
+    expect(observationCovers(obs, contentToken(route({}, undefined, { observedGeneration: 5 }), 'dependency'))).toBe(false);
+    expect(observationCovers(obs, contentToken(route({ generation: 2 }), 'self'))).toBe(false);
+    expect(observationCovers(undefined, contentToken(route(), 'self'))).toBe(false);
+    expect(observationCovers(obs, undefined)).toBe(false);
+  });
+
+  it('merge: a part seen with two contents covers nothing; a later status wins only when asked', () => {
+    const a = observationOf(route());
+    const newSpec = observationOf(route({ generation: 2 }, { traffic: [] }));
+    const newStatus = observationOf(route({}, undefined, { observedGeneration: 7 }));
+    const specConflict = mergeObservations(a, newSpec, true);
+    expect(observationCovers(specConflict, contentToken(route(), 'self'))).toBe(false);
+    expect(observationCovers(specConflict, contentToken(route({ generation: 2 }, { traffic: [] }), 'self'))).toBe(false);
+    const statusConflict = mergeObservations(a, newStatus, false);
+    expect(observationCovers(statusConflict, contentToken(route(), 'self'))).toBe(true);
+    expect(observationCovers(statusConflict, contentToken(route({}, undefined, { observedGeneration: 7 }), 'dependency'))).toBe(false);
+    const laterWins = mergeObservations(a, newStatus, true);
+    expect(observationCovers(laterWins, contentToken(route({}, undefined, { observedGeneration: 7 }), 'dependency'))).toBe(true);
+    // A different uid is a different object: nothing of the earlier one carries over.
+    const recreated = mergeObservations(a, observationOf(route({ uid: 'u2' })), true);
+    expect(recreated.startsWith('u2 - -')).toBe(true);
+  });
+});

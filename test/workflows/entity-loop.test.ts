@@ -1,0 +1,269 @@
+// The entity loop's rule for ignoring pokes (ADR 0001, "no lost updates"), on a real Temporal dev server: the Route
+// workflow's single step is faked over an in-memory object whose observations are computed exactly as the activities
+// compute them (api/content-token.ts), and pokes carry the tokens the watcher would send.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
+import { contentToken, observationOf } from '../../api/content-token.js';
+import type { Poke, PokeBatch } from '../../api/entity.js';
+import type { KubeObject, ObjectKey } from '../../api/meta.js';
+import type { Observed, RouteOutcome } from '../../activities/index.js';
+import type { EntityInput, EntityState } from '../../workflows/entity.js';
+import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
+import { eventually } from '../harness/wait.js';
+
+type Obj = KubeObject & { spec: Record<string, unknown>; status?: Record<string, unknown> };
+
+/** In-memory Routes and Ingresses; a pass may be held mid-way to change things under it. */
+class FakeRoutes {
+  routes = new Map<string, Obj>();
+  ingresses = new Map<string, Obj>();
+  passes = new Map<string, number>();
+  /** When set for a name, the next pass reads the Route, then waits for this promise before finishing. */
+  hold = new Map<string, Promise<void>>();
+  readEntityOptionsCalls = 0;
+  resyncSeconds = 3600;
+
+  activities = {
+    reconcileRoute: async (key: ObjectKey): Promise<RouteOutcome & Observed> => {
+      this.passes.set(key.name, (this.passes.get(key.name) ?? 0) + 1);
+      const read = this.routes.get(key.name);
+      if (!read) return { outcome: 'gone' };
+      const seen = structuredClone(read);
+      const held = this.hold.get(key.name);
+      if (held) {
+        this.hold.delete(key.name);
+        await held;
+      }
+      // The pass programs the Ingress from what it read and writes status onto whatever the Route is now.
+      const ingress = this.ingress(key.name, seen.spec);
+      const live = this.routes.get(key.name);
+      if (live) live.status = { observedGeneration: seen.metadata.generation, traffic: seen.spec.traffic };
+      return {
+        outcome: 'written',
+        ingress: 'updated',
+        observed: {
+          [`Route/default/${key.name}`]: observationOf(seen),
+          [`Ingress/default/${key.name}`]: observationOf(ingress),
+        },
+      };
+    },
+    readEntityOptions: async () => {
+      this.readEntityOptionsCalls += 1;
+      return { resyncSeconds: this.resyncSeconds };
+    },
+  };
+
+  create(name: string, traffic: unknown): Obj {
+    const obj: Obj = { apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name, namespace: 'default', uid: `uid-${name}`, generation: 1, resourceVersion: '1' }, spec: { traffic } };
+    this.routes.set(name, obj);
+    return obj;
+  }
+
+  /** A spec change as `kubectl apply` makes it: generation and resourceVersion move on. */
+  changeSpec(name: string, traffic: unknown): Obj {
+    const obj = this.routes.get(name)!;
+    obj.spec = { traffic };
+    obj.metadata.generation = (obj.metadata.generation ?? 0) + 1;
+    obj.metadata.resourceVersion = String(Number(obj.metadata.resourceVersion) + 1);
+    return obj;
+  }
+
+  ingress(name: string, spec: unknown): Obj {
+    const ing: Obj = { apiVersion: 'networking.internal.knative.dev/v1alpha1', kind: 'Ingress', metadata: { name, namespace: 'default', uid: `ing-${name}` }, spec: { rules: spec }, status: {} };
+    this.ingresses.set(name, ing);
+    return ing;
+  }
+
+  count(name: string): number {
+    return this.passes.get(name) ?? 0;
+  }
+}
+
+const taskQueue = uniqueName('entity-loop');
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let running: Promise<void>;
+const fake = new FakeRoutes();
+
+beforeAll(async () => {
+  env = await testEnv();
+  worker = await startWorker(env, await bundle(), taskQueue, fake.activities);
+  running = worker.run();
+});
+
+afterAll(async () => {
+  worker?.shutdown();
+  await running;
+  await env?.teardown();
+});
+
+const selfPoke = (obj: Obj, reason: Poke['reason'] = 'updated'): Poke => ({
+  source: `Route/default/${obj.metadata.name ?? ''}`,
+  reason,
+  resourceVersion: obj.metadata.resourceVersion ?? '',
+  token: contentToken(obj, 'self'),
+});
+
+async function start(name: string, first: Poke, options?: EntityInput['options']): Promise<WorkflowHandle> {
+  return env.client.workflow.signalWithStart('routeWorkflow', {
+    workflowId: `Route/default/${name}`,
+    taskQueue,
+    args: [{ kind: 'Route', namespace: 'default', name, ...(options ? { options } : {}) } satisfies EntityInput],
+    signal: 'poke',
+    signalArgs: [[first] satisfies PokeBatch],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+}
+
+const state = (h: WorkflowHandle) => h.query<EntityState>('state');
+const idle = async (h: WorkflowHandle, name: string) => {
+  const s = await state(h);
+  return !s.dirty && !s.inPass && s.totalReconciles === fake.count(name) ? s : undefined;
+};
+
+describe('entity loop: no lost updates', () => {
+  it('ignores the echo of its own status write', async () => {
+    const name = uniqueName('echo');
+    const route = fake.create(name, [{ percent: 100 }]);
+    const h = await start(name, selfPoke(route, 'added'));
+    await eventually('first pass', () => idle(h, name));
+    // The status write bumps the resourceVersion; the spec part of the token stays, so the echo is not news.
+    route.metadata.resourceVersion = '2';
+    await h.signal('poke', [selfPoke(route)]);
+    await eventually('echo handled', async () => ((await state(h)).pokesThisRun === 2 ? true : undefined));
+    const s = await state(h);
+    expect(s.ignoredPokes).toBe(1);
+    expect(fake.count(name)).toBe(1);
+  });
+
+  it('never lets a status write hide a spec change made while the pass ran (the 90/10 split race)', async () => {
+    const name = uniqueName('race');
+    const route = fake.create(name, [{ percent: 100, latestRevision: true }]);
+    const h = await start(name, selfPoke(route, 'added'));
+    await eventually('first pass', () => idle(h, name));
+
+    let release!: () => void;
+    fake.hold.set(name, new Promise<void>((r) => (release = r)));
+    // A label change starts a pass, which reads the Route and is held before it writes anything.
+    route.metadata.labels = { team: 'a' };
+    route.metadata.resourceVersion = String(Number(route.metadata.resourceVersion) + 1);
+    await h.signal('poke', [selfPoke(route)]);
+    await eventually('pass 2 holding', async () => ((await state(h)).inPass && fake.count(name) === 2 ? true : undefined));
+    // The Service rewrites the Route's traffic to 90/10 while that pass runs …
+    const split = [
+      { latestRevision: true, percent: 90 },
+      { revisionName: `${name}-00001`, percent: 10 },
+    ];
+    const changed = fake.changeSpec(name, split);
+    await h.signal('poke', [selfPoke(changed)]);
+    release();
+    // … and the pass's status write lands on top of it: its echo carries the new spec's token.
+    await eventually('pass 2 done', async () => (!(await state(h)).inPass ? true : undefined));
+    changed.metadata.resourceVersion = String(Number(changed.metadata.resourceVersion) + 1);
+    await h.signal('poke', [selfPoke(changed)]);
+
+    const s = await eventually('converged on the split', async () => {
+      const st = await idle(h, name);
+      return st && fake.count(name) >= 3 ? st : undefined;
+    });
+    expect(fake.ingresses.get(name)?.spec).toEqual({ rules: { traffic: split } });
+    expect(fake.routes.get(name)?.status).toEqual({ observedGeneration: 2, traffic: split });
+    expect(s.totalReconciles).toBe(3);
+  });
+
+  it('ignores a child event it caused itself, and passes on a child change it did not make', async () => {
+    const name = uniqueName('child');
+    const route = fake.create(name, [{ percent: 100 }]);
+    const h = await start(name, selfPoke(route, 'added'));
+    await eventually('first pass', () => idle(h, name));
+    const ingress = fake.ingresses.get(name)!;
+    const childPoke = (): Poke => ({ source: `Ingress/default/${name}`, reason: 'updated', token: contentToken(ingress, 'dependency') });
+    await h.signal('poke', [childPoke()]);
+    await eventually('echo handled', async () => ((await state(h)).pokesThisRun === 2 ? true : undefined));
+    expect(fake.count(name)).toBe(1);
+    // The Ingress workflow marks it Ready: the status part of the token moves, and the Route must look.
+    ingress.status = { conditions: [{ type: 'Ready', status: 'True' }] };
+    await h.signal('poke', [childPoke()]);
+    await eventually('child change reconciled', async () => (fake.count(name) === 2 ? idle(h, name) : undefined));
+  });
+
+  it('always passes on a deletion, a poke without a token, and a source the last pass did not read', async () => {
+    const name = uniqueName('news');
+    const route = fake.create(name, [{ percent: 100 }]);
+    const h = await start(name, selfPoke(route, 'added'));
+    await eventually('first pass', () => idle(h, name));
+    await h.signal('poke', [{ ...selfPoke(route), reason: 'deleted' }]);
+    await eventually('deleted → pass', async () => (fake.count(name) === 2 ? idle(h, name) : undefined));
+    await h.signal('poke', [{ source: 'ConfigMap/knative-serving/config-network', reason: 'updated', resourceVersion: '7' }]);
+    await eventually('config → pass', async () => (fake.count(name) === 3 ? idle(h, name) : undefined));
+    await h.signal('poke', [{ source: `Revision/default/${name}-00001`, reason: 'updated', token: 'd.0000000000000000.0000000000000000' }]);
+    await eventually('unread source → pass', async () => (fake.count(name) === 4 ? idle(h, name) : undefined));
+  });
+
+  it('keeps every source of a batch: one covered poke never hides another', async () => {
+    const name = uniqueName('batch');
+    const route = fake.create(name, [{ percent: 100 }]);
+    const h = await start(name, selfPoke(route, 'added'));
+    await eventually('first pass', () => idle(h, name));
+    const ingress = fake.ingresses.get(name)!;
+    const echo: Poke = { source: `Ingress/default/${name}`, reason: 'updated', token: contentToken(ingress, 'dependency') };
+    const changed = fake.changeSpec(name, [{ percent: 50 }, { percent: 50, tag: 'b' }]);
+    await h.signal('poke', [selfPoke(changed), echo]);
+    await eventually('spec change reconciled', async () => (fake.count(name) === 2 ? idle(h, name) : undefined));
+    expect(fake.ingresses.get(name)?.spec).toEqual({ rules: { traffic: [{ percent: 50 }, { percent: 50, tag: 'b' }] } });
+  });
+
+  it('reads its options from the worker at start and at each resync, and carries none across continue-as-new', async () => {
+    const name = uniqueName('options');
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.resyncSeconds = 1;
+    try {
+      const calls = fake.readEntityOptionsCalls;
+      const h = await start(name, selfPoke(route, 'added'));
+      const s = await eventually('resyncs with the worker’s interval', async () => {
+        const st = await state(h);
+        return st.totalReconciles >= 3 ? st : undefined;
+      }, 30_000);
+      expect(s.options.resyncSeconds).toBe(1);
+      expect(s.lastReconcile?.trigger).toBe('resync');
+      expect(fake.readEntityOptionsCalls - calls).toBeGreaterThanOrEqual(3);
+      // A changed worker setting reaches the running workflow at its next resync.
+      fake.resyncSeconds = 3600;
+      await eventually('new interval in force', async () => ((await state(h)).options.resyncSeconds === 3600 ? true : undefined), 30_000);
+    } finally {
+      fake.resyncSeconds = 3600;
+    }
+  });
+
+  it('carries what it observed across continue-as-new', async () => {
+    const name = uniqueName('can');
+    const route = fake.create(name, [{ percent: 100 }]);
+    const h = await start(name, selfPoke(route, 'added'), { maxReconcilesPerRun: 1 });
+    const firstRun = (await h.describe()).runId;
+    const handle = env.client.workflow.getHandle(`Route/default/${name}`);
+    const s = await eventually('new run', async () => ((await handle.describe()).runId === firstRun ? undefined : handle.query<EntityState>('state')));
+    expect(s.runs).toBe(2);
+    expect(Object.keys(s.observed)).toContain(`Route/default/${name}`);
+    const passes = fake.count(name);
+    await handle.signal('poke', [selfPoke(route)]);
+    await eventually('covered in the new run', async () => ((await handle.query<EntityState>('state')).ignoredPokes === 1 ? true : undefined));
+    expect(fake.count(name)).toBe(passes);
+  });
+
+  it('passes again with fresh facts when the object was recreated under the same name', async () => {
+    const name = uniqueName('recreate');
+    const route = fake.create(name, [{ percent: 100 }]);
+    const h = await start(name, selfPoke(route, 'added'));
+    await eventually('first pass', async () => ((await state(h)).uid === `uid-${name}` ? true : undefined));
+    const again = fake.create(name, [{ percent: 100 }]);
+    again.metadata.uid = `uid-${name}-2`;
+    await h.signal('poke', [{ ...selfPoke(again), reason: 'deleted' }, selfPoke(again, 'added')]);
+    const s = await eventually('new uid', async () => {
+      const st = await idle(h, name);
+      return st?.uid === `uid-${name}-2` ? st : undefined;
+    });
+    expect(s.totalReconciles).toBeGreaterThanOrEqual(3);
+  });
+});
