@@ -2,9 +2,35 @@
 import tseslint from 'typescript-eslint';
 
 const nodeBuiltins = [
-  'assert', 'async_hooks', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events', 'fs', 'fs/promises',
-  'http', 'http2', 'https', 'net', 'os', 'path', 'perf_hooks', 'process', 'readline', 'stream', 'timers', 'tls', 'url',
-  'util', 'v8', 'vm', 'worker_threads', 'zlib',
+  'assert',
+  'async_hooks',
+  'buffer',
+  'child_process',
+  'cluster',
+  'crypto',
+  'dgram',
+  'dns',
+  'events',
+  'fs',
+  'fs/promises',
+  'http',
+  'http2',
+  'https',
+  'net',
+  'os',
+  'path',
+  'perf_hooks',
+  'process',
+  'readline',
+  'stream',
+  'timers',
+  'tls',
+  'url',
+  'util',
+  'v8',
+  'vm',
+  'worker_threads',
+  'zlib',
 ];
 
 // Modules that do I/O or hold clocks: never in workflow code (Temporal replays it) nor in pure code.
@@ -13,7 +39,10 @@ const ioModules = [
   { group: ['@kubernetes/client-node'], allowTypeImports: true, message: 'Kubernetes calls belong in activities/ (type imports are fine).' },
   { group: ['**/activities/**', '../activities/*'], allowTypeImports: true, message: 'Workflows import only activity *types*.' },
   { group: ['**/watcher/**', '**/workers/**', '**/dev/**'], message: 'I/O folders are off limits here.' },
-  { group: ['pino', 'prom-client', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', 'node-forge'], message: 'Not deterministic; use @temporalio/workflow APIs (log, sleep, condition).' },
+  {
+    group: ['pino', 'prom-client', '@temporalio/client', '@temporalio/worker', '@temporalio/activity', 'node-forge'],
+    message: 'Not deterministic; use @temporalio/workflow APIs (log, sleep, condition).',
+  },
 ];
 
 export default tseslint.config(
@@ -32,8 +61,18 @@ export default tseslint.config(
     files: ['workflows/**/*.ts', 'api/**/*.ts', 'resources/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: ioModules }],
-      'no-restricted-globals': ['error', { name: 'setTimeout', message: 'Use sleep() or condition() from @temporalio/workflow.' }, { name: 'setInterval', message: 'Use a durable timer.' }, { name: 'fetch', message: 'I/O belongs in activities.' }, { name: 'process', message: 'No environment in deterministic code.' }],
-      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'Randomness breaks replay; use uuid4() from @temporalio/workflow.' }, { object: 'Date', property: 'now', message: 'Pure code takes time as a parameter; workflows use workflow time.' }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'setTimeout', message: 'Use sleep() or condition() from @temporalio/workflow.' },
+        { name: 'setInterval', message: 'Use a durable timer.' },
+        { name: 'fetch', message: 'I/O belongs in activities.' },
+        { name: 'process', message: 'No environment in deterministic code.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'Randomness breaks replay; use uuid4() from @temporalio/workflow.' },
+        { object: 'Date', property: 'now', message: 'Pure code takes time as a parameter; workflows use workflow time.' },
+      ],
     },
   },
   {

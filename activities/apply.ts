@@ -36,7 +36,10 @@ export function appliedHash(desired: KubeObject): string {
   const annotations = { ...desired.metadata.annotations };
   delete annotations[APPLIED_HASH_ANNOTATION];
   const metadata = { ...desired.metadata, annotations };
-  return createHash('sha256').update(stableStringify({ ...desired, metadata })).digest('hex').slice(0, 32);
+  return createHash('sha256')
+    .update(stableStringify({ ...desired, metadata }))
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** `desired` with {@link APPLIED_HASH_ANNOTATION} set to its hash: the object to send to the API server. */
@@ -99,7 +102,13 @@ export function needsApply<T extends KubeObject>(live: T | undefined, desired: T
  * Ownership (is `live` controlled by the caller's object?) is the caller's decision and must be checked first.
  * API errors propagate unchanged: the caller reports them (see {@link isPermanentApiError}).
  */
-export async function applyIfChanged<T extends KubeObject>(kube: KubeClient, type: ResourceType, live: T | undefined, desired: T, opts: ApplyOptions<T> = {}): Promise<ApplyResult<T>> {
+export async function applyIfChanged<T extends KubeObject>(
+  kube: KubeClient,
+  type: ResourceType,
+  live: T | undefined,
+  desired: T,
+  opts: ApplyOptions<T> = {},
+): Promise<ApplyResult<T>> {
   if (live && !needsApply(live, desired, opts)) return { obj: live, action: 'unchanged' };
   const obj = await kube.apply(type, stampAppliedHash(desired));
   return { obj, action: live ? 'updated' : 'created' };
@@ -175,7 +184,13 @@ export async function applyReportingFailures<T extends KubeObject>(
 }
 
 /** Writes `target.condition=False reason: message` over the object's current status and records a Warning Event. */
-export async function reportFailure(deps: Pick<ActivityDeps, 'kube' | 'events' | 'log'>, target: FailureTarget, reason: string, message: string, now: string): Promise<void> {
+export async function reportFailure(
+  deps: Pick<ActivityDeps, 'kube' | 'events' | 'log'>,
+  target: FailureTarget,
+  reason: string,
+  message: string,
+  now: string,
+): Promise<void> {
   try {
     await writeStatus(deps.kube, target.type, target.obj, failureStatus(target.obj, target.set, target.condition, reason, message, now));
   } catch (err) {

@@ -103,7 +103,14 @@ export function makeSelfSignedCertificate(opts: { validityHours: number; now: Da
   const server = rsaKeyPair();
   const caPrivate = forge.pki.privateKeyFromPem(ca.privatePem);
 
-  const sign = (publicPem: string, subject: forge.pki.CertificateField[], issuer: forge.pki.CertificateField[], extensions: object[], from: Date, until: Date): forge.pki.Certificate => {
+  const sign = (
+    publicPem: string,
+    subject: forge.pki.CertificateField[],
+    issuer: forge.pki.CertificateField[],
+    extensions: object[],
+    from: Date,
+    until: Date,
+  ): forge.pki.Certificate => {
     const cert = forge.pki.createCertificate();
     cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
     cert.serialNumber = serial();
@@ -122,12 +129,22 @@ export function makeSelfSignedCertificate(opts: { validityHours: number; now: Da
   ];
   // hakn discards the CA and writes only the server certificate, so the CA needs only a key and a name here: its own
   // certificate would never be used.
-  const cert = sign(server.publicPem, [{ name: 'organizationName', value: ORGANIZATION }, { name: 'commonName', value: '*' }], caName, [
-    { name: 'basicConstraints', cA: false },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'subjectAltName', altNames: [{ type: 2, value: '*' }] },
-  ], notBefore, notAfter);
+  const cert = sign(
+    server.publicPem,
+    [
+      { name: 'organizationName', value: ORGANIZATION },
+      { name: 'commonName', value: '*' },
+    ],
+    caName,
+    [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: '*' }] },
+    ],
+    notBefore,
+    notAfter,
+  );
 
   return { certPem: forge.pki.certificateToPem(cert), keyPem: server.pkcs8Pem, notBefore, notAfter };
 }

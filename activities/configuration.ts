@@ -22,7 +22,9 @@ export function createConfigurationActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
 
   async function listRevisions(cfg: Configuration): Promise<Revision[]> {
-    const list = await kube.list<Revision>(Resources.Revision, cfg.metadata.namespace, { labelSelector: `${Labels.configuration}=${cfg.metadata.name ?? ''}` });
+    const list = await kube.list<Revision>(Resources.Revision, cfg.metadata.namespace, {
+      labelSelector: `${Labels.configuration}=${cfg.metadata.name ?? ''}`,
+    });
     return list.items;
   }
 
@@ -49,9 +51,7 @@ export function createConfigurationActivities(deps: ActivityDeps) {
       const { cfg } = read;
       const base = { uid: cfg.metadata.uid ?? '', generation: cfg.metadata.generation ?? 0 };
       const byo = cfg.spec.template.metadata?.name;
-      const existing = byo
-        ? await kube.get<Revision>(Resources.Revision, key.namespace, byo)
-        : findRevisionForGeneration(cfg, read.revisions);
+      const existing = byo ? await kube.get<Revision>(Resources.Revision, key.namespace, byo) : findRevisionForGeneration(cfg, read.revisions);
       if (existing) {
         if (byo && isRevisionNameTaken(cfg, existing)) {
           const message = `revisions.serving.knative.dev "${byo}" already exists`;

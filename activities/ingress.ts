@@ -3,7 +3,13 @@
 // successful apply.
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
 import { Resources } from '../api/kinds.js';
-import { ingressConditionSet, isIngressReady, markLoadBalancerNotReady, markLoadBalancerReady, markNetworkConfigured } from '../api/lifecycle/ingress.js';
+import {
+  ingressConditionSet,
+  isIngressReady,
+  markLoadBalancerNotReady,
+  markLoadBalancerReady,
+  markNetworkConfigured,
+} from '../api/lifecycle/ingress.js';
 import type { KubeObject, ObjectKey } from '../api/meta.js';
 import { IstioIngressClassName, NetworkingAnnotations, type Ingress, type IngressStatus } from '../api/networking.js';
 import { DEFAULT_ISTIO_GATEWAYS, makeVirtualServices } from '../resources/istio/virtual-service.js';
@@ -43,14 +49,20 @@ export function createIngressActivities(deps: ActivityDeps) {
         probeFailures = result.failures;
       }
       if (probeFailures.length === 0) {
-        markLoadBalancerReady(status, [{ domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }], [{ domainInternal: 'knative-local-gateway.istio-system.svc.cluster.local' }], now);
+        markLoadBalancerReady(
+          status,
+          [{ domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }],
+          [{ domainInternal: 'knative-local-gateway.istio-system.svc.cluster.local' }],
+          now,
+        );
       } else {
         markLoadBalancerNotReady(status, now);
       }
       endReconcile(copy, before, now);
       const written = await writeStatus(kube, Resources.KIngress, ing, copy.status);
       // Not every gateway serves the new configuration yet: retry (with backoff) until they do.
-      if (probeFailures.length > 0) throw new Error(`gateways not ready for Ingress ${key.namespace}/${key.name}: ${probeFailures.slice(0, 3).join('; ')}`);
+      if (probeFailures.length > 0)
+        throw new Error(`gateways not ready for Ingress ${key.namespace}/${key.name}: ${probeFailures.slice(0, 3).join('; ')}`);
       return { ...statusOutcome(written, copy.status), virtualServices: vss.length };
     },
   };

@@ -2,7 +2,7 @@
 // to the workflow with the activity's result so the entity loop knows which pokes its pass already covered.
 // The Kubernetes client reports objects here; an AsyncLocalStorage scopes them to the activity that asked.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { mergeObservations, observationOf, sourceOf } from '../api/content-token.js';
+import { ABSENT, mergeObservations, observationOf, sourceOf } from '../api/content-token.js';
 import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 
@@ -33,6 +33,16 @@ export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'w
   const observation = observationOf(obj);
   const before = seen.get(source);
   seen.set(source, before === undefined || how === 'write' ? observation : mergeObservations(before, observation, false));
+}
+
+/** Called by the Kubernetes client when a GET found nothing: the object was absent when the activity looked. */
+export function noteAbsent(type: ResourceType, namespace: string, name: string): void {
+  const seen = scope.getStore();
+  if (!seen) return;
+  const source = sourceOf(type, { metadata: { namespace, name } } as KubeObject);
+  if (source === undefined) return;
+  const before = seen.get(source);
+  seen.set(source, before === undefined ? ABSENT : mergeObservations(before, ABSENT, false));
 }
 
 /** The activity result with `observed` added (results that are not plain objects are returned as they are). */

@@ -5,7 +5,13 @@ import { Resources, type ResourceType } from '../api/kinds.js';
 import { Labels } from '../api/labels.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
 import type { ContainerStatus, Revision } from '../api/serving.js';
-import { containerMissingMessage, revisionConditionSet, RevisionConditionResourcesAvailable, type DeploymentLike, type PodLike } from '../api/lifecycle/revision.js';
+import {
+  containerMissingMessage,
+  revisionConditionSet,
+  RevisionConditionResourcesAvailable,
+  type DeploymentLike,
+  type PodLike,
+} from '../api/lifecycle/revision.js';
 import { DEPLOYMENT_HASH_LABEL, makeDeployment, type Deployment } from '../resources/deployment.js';
 import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
@@ -24,7 +30,9 @@ type ApplyAction = 'created' | 'updated' | 'unchanged' | 'notOwned';
  * edit to revert. (The pod template is not compared field by field: the API server defaults and normalizes it.)
  */
 export function deploymentInSync(live: Deployment, desired: Deployment): boolean {
-  return live.metadata.labels?.[DEPLOYMENT_HASH_LABEL] === desired.metadata.labels[DEPLOYMENT_HASH_LABEL] && live.spec?.replicas === desired.spec.replicas;
+  return (
+    live.metadata.labels?.[DEPLOYMENT_HASH_LABEL] === desired.metadata.labels[DEPLOYMENT_HASH_LABEL] && live.spec?.replicas === desired.spec.replicas
+  );
 }
 export type ResourcesOutcome =
   | { outcome: 'gone' }
@@ -63,7 +71,13 @@ export function createRevisionActivities(deps: ActivityDeps) {
    * Applies a child of the Revision unless another object controls it or it is in sync (activities/apply.ts); a
    * refused apply is reported as `ResourcesAvailable=False` with the API server's message, and retried.
    */
-  async function applyOwned<T extends KubeObject>(rev: Revision, type: ResourceType, existing: T | undefined, desired: T, opts: ApplyOptions<T> = {}): Promise<{ action: ApplyAction; resourceVersion?: string }> {
+  async function applyOwned<T extends KubeObject>(
+    rev: Revision,
+    type: ResourceType,
+    existing: T | undefined,
+    desired: T,
+    opts: ApplyOptions<T> = {},
+  ): Promise<{ action: ApplyAction; resourceVersion?: string }> {
     if (existing && !isControlledBy(existing, rev.metadata.uid)) return { action: 'notOwned' };
     const target = { obj: rev, type: Resources.Revision, set: revisionConditionSet, condition: RevisionConditionResourcesAvailable };
     const applied = await applyReportingFailures(deps, target, type, existing, desired, nowOf(deps), opts);
@@ -94,14 +108,20 @@ export function createRevisionActivities(deps: ActivityDeps) {
       // ResourcesAvailable Unknown ResolvingDigests while this runs (and while it retries).
       const reason = rev.status?.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason;
       if (reason !== 'ResolvingDigests' && rev.status?.conditions?.find((c) => c.type === 'ContainerHealthy')?.reason !== 'ContainerMissing') {
-        const { status } = computeRevisionStatus({ revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false }, nowOf(deps));
+        const { status } = computeRevisionStatus(
+          { revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false },
+          nowOf(deps),
+        );
         await writeStatus(kube, Resources.Revision, rev, status);
       }
       // One resolution per distinct image; a failure carries the image it was for (not the last one started).
       const cache = new Map<string, Promise<string>>();
       const resolveOne = async (c: { name?: string; image: string }): Promise<ContainerStatus> => {
         if (!cache.has(c.image)) {
-          cache.set(c.image, deps.digests.resolve(c.image, ctx).catch((err: unknown) => Promise.reject(new ImageResolveError(c.image, err))));
+          cache.set(
+            c.image,
+            deps.digests.resolve(c.image, ctx).catch((err: unknown) => Promise.reject(new ImageResolveError(c.image, err))),
+          );
         }
         const digest = await cache.get(c.image)!;
         return { name: c.name ?? '', ...(digest ? { imageDigest: digest } : {}) };
@@ -114,13 +134,22 @@ export function createRevisionActivities(deps: ActivityDeps) {
       } catch (err) {
         const image = err instanceof ImageResolveError ? err.image : '';
         const cause = err instanceof ImageResolveError ? err.cause : err;
-        const resolveError = containerMissingMessage(image, `failed to resolve image to digest: ${cause instanceof Error ? cause.message : String(cause)}`);
-        const { status } = computeRevisionStatus({ revision: rev, digestsResolved: false, resolveError, deployment: undefined, podIsAlwaysSchedulable: false }, nowOf(deps));
+        const resolveError = containerMissingMessage(
+          image,
+          `failed to resolve image to digest: ${cause instanceof Error ? cause.message : String(cause)}`,
+        );
+        const { status } = computeRevisionStatus(
+          { revision: rev, digestsResolved: false, resolveError, deployment: undefined, podIsAlwaysSchedulable: false },
+          nowOf(deps),
+        );
         await writeStatus(kube, Resources.Revision, rev, status);
         throw new Error(resolveError);
       }
       const resolved: Revision = { ...rev, status: { ...rev.status, containerStatuses, ...(inits.length ? { initContainerStatuses } : {}) } };
-      const { status } = computeRevisionStatus({ revision: resolved, digestsResolved: true, deployment: undefined, podIsAlwaysSchedulable: false }, nowOf(deps));
+      const { status } = computeRevisionStatus(
+        { revision: resolved, digestsResolved: true, deployment: undefined, podIsAlwaysSchedulable: false },
+        nowOf(deps),
+      );
       await writeStatus(kube, Resources.Revision, rev, status);
       return { outcome: 'resolved', cached: false, images: cache.size };
     },
@@ -155,7 +184,9 @@ export function createRevisionActivities(deps: ActivityDeps) {
       const notOwned = deployment !== undefined && !isControlledBy(deployment, rev.metadata.uid);
       let pod: PodLike | undefined;
       if (deployment && !notOwned && (deployment.spec?.replicas ?? 1) > 0 && (deployment.status?.availableReplicas ?? 0) === 0) {
-        const pods = await kube.list<KubeObject & PodLike>(Resources.Pod, key.namespace, { labelSelector: `${Labels.revisionUID}=${rev.metadata.uid ?? ''}` });
+        const pods = await kube.list<KubeObject & PodLike>(Resources.Pod, key.namespace, {
+          labelSelector: `${Labels.revisionUID}=${rev.metadata.uid ?? ''}`,
+        });
         pod = pods.items[0];
       }
       const { status, events: toRecord } = computeRevisionStatus(

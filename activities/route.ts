@@ -40,7 +40,6 @@ import { applyIfChanged, needsApply } from './apply.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
-
 /** Knative's finalizer for the Route labeler (`<plural>.<group>`). */
 export const RouteFinalizer = 'routes.serving.knative.dev';
 
@@ -121,7 +120,11 @@ export function createRouteActivities(deps: ActivityDeps) {
    * `clearMetaForNotListed`): active Revisions (a Revision that is not active lists no Route), and every
    * Configuration of the namespace (they carry no label to select by).
    */
-  async function clearRouting(key: ObjectKey, keep: { revisions: ReadonlySet<string>; configurations: ReadonlySet<string> }, now: string): Promise<void> {
+  async function clearRouting(
+    key: ObjectKey,
+    keep: { revisions: ReadonlySet<string>; configurations: ReadonlySet<string> },
+    now: string,
+  ): Promise<void> {
     const active = await kube.list<Revision>(Resources.Revision, key.namespace, { labelSelector: `${Labels.routingState}=active` });
     for (const rev of active.items) {
       const name = rev.metadata.name ?? '';
@@ -142,7 +145,9 @@ export function createRouteActivities(deps: ActivityDeps) {
   async function finalizeRoute(key: ObjectKey, route: Route): Promise<void> {
     if (!(route.metadata.finalizers ?? []).includes(RouteFinalizer)) return;
     await clearRouting(key, { revisions: new Set(), configurations: new Set() }, nowOf(deps));
-    await patchIfPresent(Resources.Route, key.namespace, key.name, { metadata: { finalizers: (route.metadata.finalizers ?? []).filter((f) => f !== RouteFinalizer) } });
+    await patchIfPresent(Resources.Route, key.namespace, key.name, {
+      metadata: { finalizers: (route.metadata.finalizers ?? []).filter((f) => f !== RouteFinalizer) },
+    });
   }
 
   /**
@@ -251,7 +256,9 @@ export function createRouteActivities(deps: ActivityDeps) {
         return { outcome: 'gone' };
       }
       if (!(raw.metadata.finalizers ?? []).includes(RouteFinalizer)) {
-        await kube.mergePatch(Resources.Route, key.namespace, key.name, { metadata: { finalizers: [...(raw.metadata.finalizers ?? []), RouteFinalizer] } });
+        await kube.mergePatch(Resources.Route, key.namespace, key.name, {
+          metadata: { finalizers: [...(raw.metadata.finalizers ?? []), RouteFinalizer] },
+        });
       }
       const route = setRouteDefaults(raw);
       const now = nowOf(deps);

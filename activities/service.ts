@@ -46,7 +46,13 @@ export function createServiceActivities(deps: ActivityDeps) {
    * exactly this and nobody changed it since (activities/apply.ts). A refused apply is reported on the Service as
    * `condition=False` with the API server's message, and retried.
    */
-  async function applyChild<T extends KubeObject>(svc: Service, type: ResourceType, existing: T | undefined, desired: T, condition: string): Promise<ChildOutcome> {
+  async function applyChild<T extends KubeObject>(
+    svc: Service,
+    type: ResourceType,
+    existing: T | undefined,
+    desired: T,
+    condition: string,
+  ): Promise<ChildOutcome> {
     const name = desired.metadata.name ?? '';
     if (existing && !isControlledBy(existing, svc.metadata.uid)) return { outcome: 'notOwned', name };
     const target = { obj: svc, type: Resources.Service, set: serviceConditionSet, condition };

@@ -6,7 +6,12 @@ import type { Status } from '../api/serving.js';
 import type { KubeClient } from './kube/client.js';
 
 /** Writes `status` for `obj` unless it equals what is stored; returns the new resourceVersion, if it wrote. */
-export async function writeStatus(kube: KubeClient, type: ResourceType, obj: KubeObject & { status?: unknown }, status: unknown): Promise<string | undefined> {
+export async function writeStatus(
+  kube: KubeClient,
+  type: ResourceType,
+  obj: KubeObject & { status?: unknown },
+  status: unknown,
+): Promise<string | undefined> {
   if (statusEqual(obj.status, status)) return undefined;
   const written = await kube.apply(
     type,
@@ -21,7 +26,14 @@ export async function writeStatus(kube: KubeClient, type: ResourceType, obj: Kub
  * status, as Knative's generated reconciler writes it after a failed reconcile: observedGeneration set, the happy
  * condition False with the same reason, unchanged conditions keeping their times. Used to report a failed apply.
  */
-export function failureStatus<S extends Status>(obj: Reconcilable<S>, set: ConditionSet, condition: string, reason: string, message: string, now: string): S {
+export function failureStatus<S extends Status>(
+  obj: Reconcilable<S>,
+  set: ConditionSet,
+  condition: string,
+  reason: string,
+  message: string,
+  now: string,
+): S {
   const copy = cloneJson({ metadata: { generation: obj.metadata.generation }, status: obj.status }) as Reconcilable<S>;
   const before = beginReconcile(copy, set, now);
   set.markFalse(copy.status as S, condition, reason, message, now);
@@ -42,7 +54,10 @@ export function statusOutcome(written: string | undefined, status: Parameters<ty
   return { outcome: written !== undefined ? 'written' : 'unchanged', ...readyOf(status), ...(written ? { resourceVersion: written } : {}) };
 }
 
-export function readyOf(status: { conditions?: { type: string; status: string; reason?: string }[] } | undefined): { ready?: string; reason?: string } {
+export function readyOf(status: { conditions?: { type: string; status: string; reason?: string }[] } | undefined): {
+  ready?: string;
+  reason?: string;
+} {
   const c = status?.conditions?.find((x) => x.type === 'Ready');
   return { ...(c ? { ready: c.status } : {}), ...(c?.reason ? { reason: c.reason } : {}) };
 }

@@ -134,11 +134,7 @@ export function conditionSet(happy: string, ...dependents: string[]): ConditionS
   const markHappy = (status: Status, t: string, now: string): void => {
     const unhappy = findUnhappyDependent(status);
     if (unhappy) {
-      setCondition(
-        status,
-        { type: happy, status: unhappy.status, reason: unhappy.reason, message: unhappy.message, severity: '' },
-        now,
-      );
+      setCondition(status, { type: happy, status: unhappy.status, reason: unhappy.reason, message: unhappy.message, severity: '' }, now);
     } else if (t !== happy) {
       setCondition(status, { type: happy, status: 'True', severity: '' }, now);
     }

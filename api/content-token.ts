@@ -45,7 +45,14 @@ function without(map: Record<string, string> | undefined, keys: readonly string[
 
 /** Everything of `obj` but its status and the metadata no reader acts on. */
 function specPart(obj: KubeObject & { status?: unknown }): unknown {
-  const { resourceVersion: _rv, managedFields: _mf, labels, annotations, finalizers: _f, ...meta } = obj.metadata as KubeObject['metadata'] & {
+  const {
+    resourceVersion: _rv,
+    managedFields: _mf,
+    labels,
+    annotations,
+    finalizers: _f,
+    ...meta
+  } = obj.metadata as KubeObject['metadata'] & {
     managedFields?: unknown;
     finalizers?: string[];
   };
@@ -77,7 +84,28 @@ export function hash64(text: string): string {
 }
 
 const specHash = (obj: KubeObject): string => hash64(canonicalJson(specPart(obj)));
-const statusHash = (obj: KubeObject & { status?: unknown }): string => hash64(canonicalJson(obj.status ?? null));
+/**
+ * The status as its readers act on it: condition timestamps are left out (no reader acts on them, and they move only
+ * with a change that is in anyway), and so are a Revision's replica counts (its Configuration and Routes act on its
+ * conditions; only the Revision itself reads replicas, from its Deployment).
+ */
+function statusPart(obj: KubeObject & { status?: unknown }): unknown {
+  const status = obj.status;
+  if (status === null || typeof status !== 'object' || Array.isArray(status)) return status ?? null;
+  const { conditions, actualReplicas: _a, desiredReplicas: _d, ...rest } = status as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...rest };
+  if (obj.kind !== 'Revision') Object.assign(out, { actualReplicas: _a, desiredReplicas: _d });
+  if (Array.isArray(conditions)) {
+    out.conditions = conditions.map((c: unknown) => {
+      if (c === null || typeof c !== 'object') return c;
+      const { lastTransitionTime: _t, lastUpdateTime: _u, lastProbeTime: _p, lastHeartbeatTime: _h, ...kept } = c as Record<string, unknown>;
+      return kept;
+    });
+  } else if (conditions !== undefined) out.conditions = conditions;
+  return out;
+}
+
+const statusHash = (obj: KubeObject & { status?: unknown }): string => hash64(canonicalJson(statusPart(obj)));
 
 /** A poke's token for `obj`: `s.<spec>` for the target's own object, `d.<spec>.<status>` for any other. */
 export function contentToken(obj: KubeObject, view: TokenView): string {
@@ -92,6 +120,9 @@ export function observationOf(obj: KubeObject): string {
   return `${obj.metadata.uid ?? ''} ${specHash(obj)} ${statusHash(obj)}`;
 }
 
+/** The observation of an object that was not there: it covers no poke, and conflicts with any object that was. */
+export const ABSENT = '- - -';
+
 /**
  * Two observations of one object within a pass. Each part that differs becomes `-`, except the status part when
  * `laterStatusWins`: a later step that reads a newer status acted on it (status is read by the last step of a pass).
@@ -103,8 +134,10 @@ export function mergeObservations(earlier: string, later: string, laterStatusWin
   return `${u2} ${s1 === s2 ? s2 : '-'} ${laterStatusWins || t1 === t2 ? t2 : '-'}`;
 }
 
+/** The uid in an observation; '' for an absent object. */
 export function uidOfObservation(observation: string): string {
-  return observation.split(' ')[0] ?? '';
+  const uid = observation.split(' ')[0] ?? '';
+  return uid === '-' ? '' : uid;
 }
 
 /** True when a poke's token names content the observation covers. */

@@ -93,7 +93,10 @@ const resourceDefaults = [
 
 function applyResourceDefaults(c: ContainerFields, cfg: DefaultsConfig): void {
   for (const [resource, requestKey, limitKey] of resourceDefaults) {
-    for (const [side, value] of [['requests', cfg[requestKey]], ['limits', cfg[limitKey]]] as const) {
+    for (const [side, value] of [
+      ['requests', cfg[requestKey]],
+      ['limits', cfg[limitKey]],
+    ] as const) {
       if (value === undefined) continue;
       const resources: Resources = c.resources ?? {};
       const list = resources[side] ?? {};

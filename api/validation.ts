@@ -81,13 +81,20 @@ function at(path: string, field: string): string {
 }
 
 const missing = (path: string): FieldError => ({ path, message: 'missing field(s)' });
-const disallowed = (path: string, details?: string): FieldError => ({ path, message: 'must not set the field(s)', ...(details !== undefined ? { details } : {}) });
+const disallowed = (path: string, details?: string): FieldError => ({
+  path,
+  message: 'must not set the field(s)',
+  ...(details !== undefined ? { details } : {}),
+});
 const invalid = (value: unknown, path: string, details?: string): FieldError => ({
   path,
   message: `invalid value: ${String(value)}`,
   ...(details !== undefined ? { details } : {}),
 });
-const outOfBounds = (value: unknown, lo: unknown, hi: unknown, path: string): FieldError => ({ path, message: `expected ${String(lo)} <= ${String(value)} <= ${String(hi)}` });
+const outOfBounds = (value: unknown, lo: unknown, hi: unknown, path: string): FieldError => ({
+  path,
+  message: `expected ${String(lo)} <= ${String(value)} <= ${String(hi)}`,
+});
 const multipleOneOf = (paths: string[]): FieldError => ({ path: paths.join(', '), message: 'expected exactly one, got both' });
 const missingOneOf = (paths: string[]): FieldError => ({ path: paths.join(', '), message: 'expected exactly one, got neither' });
 
@@ -102,7 +109,9 @@ export function dns1035LabelErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > 63) errs.push('must be no more than 63 characters');
   if (!new RegExp(`^${dns1035Fmt}$`, 'u').test(value)) {
-    errs.push(`a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '${dns1035Fmt}')`);
+    errs.push(
+      `a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '${dns1035Fmt}')`,
+    );
   }
   return errs;
 }
@@ -111,7 +120,9 @@ function dns1123LabelErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > 63) errs.push('must be no more than 63 characters');
   if (!new RegExp(`^${dns1123LabelFmt}$`, 'u').test(value)) {
-    errs.push(`a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '${dns1123LabelFmt}')`);
+    errs.push(
+      `a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '${dns1123LabelFmt}')`,
+    );
   }
   return errs;
 }
@@ -120,7 +131,9 @@ function dns1123SubdomainErrors(value: string): string[] {
   const errs: string[] = [];
   if (value.length > 253) errs.push('must be no more than 253 characters');
   if (!new RegExp(`^${dns1123SubdomainFmt}$`, 'u').test(value)) {
-    errs.push(`a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '${dns1123SubdomainFmt}')`);
+    errs.push(
+      `a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '${dns1123SubdomainFmt}')`,
+    );
   }
   return errs;
 }
@@ -135,13 +148,17 @@ function qualifiedNameErrors(value: string): string[] {
     if (prefix === '') errs.push('prefix part must be non-empty');
     else errs.push(...dns1123SubdomainErrors(prefix).map((m) => `prefix part ${m}`));
   } else if (parts.length > 2) {
-    return [`a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '${qualifiedNameFmt}') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`];
+    return [
+      `a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '${qualifiedNameFmt}') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+    ];
   }
   if (name === '') errs.push('name part must be non-empty');
   else {
     if (name.length > 63) errs.push('name part must be no more than 63 characters');
     if (!new RegExp(`^${qualifiedNameFmt}$`, 'u').test(name)) {
-      errs.push(`name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '${qualifiedNameFmt}')`);
+      errs.push(
+        `name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '${qualifiedNameFmt}')`,
+      );
     }
   }
   return errs;
@@ -231,7 +248,12 @@ function validateNoAutoscalingAnnotations(annotations: Record<string, string> | 
 }
 
 /** A `serving.knative.dev/*` duration annotation: a Go duration, whole seconds, not negative. */
-function validateDurationAnnotation(annotations: Record<string, string> | undefined, keys: readonly string[], label: string, path: string): FieldError[] {
+function validateDurationAnnotation(
+  annotations: Record<string, string> | undefined,
+  keys: readonly string[],
+  label: string,
+  path: string,
+): FieldError[] {
   const key = keys.find((k) => (annotations?.[k] ?? '') !== '');
   if (key === undefined) return [];
   const v = annotations?.[key] ?? '';
@@ -281,7 +303,10 @@ function validateTrafficList(traffic: readonly TrafficTarget[], path: string, in
     const revisionName = tt.revisionName ?? '';
     const configurationName = tt.configurationName ?? '';
     if (tt.latestRevision !== undefined && (revisionName !== '') === tt.latestRevision) {
-      errs.push({ path: at(p, 'latestRevision'), message: `may not set revisionName ${JSON.stringify(revisionName)} when latestRevision is ${String(tt.latestRevision)}` });
+      errs.push({
+        path: at(p, 'latestRevision'),
+        message: `may not set revisionName ${JSON.stringify(revisionName)} when latestRevision is ${String(tt.latestRevision)}`,
+      });
     }
     if (inService && configurationName !== '') {
       errs.push(disallowed(at(p, 'configurationName')));
@@ -289,10 +314,12 @@ function validateTrafficList(traffic: readonly TrafficTarget[], path: string, in
       errs.push(multipleOneOf([at(p, 'revisionName'), at(p, 'configurationName')]));
     } else if (revisionName !== '') {
       const msgs = qualifiedNameErrors(revisionName);
-      if (msgs.length > 0) errs.push({ path: at(p, 'revisionName'), message: `invalid key name ${JSON.stringify(revisionName)}`, details: msgs.join(', ') });
+      if (msgs.length > 0)
+        errs.push({ path: at(p, 'revisionName'), message: `invalid key name ${JSON.stringify(revisionName)}`, details: msgs.join(', ') });
     } else if (configurationName !== '') {
       const msgs = qualifiedNameErrors(configurationName);
-      if (msgs.length > 0) errs.push({ path: at(p, 'configurationName'), message: `invalid key name ${JSON.stringify(configurationName)}`, details: msgs.join(', ') });
+      if (msgs.length > 0)
+        errs.push({ path: at(p, 'configurationName'), message: `invalid key name ${JSON.stringify(configurationName)}`, details: msgs.join(', ') });
     } else if (!inService) {
       errs.push(missingOneOf([at(p, 'revisionName'), at(p, 'configurationName')]));
     }
@@ -308,7 +335,10 @@ function validateTrafficList(traffic: readonly TrafficTarget[], path: string, in
     if (msgs.length > 0) errs.push(invalid(`not a DNS 1035 label: ${goList(msgs)}`, at(p, 'tag')));
     const first = tags.get(tag);
     if (first !== undefined) {
-      errs.push({ path: [at(path, `[${i}].tag`), at(path, `[${first}].tag`)].join(', '), message: `Multiple definitions for ${JSON.stringify(tag)}` });
+      errs.push({
+        path: [at(path, `[${i}].tag`), at(path, `[${first}].tag`)].join(', '),
+        message: `Multiple definitions for ${JSON.stringify(tag)}`,
+      });
     } else tags.set(tag, i);
   });
   if (sum !== 100) errs.push({ path, message: `Traffic targets sum to ${sum}, want 100` });
@@ -421,7 +451,8 @@ function validateAutoscalingAnnotations(anns: Record<string, string> | undefined
     const ns = parseGoDuration(delay.value);
     if (ns === undefined) errs.push(invalid(delay.value, p(delay.key)));
     else if (ns < 0n || ns > 3_600_000_000_000n) errs.push(outOfBounds(delay.value, '0s', '1h0m0s', p(delay.key)));
-    else if (ns % 1_000_000_000n !== 0n) errs.push({ path: p(delay.key), message: `must be specified with at most second precision, got ${delay.value}` });
+    else if (ns % 1_000_000_000n !== 0n)
+      errs.push({ path: p(delay.key), message: `must be specified with at most second precision, got ${delay.value}` });
   }
   return errs;
 }
@@ -476,7 +507,11 @@ export const reservedPorts: ReadonlySet<number> = new Set([8012, 8013, 8022, 909
 const validPortNames = new Set(['', 'h2c', 'http1']);
 const reservedMountPaths = new Set(['/', '/dev', '/dev/log']);
 
-function validateSecurityContextIds(sc: SecurityContext | undefined, path: string, fields: readonly ('runAsUser' | 'runAsGroup' | 'fsGroup')[]): FieldError[] {
+function validateSecurityContextIds(
+  sc: SecurityContext | undefined,
+  path: string,
+  fields: readonly ('runAsUser' | 'runAsGroup' | 'fsGroup')[],
+): FieldError[] {
   const errs: FieldError[] = [];
   for (const f of fields) {
     const v = sc?.[f];
@@ -543,7 +578,13 @@ function validateVolumeMounts(mounts: readonly VolumeMount[], volumes: ReadonlyM
   return errs;
 }
 
-function validateContainer(c: ContainerFields, kind: ContainerKind, volumes: ReadonlyMap<string, VolumeInfo>, path: string, multi: boolean): FieldError[] {
+function validateContainer(
+  c: ContainerFields,
+  kind: ContainerKind,
+  volumes: ReadonlyMap<string, VolumeInfo>,
+  path: string,
+  multi: boolean,
+): FieldError[] {
   if (Object.keys(c).length === 0) return [missing(path)];
   const errs: FieldError[] = [];
   const name = c.name ?? '';
@@ -560,7 +601,11 @@ function validateContainer(c: ContainerFields, kind: ContainerKind, volumes: Rea
 
   if ((c.image ?? '') === '') errs.push(missing(at(path, 'image')));
   else if (!isImageReference(c.image)) {
-    errs.push({ path: at(path, 'image'), message: 'Failed to parse image reference', details: `image: ${JSON.stringify(c.image)}, error: could not parse reference: ${c.image}` });
+    errs.push({
+      path: at(path, 'image'),
+      message: 'Failed to parse image reference',
+      details: `image: ${JSON.stringify(c.image)}, error: could not parse reference: ${c.image}`,
+    });
   }
 
   const ports = c.ports ?? [];
@@ -572,7 +617,12 @@ function validateContainer(c: ContainerFields, kind: ContainerKind, volumes: Rea
     const pp = at(path, 'ports');
     if ((port.protocol ?? '') !== '' && port.protocol !== 'TCP') errs.push(invalid(port.protocol, at(pp, 'protocol')));
     const n = port.containerPort;
-    if (reservedPorts.has(n)) errs.push({ path: at(pp, 'containerPort'), message: `${n} is a reserved port`, details: `${n} is a reserved port, please use a different value` });
+    if (reservedPorts.has(n))
+      errs.push({
+        path: at(pp, 'containerPort'),
+        message: `${n} is a reserved port`,
+        details: `${n} is a reserved port, please use a different value`,
+      });
     if (n < 0 || n > 65535) errs.push(outOfBounds(n, 0, 65535, at(pp, 'containerPort')));
     if (!validPortNames.has(port.name ?? '')) {
       errs.push({ path: pp, message: `Port name ${port.name ?? ''} is not allowed`, details: "Name must be empty, or one of: 'h2c', 'http1'" });
@@ -609,7 +659,12 @@ const gatedSources: Record<string, keyof PodSpecFeatures> = {
   ephemeral: 'ephemeral',
 };
 
-function validateVolumes(volumes: readonly Volume[], mounted: ReadonlySet<string>, features: PodSpecFeatures, path: string): { errs: FieldError[]; infos: Map<string, VolumeInfo> } {
+function validateVolumes(
+  volumes: readonly Volume[],
+  mounted: ReadonlySet<string>,
+  features: PodSpecFeatures,
+  path: string,
+): { errs: FieldError[]; infos: Map<string, VolumeInfo> } {
   const errs: FieldError[] = [];
   const infos = new Map<string, VolumeInfo>();
   const seen = new Set<string>();
@@ -679,7 +734,11 @@ function validatePodSpec(spec: PodFields, path: string, features: PodSpecFeature
     const portCount = containers.reduce((n, c) => n + (c.ports?.length ?? 0), 0);
     if (portCount === 0) errs.push(missing(at(path, 'containers[*].ports')));
     if (portCount > 1) {
-      errs.push({ path: at(path, 'containers[*].ports'), message: 'more than one container port is set', details: 'Only a single port is allowed across all containers' });
+      errs.push({
+        path: at(path, 'containers[*].ports'),
+        message: 'more than one container port is set',
+        details: 'Only a single port is allowed across all containers',
+      });
     }
     containers.forEach((c, i) => {
       const kind: ContainerKind = (c.ports?.length ?? 0) > 0 ? 'serving' : 'sidecar';
@@ -735,7 +794,8 @@ export function validateRevisionSpec(spec: RevisionSpec, path: string, cfg: Defa
   const cc = rs.containerConcurrency;
   if (cc !== undefined) {
     const lo = cfg.allowContainerConcurrencyZero ? 0 : 1;
-    if (cc < lo || cc > cfg.containerConcurrencyMaxLimit) errs.push(outOfBounds(cc, lo, cfg.containerConcurrencyMaxLimit, at(path, 'containerConcurrency')));
+    if (cc < lo || cc > cfg.containerConcurrencyMaxLimit)
+      errs.push(outOfBounds(cc, lo, cfg.containerConcurrencyMaxLimit, at(path, 'containerConcurrency')));
   }
   return errs;
 }
@@ -758,7 +818,13 @@ function validateTemplateName(tmpl: RevisionTemplateSpec, parent: ObjectMeta, pa
   return [];
 }
 
-function validateRevisionTemplate(tmpl: RevisionTemplateSpec, parent: ObjectMeta, path: string, cfg: DefaultsConfig, opts?: ValidationOptions): FieldError[] {
+function validateRevisionTemplate(
+  tmpl: RevisionTemplateSpec,
+  parent: ObjectMeta,
+  path: string,
+  cfg: DefaultsConfig,
+  opts?: ValidationOptions,
+): FieldError[] {
   const anns = tmpl.metadata?.annotations;
   const annPath = at(path, 'metadata.annotations');
   const errs = validateRevisionSpec(tmpl.spec, at(path, 'spec'), cfg, opts);
@@ -805,7 +871,13 @@ function verifyNameChange(tmpl: RevisionTemplateSpec, previous: RevisionTemplate
   const name = tmpl.metadata?.name ?? '';
   if (previous === undefined || name === '' || name !== (previous.metadata?.name ?? '')) return [];
   if (jsonEqual(tmpl, previous)) return [];
-  return [{ path: at(path, 'metadata.name'), message: 'Saw the following changes without a name change (-old +new)', details: `changed: ${changedFields(previous, tmpl).join(', ')}` }];
+  return [
+    {
+      path: at(path, 'metadata.name'),
+      message: 'Saw the following changes without a name change (-old +new)',
+      details: `changed: ${changedFields(previous, tmpl).join(', ')}`,
+    },
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -832,11 +904,19 @@ export function validateService(svc: Service, cfg: DefaultsConfig, opts?: Valida
 }
 
 /** Configuration.Validate: metadata (ownership label, no autoscaling annotations) and the template. */
-export function validateConfiguration(config: Configuration, cfg: DefaultsConfig, opts?: ValidationOptions & { previous?: Configuration }): FieldError[] {
+export function validateConfiguration(
+  config: Configuration,
+  cfg: DefaultsConfig,
+  opts?: ValidationOptions & { previous?: Configuration },
+): FieldError[] {
   const meta = config.metadata;
   return [
     ...validateObjectName(meta, 'metadata'),
-    ...validateLabels(meta, { allowed: [Labels.route, Labels.configurationUID, Labels.serviceUID], visibility: false, owner: { label: Labels.service, kind: 'Service' } }, 'metadata.labels'),
+    ...validateLabels(
+      meta,
+      { allowed: [Labels.route, Labels.configurationUID, Labels.serviceUID], visibility: false, owner: { label: Labels.service, kind: 'Service' } },
+      'metadata.labels',
+    ),
     ...validateNoAutoscalingAnnotations(meta.annotations, 'metadata.annotations'),
     ...validateRevisionTemplate(config.spec.template, meta, 'spec.template', cfg, opts),
     ...verifyNameChange(config.spec.template, opts?.previous?.spec.template, 'spec.template'),

@@ -12,8 +12,16 @@ import { Informer } from '../watcher/informer.js';
 import { makeLogger } from '../workers/logger.js';
 
 const ports: StackPorts = {
-  etcdClient: 32379, etcdPeer: 32380, apiserver: 36443, controllerManager: 40257, scheduler: 40259,
-  temporal: 37233, temporalUi: 38233, temporalHttp: 37243, temporalMetrics: 37244, controllerMetrics: 39464,
+  etcdClient: 32379,
+  etcdPeer: 32380,
+  apiserver: 36443,
+  controllerManager: 40257,
+  scheduler: 40259,
+  temporal: 37233,
+  temporalUi: 38233,
+  temporalHttp: 37243,
+  temporalMetrics: 37244,
+  controllerMetrics: 39464,
 };
 const dir = path.join(repoRoot, '.tidal', 'bench');
 const counts = (process.env.BENCH_COUNTS ?? '1,50').split(',').map(Number);
@@ -45,11 +53,19 @@ function service(name: string): Service {
 
 /** Reconcile passes per workflow of one Service, read from each workflow's `state` query (0 when it never ran). */
 async function passesOf(client: Client, name: string, revisions: string[]): Promise<Record<string, number>> {
-  const ids = [`Service/default/${name}`, `Configuration/default/${name}`, `Route/default/${name}`, `Ingress/default/${name}`, ...revisions.map((r) => `Revision/default/${r}`)];
+  const ids = [
+    `Service/default/${name}`,
+    `Configuration/default/${name}`,
+    `Route/default/${name}`,
+    `Ingress/default/${name}`,
+    ...revisions.map((r) => `Revision/default/${r}`),
+  ];
   const out: Record<string, number> = {};
   for (const id of ids) {
     try {
-      out[id.split('/')[0] === 'Revision' ? id.split('/')[2]! : id.split('/')[0]!] = (await client.workflow.getHandle(id).query<{ totalReconciles: number }>('state')).totalReconciles;
+      out[id.split('/')[0] === 'Revision' ? id.split('/')[2]! : id.split('/')[0]!] = (
+        await client.workflow.getHandle(id).query<{ totalReconciles: number }>('state')
+      ).totalReconciles;
     } catch {
       out[id] = 0;
     }
@@ -75,7 +91,9 @@ async function countPasses(kube: KubeClient, client: Client, serviceReadyAt: Map
   await kube.create(Resources.Service, service(name));
   while (!serviceReadyAt.has(name)) await new Promise((r) => setTimeout(r, 50));
   const created = await settledPasses(client, name, [`${name}-00001`]);
-  await kube.mergePatch(Resources.Service, 'default', name, { spec: { template: { spec: { containers: [{ image: 'nginx:1.28', ports: [{ containerPort: 80 }] }] } } } });
+  await kube.mergePatch(Resources.Service, 'default', name, {
+    spec: { template: { spec: { containers: [{ image: 'nginx:1.28', ports: [{ containerPort: 80 }] }] } } },
+  });
   const deadline = Date.now() + 120_000;
   for (;;) {
     const svc = await kube.get<Service>(Resources.Service, 'default', name);
@@ -97,28 +115,38 @@ async function main(): Promise<void> {
   const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
   const readyAt = new Map<string, number>();
   const serviceReadyAt = new Map<string, number>();
-  const services = new Informer(kube, Resources.Service, {
-    relistMs: 3_600_000,
-    maxBackoffMs: 1000,
-    onChange: (_t, obj: KubeObject) => {
-      const s = obj as Service;
-      const ready = s.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-      const name = s.metadata.name ?? '';
-      if (ready && !serviceReadyAt.has(name)) serviceReadyAt.set(name, performance.now());
+  const services = new Informer(
+    kube,
+    Resources.Service,
+    {
+      relistMs: 3_600_000,
+      maxBackoffMs: 1000,
+      onChange: (_t, obj: KubeObject) => {
+        const s = obj as Service;
+        const ready = s.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+        const name = s.metadata.name ?? '';
+        if (ready && !serviceReadyAt.has(name)) serviceReadyAt.set(name, performance.now());
+      },
     },
-  }, log);
+    log,
+  );
   services.start();
   await services.synced;
-  const revisions = new Informer(kube, Resources.Revision, {
-    relistMs: 3_600_000,
-    maxBackoffMs: 1000,
-    onChange: (_t, obj: KubeObject) => {
-      const r = obj as Revision;
-      const ready = r.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-      const svc = r.metadata.labels?.['serving.knative.dev/service'];
-      if (ready && svc && !readyAt.has(svc)) readyAt.set(svc, performance.now());
+  const revisions = new Informer(
+    kube,
+    Resources.Revision,
+    {
+      relistMs: 3_600_000,
+      maxBackoffMs: 1000,
+      onChange: (_t, obj: KubeObject) => {
+        const r = obj as Revision;
+        const ready = r.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+        const svc = r.metadata.labels?.['serving.knative.dev/service'];
+        if (ready && svc && !readyAt.has(svc)) readyAt.set(svc, performance.now());
+      },
     },
-  }, log);
+    log,
+  );
   revisions.start();
   await revisions.synced;
   const connection = await Connection.connect({ address: info.temporalAddress });
@@ -130,10 +158,12 @@ async function main(): Promise<void> {
     const names = Array.from({ length: n }, (_, i) => `b${n}-${i}`);
     const start = new Map<string, number>();
     const t0 = performance.now();
-    await Promise.all(names.map(async (name) => {
-      start.set(name, performance.now());
-      await kube.create(Resources.Service, service(name));
-    }));
+    await Promise.all(
+      names.map(async (name) => {
+        start.set(name, performance.now());
+        await kube.create(Resources.Service, service(name));
+      }),
+    );
     const writesBefore = await tidalWrites();
     const deadline = Date.now() + 600_000;
     while (names.some((x) => !serviceReadyAt.has(x) || !readyAt.has(x)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -153,11 +183,17 @@ async function main(): Promise<void> {
   // What a reconcile pass costs in history: events per pass, from one Service's three workflows.
   const sample = `b${counts[0]}-0`;
   await new Promise((r) => setTimeout(r, 3000));
-  for (const [kind, name] of [['Service', sample], ['Configuration', sample], ['Revision', `${sample}-00001`]] as const) {
+  for (const [kind, name] of [
+    ['Service', sample],
+    ['Configuration', sample],
+    ['Revision', `${sample}-00001`],
+  ] as const) {
     const handle = client.workflow.getHandle(`${kind}/default/${name}`);
     const st = await handle.query<{ totalReconciles: number; totalPokes: number }>('state');
     const events = (await handle.fetchHistory()).events?.length ?? 0;
-    console.log(`history ${kind}/default/${name}: ${events} events, ${st.totalReconciles} passes, ${st.totalPokes} pokes → ${(events / st.totalReconciles).toFixed(1)} events/pass`);
+    console.log(
+      `history ${kind}/default/${name}: ${events} events, ${st.totalReconciles} passes, ${st.totalPokes} pokes → ${(events / st.totalReconciles).toFixed(1)} events/pass`,
+    );
   }
   const rec = new ProcessTable(dir).running('tidal-controller');
   if (rec) {

@@ -25,8 +25,16 @@ async function main(): Promise<void> {
     await pushImage(priv, { repository: 'bench/app', tag: 'v1', user: 'bench', password: 'bench-password' });
     // The resolver reads pull secrets through the Kubernetes API; here a stub answers with one dockerconfigjson.
     const config = JSON.stringify({ auths: { [priv.host]: { username: 'bench', password: 'bench-password' } } });
-    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'regcred' }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(config).toString('base64') } };
-    const kube = { get: (_t: unknown, _ns: string, name: string) => Promise.resolve(name === 'regcred' ? (secret as KubeObject) : undefined) } as unknown as KubeClient;
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'regcred' },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: { '.dockerconfigjson': Buffer.from(config).toString('base64') },
+    };
+    const kube = {
+      get: (_t: unknown, _ns: string, name: string) => Promise.resolve(name === 'regcred' ? (secret as KubeObject) : undefined),
+    } as unknown as KubeClient;
     const resolver = makeRegistryResolver({ kube, extraCAPem: `${pub.caPem ?? ''}\n${priv.caPem ?? ''}` });
     console.log(`\nTidal: tag → digest resolution, ${runs} resolutions each (real docker-registry 2.8 on loopback, TLS, 2 cores)`);
     console.log('case\tp50 ms\tp95 ms\tmax ms');
@@ -37,7 +45,13 @@ async function main(): Promise<void> {
       const ms: number[] = [];
       for (let i = 0; i < runs; i++) {
         const t0 = performance.now();
-        await resolver.resolve(image, { namespace: 'default', serviceAccountName: undefined, imagePullSecrets: [...secrets], skipRegistries: [], timeoutSeconds: 10 });
+        await resolver.resolve(image, {
+          namespace: 'default',
+          serviceAccountName: undefined,
+          imagePullSecrets: [...secrets],
+          skipRegistries: [],
+          timeoutSeconds: 10,
+        });
         ms.push(performance.now() - t0);
       }
       ms.sort((a, b) => a - b);

@@ -18,7 +18,15 @@ async function up(): Promise<void> {
   const hello = await pushImage(registry, { repository: 'tidal/hello', tag: 'v1' });
   const caFile = path.join(dir, 'registry-cas.pem');
   writeFileSync(caFile, registry.caPem ?? '');
-  const info = await stackUp({ dir, ports: devPorts, ui: true, nodes: 2, controller: true, controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile }, log: say });
+  const info = await stackUp({
+    dir,
+    ports: devPorts,
+    ui: true,
+    nodes: 2,
+    controller: true,
+    controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile },
+    log: say,
+  });
   await kubectl(info, ['apply', '-f', path.join(repoRoot, 'dev', 'sample', 'nginx.yaml')]);
   const binDir = path.dirname(info.bins.KUBECTL);
   say(`stack and Tidal are up (${Math.round((Date.now() - started) / 1000)}s); sample Service default/nginx applied`);

@@ -68,7 +68,12 @@ export interface RequestOptions {
 }
 
 /** One HTTP(S) request to the registry, trusting `reg.caPem`. `target` is a path (`/v2/...`) or an absolute URL. */
-export function registryRequest(reg: Pick<RegistryInfo, 'url' | 'caPem'>, method: string, target: string, opts: RequestOptions = {}): Promise<RegistryResponse> {
+export function registryRequest(
+  reg: Pick<RegistryInfo, 'url' | 'caPem'>,
+  method: string,
+  target: string,
+  opts: RequestOptions = {},
+): Promise<RegistryResponse> {
   const url = new URL(target, reg.url);
   const headers: Record<string, string> = { ...opts.headers };
   if (opts.user !== undefined && opts.password !== undefined) {
@@ -168,18 +173,36 @@ async function pushBlob(reg: RegistryInfo, repository: string, blob: Buffer, aut
   return digest;
 }
 
-async function putManifest(reg: RegistryInfo, repository: string, reference: string, manifest: object, mediaType: string, auth: Auth): Promise<Descriptor> {
+async function putManifest(
+  reg: RegistryInfo,
+  repository: string,
+  reference: string,
+  manifest: object,
+  mediaType: string,
+  auth: Auth,
+): Promise<Descriptor> {
   const body = Buffer.from(JSON.stringify(manifest, null, 2));
   const digest = sha256(body);
-  const res = await registryRequest(reg, 'PUT', `/v2/${repository}/manifests/${reference}`, { ...auth, body, headers: { 'Content-Type': mediaType } });
+  const res = await registryRequest(reg, 'PUT', `/v2/${repository}/manifests/${reference}`, {
+    ...auth,
+    body,
+    headers: { 'Content-Type': mediaType },
+  });
   expectStatus(res, [201], `PUT manifest ${repository}:${reference}`);
   expectDigest(res, digest, `PUT manifest ${repository}:${reference}`);
   return { mediaType, digest, size: body.length };
 }
 
-async function pushPlatformImage(reg: RegistryInfo, opts: PushOptions, platform: Platform, reference: string | undefined, auth: Auth): Promise<Descriptor> {
+async function pushPlatformImage(
+  reg: RegistryInfo,
+  opts: PushOptions,
+  platform: Platform,
+  reference: string | undefined,
+  auth: Auth,
+): Promise<Descriptor> {
   const oci = opts.format === 'oci';
-  const text = opts.content ?? `${opts.repository}:${opts.tag} ${platform.os}/${platform.architecture}${platform.variant ? `/${platform.variant}` : ''}`;
+  const text =
+    opts.content ?? `${opts.repository}:${opts.tag} ${platform.os}/${platform.architecture}${platform.variant ? `/${platform.variant}` : ''}`;
   const tar = tarOneFile('hello.txt', Buffer.from(`${text}\n`));
   // node:zlib writes mtime 0 and no file name in the gzip header, so equal input gives an equal digest.
   const layer = gzipSync(tar, { level: 9 });

@@ -66,7 +66,10 @@ export function ensurePki(dir: string): Pki {
   const ca = keyPair();
   const caCert = makeCert(ca.publicPem, ca.privatePem, {
     subject: [{ name: 'commonName', value: 'tidal-local-ca' }],
-    extensions: [{ name: 'basicConstraints', cA: true, critical: true }, { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true }],
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
     days: 3650,
   });
   const issuer = { cert: caCert, key: forge.pki.privateKeyFromPem(ca.privatePem) };
@@ -96,9 +99,15 @@ export function ensurePki(dir: string): Pki {
 
   const admin = keyPair();
   const adminCert = makeCert(admin.publicPem, '', {
-    subject: [{ name: 'organizationName', value: 'system:masters' }, { name: 'commonName', value: 'tidal-admin' }],
+    subject: [
+      { name: 'organizationName', value: 'system:masters' },
+      { name: 'commonName', value: 'tidal-admin' },
+    ],
     issuer,
-    extensions: [{ name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true }, { name: 'extKeyUsage', clientAuth: true }],
+    extensions: [
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      { name: 'extKeyUsage', clientAuth: true },
+    ],
     days: 3650,
   });
 

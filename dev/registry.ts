@@ -83,7 +83,11 @@ interface RegistryPki {
 /** A CA and a serving certificate (SANs 127.0.0.1, localhost) in `dir`, made once and reused. */
 function ensureRegistryPki(dir: string): RegistryPki {
   mkdirSync(dir, { recursive: true });
-  const pki: RegistryPki = { caFile: path.join(dir, 'registry-ca.crt'), certFile: path.join(dir, 'registry.crt'), keyFile: path.join(dir, 'registry.key') };
+  const pki: RegistryPki = {
+    caFile: path.join(dir, 'registry-ca.crt'),
+    certFile: path.join(dir, 'registry.crt'),
+    keyFile: path.join(dir, 'registry.key'),
+  };
   if (existsSync(pki.caFile) && existsSync(pki.certFile) && existsSync(pki.keyFile)) return pki;
 
   const ca = keyPair();
@@ -105,7 +109,13 @@ function ensureRegistryPki(dir: string): RegistryPki {
     extensions: [
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, { type: 2, value: 'localhost' }] },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 2, value: 'localhost' },
+        ],
+      },
     ],
     days: 3650,
   });
@@ -133,7 +143,13 @@ async function writeHtpasswd(file: string, users: Record<string, string>): Promi
 // --- config ----------------------------------------------------------------------------------------------------
 
 /** The registry's config (as an object; written as YAML). Exported for the report/tests. */
-export function registryConfig(o: { dataDir: string; port: number; secret: string; tls?: { certificate: string; key: string }; htpasswd?: { realm: string; path: string } }): Record<string, unknown> {
+export function registryConfig(o: {
+  dataDir: string;
+  port: number;
+  secret: string;
+  tls?: { certificate: string; key: string };
+  htpasswd?: { realm: string; path: string };
+}): Record<string, unknown> {
   return {
     version: 0.1,
     log: { level: 'warn', formatter: 'text', fields: { service: 'tidal-registry' } },
@@ -218,7 +234,13 @@ export async function startRegistry(opts: RegistryOptions): Promise<RegistryInfo
   const dataDir = path.join(dir, 'registry-data');
   mkdirSync(dataDir, { recursive: true });
   const configFile = path.join(dir, 'registry-config.yml');
-  const config = registryConfig({ dataDir, port: opts.port, secret, ...(pki ? { tls: { certificate: pki.certFile, key: pki.keyFile } } : {}), ...(htpasswd ? { htpasswd } : {}) });
+  const config = registryConfig({
+    dataDir,
+    port: opts.port,
+    secret,
+    ...(pki ? { tls: { certificate: pki.certFile, key: pki.keyFile } } : {}),
+    ...(htpasswd ? { htpasswd } : {}),
+  });
   writeFileSync(configFile, stringify(config), { mode: 0o600 });
 
   const caPem = pki ? readFileSync(pki.caFile, 'utf8') : undefined;
@@ -230,7 +252,14 @@ export async function startRegistry(opts: RegistryOptions): Promise<RegistryInfo
   return { url, host, caPem, caFile: pki?.caFile, users, dir, log: rec.log };
 }
 
-async function waitHealthy(procs: ProcessTable, rec: ProcessRecord, url: string, caPem: string | undefined, want: number, timeoutMs: number): Promise<void> {
+async function waitHealthy(
+  procs: ProcessTable,
+  rec: ProcessRecord,
+  url: string,
+  caPem: string | undefined,
+  want: number,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     // Checked before probing: a foreign server on the port must not pass for ours.
@@ -246,7 +275,9 @@ async function waitHealthy(procs: ProcessTable, rec: ProcessRecord, url: string,
     }
     if (Date.now() > deadline) {
       await procs.stop(REGISTRY_PROCESS);
-      throw new Error(`docker-registry on ${url} did not answer GET /v2/ with ${want} in ${timeoutMs / 1000}s; last lines of ${rec.log}:\n${tail(rec.log)}`);
+      throw new Error(
+        `docker-registry on ${url} did not answer GET /v2/ with ${want} in ${timeoutMs / 1000}s; last lines of ${rec.log}:\n${tail(rec.log)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -97,11 +97,24 @@ export async function ensureToolchain(log: (s: string) => void = console.error, 
   const script = path.join(repoRoot, 'dev', 'toolchain.sh');
   const started = Date.now();
   await new Promise<void>((resolve, reject) => {
-    const child = execFile('bash', [script, target], { maxBuffer: 64 * 1024 * 1024 }, (err) => (err ? reject(new Error(`toolchain build failed: ${err.message}`)) : resolve()));
-    child.stderr?.on('data', (d: Buffer) => d.toString().split('\n').filter((l) => l.startsWith('[toolchain]')).forEach((l) => log(l)));
+    const child = execFile('bash', [script, target], { maxBuffer: 64 * 1024 * 1024 }, (err) =>
+      err ? reject(new Error(`toolchain build failed: ${err.message}`)) : resolve(),
+    );
+    child.stderr?.on('data', (d: Buffer) =>
+      d
+        .toString()
+        .split('\n')
+        .filter((l) => l.startsWith('[toolchain]'))
+        .forEach((l) => log(l)),
+    );
   });
   const { stdout } = await run('bash', [script, 'paths']);
-  const bins = Object.fromEntries(stdout.trim().split('\n').map((l) => l.split('=', 2) as [string, string])) as unknown as Binaries;
+  const bins = Object.fromEntries(
+    stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('=', 2) as [string, string]),
+  ) as unknown as Binaries;
   for (const [k, v] of Object.entries(bins) as [string, string][]) {
     if (k !== 'KWOK_VERSION' && (target === 'all' || k === 'TEMPORAL') && !existsSync(v)) throw new Error(`toolchain: ${k} not found at ${v}`);
   }
@@ -193,32 +206,50 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
 
   // Temporal first: it is independent of Kubernetes and the slowest to open its database.
   const temporal = ensure('temporal', bins.TEMPORAL, [
-    'server', 'start-dev',
-    '--ip', '127.0.0.1',
-    '--port', String(p.temporal),
-    '--http-port', String(p.temporalHttp),
-    '--metrics-port', String(p.temporalMetrics),
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(p.temporal),
+    '--http-port',
+    String(p.temporalHttp),
+    '--metrics-port',
+    String(p.temporalMetrics),
     ...(opts.ui ? ['--ui-port', String(p.temporalUi)] : ['--headless']),
-    '--db-filename', path.join(dir, 'temporal.db'),
-    '--log-level', 'warn',
+    '--db-filename',
+    path.join(dir, 'temporal.db'),
+    '--log-level',
+    'warn',
     // WAL: far fewer fsyncs per history event on a small machine, and still durable across a process crash.
-    '--sqlite-pragma', 'journal_mode=wal',
-    '--sqlite-pragma', 'synchronous=normal',
+    '--sqlite-pragma',
+    'journal_mode=wal',
+    '--sqlite-pragma',
+    'synchronous=normal',
     ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
     ...(opts.temporalDynamicConfig ?? []).flatMap((d) => ['--dynamic-config-value', d]),
   ]);
 
   const etcd = ensure('etcd', bins.ETCD, [
-    '--name', 'n0',
-    '--data-dir', path.join(dir, 'etcd'),
-    '--listen-client-urls', `http://127.0.0.1:${p.etcdClient}`,
-    '--advertise-client-urls', `http://127.0.0.1:${p.etcdClient}`,
-    '--listen-peer-urls', `http://127.0.0.1:${p.etcdPeer}`,
-    '--initial-advertise-peer-urls', `http://127.0.0.1:${p.etcdPeer}`,
-    '--initial-cluster', `n0=http://127.0.0.1:${p.etcdPeer}`,
+    '--name',
+    'n0',
+    '--data-dir',
+    path.join(dir, 'etcd'),
+    '--listen-client-urls',
+    `http://127.0.0.1:${p.etcdClient}`,
+    '--advertise-client-urls',
+    `http://127.0.0.1:${p.etcdClient}`,
+    '--listen-peer-urls',
+    `http://127.0.0.1:${p.etcdPeer}`,
+    '--initial-advertise-peer-urls',
+    `http://127.0.0.1:${p.etcdPeer}`,
+    '--initial-cluster',
+    `n0=http://127.0.0.1:${p.etcdPeer}`,
     '--unsafe-no-fsync',
-    '--quota-backend-bytes', String(4 * 1024 ** 3),
-    '--auto-compaction-retention', '1',
+    '--quota-backend-bytes',
+    String(4 * 1024 ** 3),
+    '--auto-compaction-retention',
+    '1',
   ]);
   await waitFor('etcd', () => httpOk(`http://127.0.0.1:${p.etcdClient}/health`), 30_000, etcd);
 
@@ -290,39 +321,70 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   if (existsSync(configDir)) await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', configDir]);
   // The local stack has no route to public registries: never try to resolve Docker Hub tags from it.
   const skip = ['kind.local', 'ko.local', 'dev.local', 'index.docker.io', 'docker.io', ...(opts.skipRegistries ?? [])].join(',');
-  await kubectl(info, ['patch', 'configmap', 'config-deployment', '-n', 'knative-serving', '--type=merge', '-p', JSON.stringify({ data: { 'registries-skipping-tag-resolving': skip } })]);
+  await kubectl(info, [
+    'patch',
+    'configmap',
+    'config-deployment',
+    '-n',
+    'knative-serving',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ data: { 'registries-skipping-tag-resolving': skip } }),
+  ]);
   await waitFor(
     'kwok nodes',
     async () => {
       // Ready, and without the not-ready taint the node lifecycle controller lifts: until then nothing schedules.
-      const out = await kubectl(info, ['get', 'nodes', '-o', 'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}/{.spec.taints}{"\\n"}{end}']);
+      const out = await kubectl(info, [
+        'get',
+        'nodes',
+        '-o',
+        'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}/{.spec.taints}{"\\n"}{end}',
+      ]);
       return out.split('\n').filter((s) => s === 'True/').length >= opts.nodes;
     },
     60_000,
     kwok,
   );
 
-  await waitFor('temporal', async () => {
-    await run(bins.TEMPORAL, ['operator', 'cluster', 'health', '--address', info.temporalAddress]);
-    return true;
-  }, 120_000, temporal);
+  await waitFor(
+    'temporal',
+    async () => {
+      await run(bins.TEMPORAL, ['operator', 'cluster', 'health', '--address', info.temporalAddress]);
+      return true;
+    },
+    120_000,
+    temporal,
+  );
 
   if (opts.controller) await startController(info, procs, opts, log);
   return info;
 }
 
 /** Tidal's controller (watcher + worker) as a background process, run from source with tsx. */
-export async function startController(info: StackInfo, procs: ProcessTable, opts: Pick<StackOptions, 'ports' | 'controllerEnv'>, log: (s: string) => void, name = 'tidal-controller'): Promise<ProcessRecord> {
+export async function startController(
+  info: StackInfo,
+  procs: ProcessTable,
+  opts: Pick<StackOptions, 'ports' | 'controllerEnv'>,
+  log: (s: string) => void,
+  name = 'tidal-controller',
+): Promise<ProcessRecord> {
   const existing = procs.running(name);
   if (existing) return existing;
   log(`starting ${name}`);
-  const rec = procs.start(name, process.execPath, ['--import', 'tsx', path.join(repoRoot, 'workers', 'controller.ts')], {
-    ...process.env,
-    KUBECONFIG: info.kubeconfig,
-    TEMPORAL_ADDRESS: info.temporalAddress,
-    METRICS_PORT: String(opts.ports.controllerMetrics),
-    ...opts.controllerEnv,
-  }, repoRoot);
+  const rec = procs.start(
+    name,
+    process.execPath,
+    ['--import', 'tsx', path.join(repoRoot, 'workers', 'controller.ts')],
+    {
+      ...process.env,
+      KUBECONFIG: info.kubeconfig,
+      TEMPORAL_ADDRESS: info.temporalAddress,
+      METRICS_PORT: String(opts.ports.controllerMetrics),
+      ...opts.controllerEnv,
+    },
+    repoRoot,
+  );
   await waitFor(name, () => httpOk(`http://127.0.0.1:${opts.ports.controllerMetrics}/readyz`), 120_000, rec);
   return rec;
 }

@@ -63,7 +63,13 @@ export function computeConfigurationStatus(obs: ConfigurationObservation, now: s
 }
 
 /** The newest ready Revision between the old latestReady's generation and the current one (BYO first). */
-function findAndSetLatestReady(cfg: Configuration, status: ConfigurationStatus, revisions: readonly Revision[], events: StatusEvent[], now: string): void {
+function findAndSetLatestReady(
+  cfg: Configuration,
+  status: ConfigurationStatus,
+  revisions: readonly Revision[],
+  events: StatusEvent[],
+  now: string,
+): void {
   const old = revisions.find((r) => r.metadata.name === status.latestReadyRevisionName);
   const byo = cfg.spec.template.metadata?.name;
   const gen = cfg.metadata.generation ?? 0;

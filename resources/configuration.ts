@@ -5,15 +5,16 @@ import type { Configuration, Service } from '../api/serving.js';
 import { controllerRef } from './owner.js';
 
 // Annotations a Service carries that must not reach its Configuration.
-const dropFromConfiguration = new Set<string>([
-  Annotations.lastAppliedConfiguration,
-  Annotations.rolloutDuration,
-  Annotations.rolloutDurationLegacy,
-]);
+const dropFromConfiguration = new Set<string>([Annotations.lastAppliedConfiguration, Annotations.rolloutDuration, Annotations.rolloutDurationLegacy]);
 
 /** Sorted, de-duplicated union of a comma-separated route list and more route names. */
 export function unionRoutes(existing: string | undefined, ...more: string[]): string {
-  const names = new Set((existing ?? '').split(',').map((s) => s.trim()).filter((s) => s !== ''));
+  const names = new Set(
+    (existing ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== ''),
+  );
   for (const m of more) names.add(m);
   return [...names].sort().join(',');
 }

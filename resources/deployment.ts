@@ -108,7 +108,13 @@ export function makeRevisionLabels(rev: Revision): Record<string, string> {
  * pods).
  */
 export function makeRevisionAnnotations(rev: Revision): Record<string, string> {
-  const drop = new Set<string>([LAST_PINNED_ANNOTATION, NO_GC_ANNOTATION, Annotations.routingStateModified, Annotations.routes, DefaultsSnapshotAnnotation]);
+  const drop = new Set<string>([
+    LAST_PINNED_ANNOTATION,
+    NO_GC_ANNOTATION,
+    Annotations.routingStateModified,
+    Annotations.routes,
+    DefaultsSnapshotAnnotation,
+  ]);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(rev.metadata.annotations ?? {})) {
     if (!drop.has(k) && !k.startsWith(AUTOSCALING_PREFIX)) out[k] = v;

@@ -85,7 +85,13 @@ export function fullyQualifiedDomainNameError(name: string): string | undefined 
  * domain name (Knative's DomainNameFromTemplate once the domain is known).
  */
 export function domainNameFromTemplate(
-  values: { name: string; namespace: string; domain: string; annotations?: Readonly<Record<string, string>> | undefined; labels?: Readonly<Record<string, string>> | undefined },
+  values: {
+    name: string;
+    namespace: string;
+    domain: string;
+    annotations?: Readonly<Record<string, string>> | undefined;
+    labels?: Readonly<Record<string, string>> | undefined;
+  },
   template: string,
 ): DomainResult {
   const t = parseDomainTemplate(template);
@@ -129,7 +135,13 @@ export function targetVisibility(route: RouteLike, domainCfg: DomainConfig, opts
  * then the domain template renders it with the Route's namespace, annotations and labels and its config-domain
  * domain. A cluster-local target uses the default domain template and `svc.<cluster-domain>`.
  */
-export function targetDomain(route: RouteLike, tag: string, networkCfg: NetworkConfig, domainCfg: DomainConfig, opts: TargetOptions = {}): DomainResult {
+export function targetDomain(
+  route: RouteLike,
+  tag: string,
+  networkCfg: NetworkConfig,
+  domainCfg: DomainConfig,
+  opts: TargetOptions = {},
+): DomainResult {
   const clusterDomain = opts.clusterDomain ?? DefaultClusterDomain;
   const { name = '', namespace = '', annotations } = route.metadata;
   const hostname = hostnameFromTemplate(name, tag, networkCfg.tagTemplate);
@@ -140,7 +152,10 @@ export function targetDomain(route: RouteLike, tag: string, networkCfg: NetworkC
   if (local) labels[Labels.visibility] = VisibilityClusterLocal;
   else delete labels[Labels.visibility];
   const domain = lookupDomainForLabels(domainCfg, labels, clusterDomain);
-  return domainNameFromTemplate({ name: hostname.value, namespace, domain, annotations, labels }, local ? DefaultDomainTemplate : networkCfg.domainTemplate);
+  return domainNameFromTemplate(
+    { name: hostname.value, namespace, domain, annotations, labels },
+    local ? DefaultDomainTemplate : networkCfg.domainTemplate,
+  );
 }
 
 /** The host of the Route's default target (what `status.url` points at), e.g. `nginx.default.example.com`. */

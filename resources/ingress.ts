@@ -23,7 +23,16 @@ import type { Route } from '../api/serving.js';
 import { childName } from './names.js';
 import { controllerRef } from './owner.js';
 import { revisionServicePort } from './revision-service.js';
-import { DefaultTarget, buildRollout, byteOrder, serializeRollout, trafficNames, type Rollout, type RevisionTarget, type TrafficConfig } from './traffic.js';
+import {
+  DefaultTarget,
+  buildRollout,
+  byteOrder,
+  serializeRollout,
+  trafficNames,
+  type Rollout,
+  type RevisionTarget,
+  type TrafficConfig,
+} from './traffic.js';
 
 export const DefaultClusterDomain = 'cluster.local';
 
@@ -142,7 +151,13 @@ function split(ns: string, revisionName: string, port: number, percent: number):
  * One path splitting to the revision Services `<rev>` (upstream `makeBaseIngressPath`): 0 % targets are left out; a
  * latestRevision target with a rollout of two or more revisions expands into that rollout's revisions.
  */
-function basePath(ns: string, config: Pick<TrafficConfig, 'revisions'>, targets: readonly RevisionTarget[], tag: string, rollout: Rollout): HTTPIngressPath {
+function basePath(
+  ns: string,
+  config: Pick<TrafficConfig, 'revisions'>,
+  targets: readonly RevisionTarget[],
+  tag: string,
+  rollout: Rollout,
+): HTTPIngressPath {
   const splits: IngressBackendSplit[] = [];
   for (const t of targets) {
     if (t.percent === 0) continue;

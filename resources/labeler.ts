@@ -55,7 +55,11 @@ export function routingPatch(rev: Revision, route: string, carried: boolean, now
  * The same bookkeeping on a Configuration (upstream's configuration accessor): only the routes annotation, no state.
  * Undefined when nothing changes. It is what lets a Configuration's change reach the Routes that follow it.
  */
-export function configurationRoutesPatch(cfg: Pick<Configuration, 'metadata'>, route: string, carried: boolean): { annotations: Record<string, string | null> } | undefined {
+export function configurationRoutesPatch(
+  cfg: Pick<Configuration, 'metadata'>,
+  route: string,
+  carried: boolean,
+): { annotations: Record<string, string | null> } | undefined {
   const current = routesOf(cfg);
   const routes = routesWith(current, route, carried);
   if (routes === current.join(',')) return undefined;

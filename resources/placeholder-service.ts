@@ -106,9 +106,7 @@ export function makePlaceholderService(
   };
 }
 
-export type LoadBalancedPlaceholder =
-  | { ok: true; service: PlaceholderService; endpoints?: PlaceholderEndpoints }
-  | { ok: false; error: string };
+export type LoadBalancedPlaceholder = { ok: true; service: PlaceholderService; endpoints?: PlaceholderEndpoints } | { ok: false; error: string };
 
 /** Upstream `errLoadBalancerNotFound`. */
 export const LoadBalancerNotFoundMessage = 'failed to fetch loadbalancer domain/IP from ingress status';
@@ -169,7 +167,12 @@ export function makeLoadBalancedPlaceholder(
   if (balancer.domain) {
     return {
       ok: true,
-      service: { apiVersion: 'v1', kind: 'Service', metadata: meta, spec: { type: 'ExternalName', externalName: balancer.domain, ports: [h2cPort()] } },
+      service: {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: meta,
+        spec: { type: 'ExternalName', externalName: balancer.domain, ports: [h2cPort()] },
+      },
     };
   }
   if (balancer.meshOnly) {

@@ -96,7 +96,11 @@ export function isNetworkProbe(p: Probe | undefined): boolean {
 
 const handlerKeys = ['exec', 'httpGet', 'tcpSocket', 'grpc'] as const;
 const timingKeys = [
-  'initialDelaySeconds', 'timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold',
+  'initialDelaySeconds',
+  'timeoutSeconds',
+  'periodSeconds',
+  'successThreshold',
+  'failureThreshold',
   'terminationGracePeriodSeconds',
 ] as const;
 const knownProbeKeys = new Set<string>([...handlerKeys, ...timingKeys]);

@@ -21,5 +21,7 @@ export function findRevisionForGeneration(cfg: Configuration, revisions: readonl
   const byo = cfg.spec.template.metadata?.name;
   if (byo) return revisions.find((r) => r.metadata.name === byo);
   const gen = String(cfg.metadata.generation ?? '');
-  return revisions.find((r) => r.metadata.labels?.[Labels.configuration] === cfg.metadata.name && r.metadata.labels?.[Labels.configurationGeneration] === gen);
+  return revisions.find(
+    (r) => r.metadata.labels?.[Labels.configuration] === cfg.metadata.name && r.metadata.labels?.[Labels.configurationGeneration] === gen,
+  );
 }

@@ -203,9 +203,7 @@ class Builder {
 
 /** Same tag, revision and latestRevision → percents summed (upstream `mergeIfNecessary`). */
 function mergeIfNecessary(rts: RevisionTarget[], rt: RevisionTarget): RevisionTarget[] {
-  const same = rts.find(
-    (x) => (x.tag ?? '') === (rt.tag ?? '') && x.revisionName === rt.revisionName && x.latestRevision === rt.latestRevision,
-  );
+  const same = rts.find((x) => (x.tag ?? '') === (rt.tag ?? '') && x.revisionName === rt.revisionName && x.latestRevision === rt.latestRevision);
   if (same) {
     same.percent += rt.percent;
     return rts;

@@ -105,7 +105,10 @@ export class ConfigStore implements ConfigSource {
 
   private reject(cm: ConfigMap, error: string): void {
     this.lastError = error;
-    this.log.error({ kind: 'ConfigMap', namespace: this.systemNamespace, name: cm.metadata.name, error }, 'invalid config; keeping the last good one');
+    this.log.error(
+      { kind: 'ConfigMap', namespace: this.systemNamespace, name: cm.metadata.name, error },
+      'invalid config; keeping the last good one',
+    );
     void this.events.record(cm, 'Warning', 'InvalidConfig', `${error}; the last valid configuration stays in force`);
   }
 

@@ -82,7 +82,9 @@ export class Informer {
   }
 
   private async relist(): Promise<void> {
-    const list = await this.kube.list(this.type, this.opts.namespace, { ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}) });
+    const list = await this.kube.list(this.type, this.opts.namespace, {
+      ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}),
+    });
     const present = new Set<string>();
     for (const obj of list.items) {
       present.add(cacheKey(obj));

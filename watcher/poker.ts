@@ -52,8 +52,18 @@ export class Poker {
     private readonly log: Logger,
     registry: Registry,
   ) {
-    this.delivered = new Counter({ name: 'tidal_pokes_delivered_total', help: 'Pokes delivered to entity workflows', labelNames: ['kind'], registers: [registry] });
-    this.failed = new Counter({ name: 'tidal_pokes_failed_total', help: 'Poke deliveries that failed and will be retried', labelNames: ['kind'], registers: [registry] });
+    this.delivered = new Counter({
+      name: 'tidal_pokes_delivered_total',
+      help: 'Pokes delivered to entity workflows',
+      labelNames: ['kind'],
+      registers: [registry],
+    });
+    this.failed = new Counter({
+      name: 'tidal_pokes_failed_total',
+      help: 'Poke deliveries that failed and will be retried',
+      labelNames: ['kind'],
+      registers: [registry],
+    });
     this.loopDone = this.loop();
   }
 

@@ -43,9 +43,25 @@ export class Watcher {
   private readonly restarts: Counter;
   private readonly routeIndex = new RouteIndex();
 
-  constructor(kube: KubeClient, private readonly poker: Poker, private readonly opts: WatcherOptions, log: Logger, registry: Registry) {
-    this.events = new Counter({ name: 'tidal_watch_events_total', help: 'Changes seen by the watcher', labelNames: ['kind', 'type'], registers: [registry] });
-    this.restarts = new Counter({ name: 'tidal_watch_restarts_total', help: 'Watch restarts', labelNames: ['kind', 'reason'], registers: [registry] });
+  constructor(
+    kube: KubeClient,
+    private readonly poker: Poker,
+    private readonly opts: WatcherOptions,
+    log: Logger,
+    registry: Registry,
+  ) {
+    this.events = new Counter({
+      name: 'tidal_watch_events_total',
+      help: 'Changes seen by the watcher',
+      labelNames: ['kind', 'type'],
+      registers: [registry],
+    });
+    this.restarts = new Counter({
+      name: 'tidal_watch_restarts_total',
+      help: 'Watch restarts',
+      labelNames: ['kind', 'reason'],
+      registers: [registry],
+    });
     this.informers = opts.watched.map((kind) => {
       const { type, labelSelector } = watchedTypes[kind];
       const informer = new Informer(
@@ -123,7 +139,8 @@ export class Watcher {
     const targets = pokeTargets(kind, obj, this.opts.enabled);
     if ((kind === 'Configuration' || kind === 'Revision') && this.opts.enabled.has('Route')) {
       for (const name of this.routeIndex.routesFor(kind, obj, Labels.configuration)) {
-        if (!targets.some((t) => t.kind === 'Route' && t.key.name === name)) targets.push({ kind: 'Route', key: { namespace: obj.metadata.namespace ?? '', name } });
+        if (!targets.some((t) => t.kind === 'Route' && t.key.name === name))
+          targets.push({ kind: 'Route', key: { namespace: obj.metadata.namespace ?? '', name } });
       }
     }
     for (const target of targets) {

@@ -42,7 +42,10 @@ function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
 }
 
 function list(raw: string | undefined): string[] {
-  return (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {

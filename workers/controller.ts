@@ -28,13 +28,22 @@ function startGatewayCertificate(client: Client, cfg: ReturnType<typeof loadConf
       .signalWithStart('gatewayCertificateWorkflow', {
         workflowId: `GatewayCertificate/${GATEWAY_TLS_SECRET_NAMESPACE}/${GATEWAY_TLS_SECRET_NAME}`,
         taskQueue: cfg.taskQueue,
-        args: [{ namespace: GATEWAY_TLS_SECRET_NAMESPACE, name: GATEWAY_TLS_SECRET_NAME, validityHours: cfg.gatewayCertValidityHours, renewBeforeHours: cfg.gatewayCertRenewBeforeHours }],
+        args: [
+          {
+            namespace: GATEWAY_TLS_SECRET_NAMESPACE,
+            name: GATEWAY_TLS_SECRET_NAME,
+            validityHours: cfg.gatewayCertValidityHours,
+            renewBeforeHours: cfg.gatewayCertRenewBeforeHours,
+          },
+        ],
         signal: 'poke',
         signalArgs: [{ source: 'Tidal/start', reason: 'resync' }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         staticSummary: `gateway certificate ${GATEWAY_TLS_SECRET_NAMESPACE}/${GATEWAY_TLS_SECRET_NAME}`,
       })
-      .then(() => log.info({ kind: 'Secret', namespace: GATEWAY_TLS_SECRET_NAMESPACE, name: GATEWAY_TLS_SECRET_NAME }, 'gateway certificate workflow running'))
+      .then(() =>
+        log.info({ kind: 'Secret', namespace: GATEWAY_TLS_SECRET_NAMESPACE, name: GATEWAY_TLS_SECRET_NAME }, 'gateway certificate workflow running'),
+      )
       .catch((err: unknown) => {
         log.warn({ err, retryMs: delayMs }, 'could not start the gateway certificate workflow; retrying');
         setTimeout(() => attempt(Math.min(delayMs * 2, 30_000)), delayMs).unref();
@@ -54,7 +63,12 @@ async function main(): Promise<void> {
   });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const kubeRequests = new Counter({ name: 'tidal_kube_requests_total', help: 'Kubernetes API requests made by Tidal', labelNames: ['verb', 'resource', 'code'], registers: [registry] });
+  const kubeRequests = new Counter({
+    name: 'tidal_kube_requests_total',
+    help: 'Kubernetes API requests made by Tidal',
+    labelNames: ['verb', 'resource', 'code'],
+    registers: [registry],
+  });
   const kube = new KubeClient({
     kubeconfig: cfg.kubeconfig,
     fieldManager: cfg.fieldManager,
@@ -74,7 +88,12 @@ async function main(): Promise<void> {
     watcher = new Watcher(
       kube,
       poker,
-      { enabled: enabledKinds, watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'Pod', 'KubeService'], relistMs: cfg.relistSeconds * 1000, maxBackoffMs: 30_000 },
+      {
+        enabled: enabledKinds,
+        watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'Pod', 'KubeService'],
+        relistMs: cfg.relistSeconds * 1000,
+        maxBackoffMs: 30_000,
+      },
       log.child({ component: 'watcher' }),
       registry,
     );
@@ -103,7 +122,10 @@ async function main(): Promise<void> {
   await configStore.synced;
   const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' })) : undefined;
   const server = serveHttp(cfg.metricsPort, registry, () => (watcher?.hasSynced ?? true) && (built ? built.worker.getState() === 'RUNNING' : true));
-  log.info({ temporal: cfg.temporalAddress, taskQueue: cfg.taskQueue, watcher: cfg.runWatcher, worker: cfg.runWorker, metricsPort: cfg.metricsPort }, 'tidal controller started');
+  log.info(
+    { temporal: cfg.temporalAddress, taskQueue: cfg.taskQueue, watcher: cfg.runWatcher, worker: cfg.runWorker, metricsPort: cfg.metricsPort },
+    'tidal controller started',
+  );
 
   let stopping = false;
   const stop = (signal: string) => {

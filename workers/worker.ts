@@ -30,7 +30,12 @@ function registryResolver(cfg: TidalConfig, kube: KubeClient) {
   });
 }
 
-export async function createWorker(cfg: TidalConfig, kube: KubeClient, config: ConfigSource, log: Logger): Promise<{ worker: Worker; connection: NativeConnection }> {
+export async function createWorker(
+  cfg: TidalConfig,
+  kube: KubeClient,
+  config: ConfigSource,
+  log: Logger,
+): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
   const worker = await Worker.create({
     connection,

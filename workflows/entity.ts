@@ -4,16 +4,7 @@
 //
 // No lost updates: a poke is ignored only when its content token equals what the last pass observed of that source
 // (api/content-token.ts). A status write can therefore never hide a spec change: the spec part of the token differs.
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  defineQuery,
-  defineSignal,
-  log,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, log, setHandler, workflowInfo } from '@temporalio/workflow';
 import { observationCovers, uidOfObservation } from '../api/content-token.js';
 import { entityWorkflowId, POKE_SIGNAL, STATE_QUERY, type EntityKind, type Poke, type PokeBatch } from '../api/entity.js';
 import { beginPassObservations, endPassObservations, readEntityOptions } from './activities.js';
@@ -138,8 +129,10 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
     beginPassObservations();
     const result = await reconcile(st);
     st.inPass = false;
-    // Only the last pass's observations count: a source it did not read is news whatever it says.
-    st.observed = endPassObservations();
+    // Only the last pass's observations count: a source it did not read is news whatever it says. A pass that found
+    // its object gone covers nothing: a poke that came meanwhile may announce the object created again.
+    const observed = endPassObservations();
+    st.observed = result.gone ? {} : observed;
     dropCoveredPokes(st);
     if (result.facts) st.facts = { ...st.facts, ...result.facts };
     st.reconcilesThisRun += 1;
@@ -217,9 +210,7 @@ function dropCoveredPokes(st: EntityState): void {
 
 function shouldContinueAsNew(st: EntityState): boolean {
   return (
-    workflowInfo().continueAsNewSuggested ||
-    st.reconcilesThisRun >= st.options.maxReconcilesPerRun ||
-    st.pokesThisRun >= st.options.maxPokesPerRun
+    workflowInfo().continueAsNewSuggested || st.reconcilesThisRun >= st.options.maxReconcilesPerRun || st.pokesThisRun >= st.options.maxPokesPerRun
   );
 }
 

@@ -3,7 +3,17 @@
 // certificate; the activity answers when to look again (NotAfter − renewBeforeHours) and the workflow sleeps on a
 // durable timer until then, or until a poke (the Secret was edited or deleted) asks for an early look. Rotation thus
 // never depends on an informer resync. The run continues-as-new after a bounded number of passes.
-import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  defineQuery,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import { STATE_QUERY } from '../api/entity.js';
 import type { createCertificateActivities, EnsureGatewayCertificateResult } from '../activities/certificate.js';
 import { pokeSignal } from './entity.js';

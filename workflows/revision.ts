@@ -21,7 +21,8 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
     const res = await step(`apply Deployment ${key.name}-deployment and Service ${key.name}`).reconcileRevisionResources(key);
     const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
     if (res.outcome === 'gone' || status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
-    const resources = res.outcome === 'applied' ? `Deployment ${res.deployment} (${res.replicas} replicas), Service ${res.service}` : 'waiting for digests';
+    const resources =
+      res.outcome === 'applied' ? `Deployment ${res.deployment} (${res.replicas} replicas), Service ${res.service}` : 'waiting for digests';
     return {
       gone: false,
       summary: `${digestNote}; ${resources}; ${describeStatus(status)}`,

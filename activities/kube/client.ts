@@ -7,7 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { resourcePath, type ResourceType } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import { KubeApiError } from './errors.js';
-import { noteObject } from '../observe.js';
+import { noteAbsent, noteObject } from '../observe.js';
 
 export interface ListResult<T> {
   items: T[];
@@ -60,7 +60,11 @@ export class KubeClient {
 
   async get<T extends KubeObject>(type: ResourceType, namespace: string, name: string): Promise<T | undefined> {
     const res = await this.request('GET', resourcePath(type, namespace, name));
-    if (res.status === 404) return undefined;
+    if (res.status === 404) {
+      // Absence is an observation too: a step that found nothing must not let a later step's find look settled.
+      noteAbsent(type, namespace, name);
+      return undefined;
+    }
     return this.noted(type, this.parse<T>('GET', resourcePath(type, namespace, name), res), 'read');
   }
 
@@ -80,8 +84,7 @@ export class KubeClient {
   /** Server-side apply of `obj` (or of its status with `subresource: 'status'`) under Tidal's field manager. */
   async apply<T extends KubeObject>(type: ResourceType, obj: T, subresource?: 'status'): Promise<T> {
     const path =
-      resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource) +
-      query({ fieldManager: this.fieldManager, force: 'true' });
+      resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource) + query({ fieldManager: this.fieldManager, force: 'true' });
     const res = await this.request('PATCH', path, JSON.stringify(obj), 'application/apply-patch+yaml');
     // A status write is a read of the object as far as observations go: its spec may have moved on meanwhile.
     return this.noted(type, this.parse<T>('APPLY', path, res), subresource ? 'read' : 'write');
@@ -102,7 +105,12 @@ export class KubeClient {
   /** Deletes an object; returns false when it was already gone. */
   async delete(type: ResourceType, namespace: string, name: string, propagationPolicy = 'Background'): Promise<boolean> {
     const path = resourcePath(type, namespace, name);
-    const res = await this.request('DELETE', path, JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy }), 'application/json');
+    const res = await this.request(
+      'DELETE',
+      path,
+      JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy }),
+      'application/json',
+    );
     if (res.status === 404) return false;
     this.parse('DELETE', path, res);
     return true;
@@ -179,14 +187,19 @@ export class KubeClient {
     throw apiError(verb, path, res.status, res.body);
   }
 
-  private async open(method: string, path: string, signal?: AbortSignal, contentType?: string): Promise<http.ClientRequest> {
+  private async open(method: string, path: string, signal?: AbortSignal, contentType?: string, body?: string): Promise<http.ClientRequest> {
     const opts: https.RequestOptions = {
       method,
       protocol: this.server.protocol,
       hostname: this.server.hostname,
       port: this.server.port || (this.server.protocol === 'https:' ? 443 : 80),
       path: this.server.pathname.replace(/\/$/, '') + path,
-      headers: { Accept: 'application/json', ...(contentType ? { 'Content-Type': contentType } : {}) },
+      headers: {
+        Accept: 'application/json',
+        ...(contentType ? { 'Content-Type': contentType } : {}),
+        // Node frames no DELETE body by itself: without a length the body would be read as the next request.
+        ...(body !== undefined ? { 'Content-Length': Buffer.byteLength(body) } : {}),
+      },
       agent: this.agent,
       ...(signal ? { signal } : {}),
     };
@@ -198,7 +211,7 @@ export class KubeClient {
 
   private async request(method: string, path: string, body?: string, contentType?: string): Promise<RawResponse> {
     const signal = AbortSignal.timeout(this.timeoutMs);
-    const req = await this.open(method, path, signal, contentType);
+    const req = await this.open(method, path, signal, contentType, body);
     return new Promise<RawResponse>((resolve, reject) => {
       req.on('response', (res) => {
         let data = '';
@@ -219,7 +232,10 @@ export class KubeClient {
 
 /** The resource plural of a REST path (`/apis/g/v/namespaces/ns/services/x/status` → `services`). */
 function pluralOf(path: string): string {
-  const parts = path.split('?')[0]!.split('/').filter((s) => s !== '');
+  const parts = path
+    .split('?')[0]!
+    .split('/')
+    .filter((s) => s !== '');
   const i = parts.indexOf('namespaces');
   const rest = i >= 0 ? parts.slice(i + 2) : parts.slice(parts[0] === 'api' ? 2 : 3);
   return rest[0] ?? '';

@@ -100,7 +100,10 @@ export async function fetchBearerToken(send: HttpSend, r: TokenRequest): Promise
     throw new RegistryError('registry', `registry ${r.registry} sent an invalid token realm`);
   }
   if (realm.protocol !== 'https:' && !(realm.protocol === 'http:' && r.insecure)) {
-    throw new RegistryError('registry', `registry ${r.registry} asks for a token over ${realm.protocol.replace(':', '')} (${realm.host}); only https is used unless the registry is configured as insecure`);
+    throw new RegistryError(
+      'registry',
+      `registry ${r.registry} asks for a token over ${realm.protocol.replace(':', '')} (${realm.host}); only https is used unless the registry is configured as insecure`,
+    );
   }
   const service = r.challenge.params['service'];
   const scopes = [...new Set([...(r.challenge.params['scope'] ? [r.challenge.params['scope']] : []), ...r.scopes])];
@@ -124,7 +127,12 @@ export async function fetchBearerToken(send: HttpSend, r: TokenRequest): Promise
 
   let res;
   if (r.credential?.identityToken) {
-    const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: r.credential.identityToken, client_id: 'tidal', scope: scopes.join(' ') });
+    const form = new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: r.credential.identityToken,
+      client_id: 'tidal',
+      scope: scopes.join(' '),
+    });
     if (service) form.set('service', service);
     res = await call('POST', realm, { ...common, 'Content-Type': 'application/x-www-form-urlencoded' }, form.toString());
     if (res.status === 404 || res.status === 405) res = await getToken();
@@ -132,7 +140,8 @@ export async function fetchBearerToken(send: HttpSend, r: TokenRequest): Promise
     res = await getToken();
   }
   if (res.status === 401 || res.status === 403) throw unauthorized(r.registry, res.status);
-  if (res.status < 200 || res.status >= 300) throw new RegistryError('registry', `token server ${server} of registry ${r.registry} answered HTTP ${res.status}`);
+  if (res.status < 200 || res.status >= 300)
+    throw new RegistryError('registry', `token server ${server} of registry ${r.registry} answered HTTP ${res.status}`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(res.body.toString('utf8'));

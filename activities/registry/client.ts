@@ -34,7 +34,10 @@ export class RegistryClient {
   readonly userAgent: string;
 
   constructor(opts: RegistryClientOptions = {}) {
-    this.transport = makeTransport({ ...(opts.extraCAPem ? { extraCAPem: opts.extraCAPem } : {}), ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}) });
+    this.transport = makeTransport({
+      ...(opts.extraCAPem ? { extraCAPem: opts.extraCAPem } : {}),
+      ...(opts.fetchImpl ? { fetchImpl: opts.fetchImpl } : {}),
+    });
     this.insecure = new Set((opts.insecureRegistries ?? []).map(canonicalRegistry));
     this.userAgent = opts.userAgent ?? 'tidal (serving)';
   }
@@ -77,7 +80,11 @@ export class RegistryClient {
           return await this.transport.send({
             method,
             url,
-            headers: { Accept: MANIFEST_MEDIA_TYPES.join(', '), 'User-Agent': this.userAgent, ...(authorization ? { Authorization: authorization } : {}) },
+            headers: {
+              Accept: MANIFEST_MEDIA_TYPES.join(', '),
+              'User-Agent': this.userAgent,
+              ...(authorization ? { Authorization: authorization } : {}),
+            },
             signal,
           });
         } catch (err) {
@@ -85,7 +92,11 @@ export class RegistryClient {
           const { reason, tls, plainHttp } = networkReason(err);
           const r = ref.registry;
           if (tls) throw new RegistryError('unreachable', `cannot verify the TLS certificate of registry ${r}: ${reason} (is its CA configured?)`);
-          if (plainHttp) throw new RegistryError('unreachable', `cannot reach registry ${r}: it does not speak HTTPS (${reason}); list it as an insecure registry if plain HTTP is intended`);
+          if (plainHttp)
+            throw new RegistryError(
+              'unreachable',
+              `cannot reach registry ${r}: it does not speak HTTPS (${reason}); list it as an insecure registry if plain HTTP is intended`,
+            );
           throw new RegistryError('unreachable', `cannot reach registry ${r}: ${reason}`);
         }
       };
@@ -113,7 +124,10 @@ export class RegistryClient {
       throw this.httpError(ref, get, sent);
     }
     if (!looksLikeManifest(get.body)) {
-      throw new RegistryError('registry', `registry ${ref.registry} answered something that is not an image manifest (Content-Type ${get.headers['content-type'] ?? 'none'})`);
+      throw new RegistryError(
+        'registry',
+        `registry ${ref.registry} answered something that is not an image manifest (Content-Type ${get.headers['content-type'] ?? 'none'})`,
+      );
     }
     const header = get.headers['docker-content-digest'];
     return header && DIGEST_RE.test(header) ? header : `sha256:${createHash('sha256').update(get.body).digest('hex')}`;
@@ -129,11 +143,21 @@ export class RegistryClient {
   }
 
   private httpError(ref: ImageReference, res: HttpResponse, secrets: string[]): RegistryError {
-    if (res.status === 429) return new RegistryError('registry', `registry ${ref.registry} refused the request: too many requests (HTTP 429, rate limited)`);
-    return new RegistryError('registry', `registry ${ref.registry} answered HTTP ${res.status} for ${ref.repository}:${ref.tag || ref.digest}${registryErrorDetail(res, secrets)}`);
+    if (res.status === 429)
+      return new RegistryError('registry', `registry ${ref.registry} refused the request: too many requests (HTTP 429, rate limited)`);
+    return new RegistryError(
+      'registry',
+      `registry ${ref.registry} answered HTTP ${res.status} for ${ref.repository}:${ref.tag || ref.digest}${registryErrorDetail(res, secrets)}`,
+    );
   }
 
-  private async authorize(ref: ImageReference, res: HttpResponse, cred: Credential | undefined, insecure: boolean, signal: AbortSignal): Promise<string> {
+  private async authorize(
+    ref: ImageReference,
+    res: HttpResponse,
+    cred: Credential | undefined,
+    insecure: boolean,
+    signal: AbortSignal,
+  ): Promise<string> {
     const challenges = parseChallenges(res.headers['www-authenticate'] ?? '');
     const bearer = challenges.find((c) => c.scheme === 'bearer');
     if (bearer) {

@@ -85,7 +85,8 @@ export async function loadKeychain(kube: Pick<KubeClient, 'get'>, scope: Keychai
 export function parsePullSecret(name: string, secret: Pick<SecretObject, 'type' | 'data'>): { entries: KeychainEntry[]; problems: string[] } {
   const q = JSON.stringify(name);
   const field = secret.type === DOCKERCONFIGJSON ? '.dockerconfigjson' : secret.type === DOCKERCFG ? '.dockercfg' : undefined;
-  if (!field) return { entries: [], problems: [`image pull secret ${q} has type ${secret.type ?? 'Opaque'}, not ${DOCKERCONFIGJSON} or ${DOCKERCFG}`] };
+  if (!field)
+    return { entries: [], problems: [`image pull secret ${q} has type ${secret.type ?? 'Opaque'}, not ${DOCKERCONFIGJSON} or ${DOCKERCFG}`] };
   const raw = secret.data?.[field];
   if (!raw) return { entries: [], problems: [`image pull secret ${q} has no ${field}`] };
   let doc: unknown;
@@ -133,7 +134,13 @@ interface KeyPattern {
 export function parseCredentialKey(key: string): KeyPattern | undefined {
   const rest = key.trim().replace(/^[a-z][a-z0-9+.-]*:\/\//i, '');
   const slash = rest.indexOf('/');
-  const path = slash >= 0 ? rest.slice(slash + 1).split('/').filter((s) => s !== '') : [];
+  const path =
+    slash >= 0
+      ? rest
+          .slice(slash + 1)
+          .split('/')
+          .filter((s) => s !== '')
+      : [];
   const host = parseHost(slash >= 0 ? rest.slice(0, slash) : rest);
   if (!host) return undefined;
   return { ...host, path: path[0] === 'v1' || path[0] === 'v2' ? path.slice(1) : path };
@@ -150,7 +157,12 @@ function parseHost(hostPort: string): Omit<KeyPattern, 'path'> | undefined {
 
 function labelMatches(glob: string, label: string): boolean {
   if (!/[*?]/.test(glob)) return glob === label;
-  const re = new RegExp(`^${glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  const re = new RegExp(
+    `^${glob
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return re.test(label);
 }
 

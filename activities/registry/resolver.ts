@@ -47,7 +47,11 @@ export function makeRegistryResolver(opts: RegistryResolverOptions): RegistryRes
         keychain = await untilAborted(loadKeychain(opts.kube, ctx), timeout.signal);
         const matched = matchCredentials(keychain.entries, ref.registry, ref.repository);
         try {
-          const digest = await client.manifestDigest(ref, matched.map((e) => e.credential), timeout.signal);
+          const digest = await client.manifestDigest(
+            ref,
+            matched.map((e) => e.credential),
+            timeout.signal,
+          );
           return `${ref.registry}/${ref.repository}@${digest}`;
         } catch (err) {
           if (err instanceof RegistryError && err.kind === 'unauthorized' && !timeout.signal.aborted) {

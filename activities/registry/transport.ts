@@ -44,7 +44,9 @@ export function makeTransport(opts: TransportOptions = {}): Transport {
     keepAlive: true,
     ...(opts.extraCAPem ? { ca: [...tls.rootCertificates, opts.extraCAPem] } : {}),
   });
-  const once: HttpSend = opts.fetchImpl ? fetchSend(opts.fetchImpl, maxBody) : (req) => nodeSend(req, req.url.protocol === 'https:' ? httpsAgent : httpAgent, maxBody);
+  const once: HttpSend = opts.fetchImpl
+    ? fetchSend(opts.fetchImpl, maxBody)
+    : (req) => nodeSend(req, req.url.protocol === 'https:' ? httpsAgent : httpAgent, maxBody);
 
   const send: HttpSend = async (first) => {
     let req = first;
@@ -56,9 +58,7 @@ export function makeTransport(opts: TransportOptions = {}): Transport {
       const headers = { ...req.headers };
       if (next.origin !== req.url.origin) delete headers['Authorization'];
       const keepMethod = res.status === 307 || res.status === 308 || req.method !== 'POST';
-      req = keepMethod
-        ? { ...req, url: next, headers }
-        : { method: 'GET', url: next, headers, signal: req.signal };
+      req = keepMethod ? { ...req, url: next, headers } : { method: 'GET', url: next, headers, signal: req.signal };
     }
   };
   return {

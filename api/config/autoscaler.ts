@@ -57,11 +57,17 @@ function validateOtherKeys(r: ConfigReader): void {
   let targetFraction = float('container-concurrency-target-percentage');
   if (targetFraction > 1) targetFraction /= 100; // percentages above 1, fractions in (0, 1] for legacy reasons
   if (!(targetFraction > 0 && targetFraction <= 1)) {
-    throw new ConfigKeyError('container-concurrency-target-percentage', `must be in (0, 100], got ${r.string(['container-concurrency-target-percentage'], '')}`);
+    throw new ConfigKeyError(
+      'container-concurrency-target-percentage',
+      `must be in (0, 100], got ${r.string(['container-concurrency-target-percentage'], '')}`,
+    );
   }
   const targetDefault = float('container-concurrency-target-default');
   if (targetFraction * targetDefault < 0.01) {
-    throw new ConfigKeyError('container-concurrency-target-default', `with container-concurrency-target-percentage must yield a target of at least 0.01, got ${targetFraction * targetDefault}`);
+    throw new ConfigKeyError(
+      'container-concurrency-target-default',
+      `with container-concurrency-target-percentage must yield a target of at least 0.01, got ${targetFraction * targetDefault}`,
+    );
   }
   const rps = float('requests-per-second-target-default');
   if (!(rps >= 0.01)) throw new ConfigKeyError('requests-per-second-target-default', `must be at least 0.01, got ${rps}`);
@@ -70,7 +76,8 @@ function validateOtherKeys(r: ConfigReader): void {
   const panicWindow = float('panic-window-percentage');
   if (!(panicWindow >= 1 && panicWindow <= 100)) throw new ConfigKeyError('panic-window-percentage', `must be in [1, 100], got ${panicWindow}`);
   const panicThreshold = float('panic-threshold-percentage');
-  if (!(panicThreshold >= 110 && panicThreshold <= 1000)) throw new ConfigKeyError('panic-threshold-percentage', `must be in [110, 1000], got ${panicThreshold}`);
+  if (!(panicThreshold >= 110 && panicThreshold <= 1000))
+    throw new ConfigKeyError('panic-threshold-percentage', `must be in [110, 1000], got ${panicThreshold}`);
   for (const key of ['max-scale-up-rate', 'max-scale-down-rate'] as const) {
     const v = float(key);
     if (!(v > 1)) throw new ConfigKeyError(key, `must be greater than 1.0, got ${v}`);
@@ -85,7 +92,8 @@ function validateOtherKeys(r: ConfigReader): void {
   const grace = r.duration(['scale-to-zero-grace-period'], 30n * second);
   if (grace.nanos <= 0n) throw new ConfigKeyError('scale-to-zero-grace-period', `must be positive, got ${JSON.stringify(grace.raw)}`);
   const retention = r.duration(['scale-to-zero-pod-retention-period'], 0n);
-  if (retention.nanos < 0n) throw new ConfigKeyError('scale-to-zero-pod-retention-period', `must not be negative, got ${JSON.stringify(retention.raw)}`);
+  if (retention.nanos < 0n)
+    throw new ConfigKeyError('scale-to-zero-pod-retention-period', `must not be negative, got ${JSON.stringify(retention.raw)}`);
   const delay = r.duration(['scale-down-delay'], 0n);
   if (delay.nanos < 0n || !isWholeSeconds(delay.nanos)) {
     throw new ConfigKeyError('scale-down-delay', `must be a non-negative whole number of seconds, got ${JSON.stringify(delay.raw)}`);

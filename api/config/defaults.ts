@@ -21,7 +21,10 @@ export const DefaultsConfigName = 'config-defaults';
 // config map is parsed, so an unsupported template never reaches defaulting.
 
 /** The parent metadata a name template reads. */
-export type TemplateMeta = Pick<ObjectMeta, 'name' | 'generateName' | 'namespace' | 'uid' | 'resourceVersion' | 'generation' | 'labels' | 'annotations'>;
+export type TemplateMeta = Pick<
+  ObjectMeta,
+  'name' | 'generateName' | 'namespace' | 'uid' | 'resourceVersion' | 'generation' | 'labels' | 'annotations'
+>;
 
 /** An executable action over ObjectMeta: a scalar field or a map lookup. */
 export type MetaTemplatePart =
@@ -193,11 +196,17 @@ export function parseDefaultsConfig(data: Readonly<Record<string, string>>): Par
 
     const timeout = cfg.revisionTimeoutSeconds;
     if (timeout > cfg.maxRevisionTimeoutSeconds) {
-      throw new ConfigKeyError('revision-timeout-seconds', `must not exceed max-revision-timeout-seconds (${cfg.maxRevisionTimeoutSeconds}), got ${timeout}`);
+      throw new ConfigKeyError(
+        'revision-timeout-seconds',
+        `must not exceed max-revision-timeout-seconds (${cfg.maxRevisionTimeoutSeconds}), got ${timeout}`,
+      );
     }
     const responseStart = cfg.revisionResponseStartTimeoutSeconds;
     if (responseStart !== undefined && responseStart > 0 && responseStart > timeout) {
-      throw new ConfigKeyError('revision-response-start-timeout-seconds', `must not exceed revision-timeout-seconds (${timeout}), got ${responseStart}`);
+      throw new ConfigKeyError(
+        'revision-response-start-timeout-seconds',
+        `must not exceed revision-timeout-seconds (${timeout}), got ${responseStart}`,
+      );
     }
     const idle = cfg.revisionIdleTimeoutSeconds;
     if (idle > 0 && idle > timeout) {
@@ -207,7 +216,10 @@ export function parseDefaultsConfig(data: Readonly<Record<string, string>>): Par
       throw new ConfigKeyError('container-concurrency-max-limit', `must be between 1 and 2147483647, got ${cfg.containerConcurrencyMaxLimit}`);
     }
     if (cfg.containerConcurrency < 0 || cfg.containerConcurrency > cfg.containerConcurrencyMaxLimit) {
-      throw new ConfigKeyError('container-concurrency', `must be between 0 and container-concurrency-max-limit (${cfg.containerConcurrencyMaxLimit}), got ${cfg.containerConcurrency}`);
+      throw new ConfigKeyError(
+        'container-concurrency',
+        `must be between 0 and container-concurrency-max-limit (${cfg.containerConcurrencyMaxLimit}), got ${cfg.containerConcurrency}`,
+      );
     }
     return cfg;
   });

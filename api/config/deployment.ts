@@ -11,8 +11,8 @@ export const DeploymentConfigName = 'config-deployment';
 const durationUnits: Record<string, bigint> = {
   ns: 1n,
   us: 1_000n,
-  'µs': 1_000n, // U+00B5 micro sign
-  'μs': 1_000n, // U+03BC Greek mu
+  µs: 1_000n, // U+00B5 micro sign
+  μs: 1_000n, // U+03BC Greek mu
   ms: 1_000_000n,
   s: 1_000_000_000n,
   m: 60_000_000_000n,
@@ -114,7 +114,10 @@ export function parseStringSet(raw: string): string[] {
 
 /** Thrown inside a parser to abort with "<configmap>: <key>: <reason>"; caught by {@link runParser}. */
 export class ConfigKeyError extends Error {
-  constructor(readonly key: string, readonly reason: string) {
+  constructor(
+    readonly key: string,
+    readonly reason: string,
+  ) {
     super(`${key}: ${reason}`);
   }
 }
@@ -288,7 +291,10 @@ export function parseDeploymentConfig(data: Readonly<Record<string, string>>): P
     if (affinity !== undefined) {
       const found = affinityTypes.find((t) => t === affinity.value);
       if (found === undefined) {
-        throw new ConfigKeyError(affinity.key, `must be one of ${affinityTypes.map((t) => JSON.stringify(t)).join(', ')}, got ${JSON.stringify(affinity.value)}`);
+        throw new ConfigKeyError(
+          affinity.key,
+          `must be one of ${affinityTypes.map((t) => JSON.stringify(t)).join(', ')}, got ${JSON.stringify(affinity.value)}`,
+        );
       }
       defaultAffinityType = found;
     }

@@ -76,7 +76,21 @@ function unquoteDouble(body: string): string {
       continue;
     }
     const e = body[++i];
-    const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', '0': '\0', '"': '"', '\\': '\\', '/': '/', ' ': ' ', b: '\b', f: '\f', e: '\u001b', a: '\u0007', v: '\v' };
+    const simple: Record<string, string> = {
+      n: '\n',
+      t: '\t',
+      r: '\r',
+      '0': '\0',
+      '"': '"',
+      '\\': '\\',
+      '/': '/',
+      ' ': ' ',
+      b: '\b',
+      f: '\f',
+      e: '\u001b',
+      a: '\u0007',
+      v: '\v',
+    };
     const mapped = e === undefined ? undefined : simple[e];
     if (mapped !== undefined) {
       out += mapped;
@@ -84,7 +98,8 @@ function unquoteDouble(body: string): string {
     }
     const width = e === 'x' ? 2 : e === 'u' ? 4 : e === 'U' ? 8 : 0;
     const hex = body.slice(i + 1, i + 1 + width);
-    if (width === 0 || !new RegExp(`^[0-9A-Fa-f]{${width}}$`, 'u').test(hex)) throw new YamlError(`invalid escape "\\${e ?? ''}" in double-quoted string`);
+    if (width === 0 || !new RegExp(`^[0-9A-Fa-f]{${width}}$`, 'u').test(hex))
+      throw new YamlError(`invalid escape "\\${e ?? ''}" in double-quoted string`);
     out += String.fromCodePoint(parseInt(hex, 16));
     i += width;
   }

@@ -5,13 +5,7 @@ import { DeploymentConfigName, parseDeploymentConfig } from './deployment.js';
 import type { Parsed, RevisionConfig } from './types.js';
 
 export type { AutoscalerConfig, DefaultsConfig, DeploymentConfig, Parsed, RevisionConfig } from './types.js';
-export {
-  AutoscalerConfigName,
-  AutoscalerKeys,
-  AutoscalerOtherDefaults,
-  defaultAutoscalerConfig,
-  parseAutoscalerConfig,
-} from './autoscaler.js';
+export { AutoscalerConfigName, AutoscalerKeys, AutoscalerOtherDefaults, defaultAutoscalerConfig, parseAutoscalerConfig } from './autoscaler.js';
 export {
   DefaultsConfigName,
   DefaultsKeys,

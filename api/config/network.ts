@@ -143,7 +143,9 @@ function compileAction(body: string, s: TemplateStruct): GoTemplatePart | string
   if (s.scalars.includes(root)) {
     if (body !== `.${root}`) {
       const more = /^\.[A-Za-z_][A-Za-z0-9_]*\.([A-Za-z0-9_]+)/u.exec(body);
-      return more?.[1] !== undefined ? `can't evaluate field ${more[1]} in type string` : `unsupported action "{{${body}}}" (supported: ${fieldList(s)})`;
+      return more?.[1] !== undefined
+        ? `can't evaluate field ${more[1]} in type string`
+        : `unsupported action "{{${body}}}" (supported: ${fieldList(s)})`;
     }
     if (root === 'Domain') return { kind: 'value', field: 'domain' };
     if (root === 'Tag') return { kind: 'value', field: 'tag' };

@@ -11,11 +11,7 @@ export const IngressConditionNetworkConfigured = 'NetworkConfigured';
 export const IngressConditionLoadBalancerReady = 'LoadBalancerReady';
 
 /** Ready = NetworkConfigured ∧ LoadBalancerReady. */
-export const ingressConditionSet = conditionSet(
-  IngressConditionReady,
-  IngressConditionNetworkConfigured,
-  IngressConditionLoadBalancerReady,
-);
+export const ingressConditionSet = conditionSet(IngressConditionReady, IngressConditionNetworkConfigured, IngressConditionLoadBalancerReady);
 
 export function initializeIngressConditions(status: IngressStatus, now: string): void {
   ingressConditionSet.initialize(status, now);
@@ -73,13 +69,7 @@ export function markLoadBalancerReady(
 
 /** LoadBalancerReady Unknown `Uninitialized` "Waiting for load balancer to be ready". */
 export function markLoadBalancerNotReady(status: IngressStatus, now: string): void {
-  ingressConditionSet.markUnknown(
-    status,
-    IngressConditionLoadBalancerReady,
-    'Uninitialized',
-    'Waiting for load balancer to be ready',
-    now,
-  );
+  ingressConditionSet.markUnknown(status, IngressConditionLoadBalancerReady, 'Uninitialized', 'Waiting for load balancer to be ready', now);
 }
 
 /** LoadBalancerReady False with the caller's reason (net-istio: `ReconcileVirtualServiceFailed`). */

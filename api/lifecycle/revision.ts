@@ -25,11 +25,7 @@ export const QueueProxyContainerName = 'queue-proxy';
 export type RevisionStatus = NonNullable<Revision['status']>;
 
 /** Ready = ResourcesAvailable ∧ ContainerHealthy; `Active` is outside the set (checklist 40). */
-export const revisionConditionSet = conditionSet(
-  RevisionConditionReady,
-  RevisionConditionResourcesAvailable,
-  RevisionConditionContainerHealthy,
-);
+export const revisionConditionSet = conditionSet(RevisionConditionReady, RevisionConditionResourcesAvailable, RevisionConditionContainerHealthy);
 
 // --- Minimal structural views of apps/v1 Deployment and core/v1 Pod (compatible with @kubernetes/client-node). ---
 
@@ -275,8 +271,7 @@ export function propagateDeploymentStatus(
       const terminated = container.lastState?.terminated;
       const waiting = container.state?.waiting;
       if (terminated) {
-        const msg =
-          terminated.exitCode === 0 && !terminated.message ? 'container exited with no error' : (terminated.message ?? '');
+        const msg = terminated.exitCode === 0 && !terminated.message ? 'container exited with no error' : (terminated.message ?? '');
         markContainerUnhealthy(status, exitCodeReason(terminated.exitCode), containerExitingMessage(msg), now);
       } else if (waiting && hasDeploymentTimedOut(deployment)) {
         markResourcesUnavailable(status, waiting.reason ?? '', waiting.message ?? '', now);

@@ -100,24 +100,12 @@ export function markConfigurationFailed(status: RouteStatus, name: string, now: 
 
 /** A named Revision is not ready yet: Unknown `RevisionMissing`. */
 export function markRevisionNotReady(status: RouteStatus, name: string, now: string): void {
-  routeConditionSet.markUnknown(
-    status,
-    RouteConditionAllTrafficAssigned,
-    'RevisionMissing',
-    `Revision ${quote(name)} is not yet ready.`,
-    now,
-  );
+  routeConditionSet.markUnknown(status, RouteConditionAllTrafficAssigned, 'RevisionMissing', `Revision ${quote(name)} is not yet ready.`, now);
 }
 
 /** A named Revision failed: False `RevisionMissing`. */
 export function markRevisionFailed(status: RouteStatus, name: string, now: string): void {
-  routeConditionSet.markFalse(
-    status,
-    RouteConditionAllTrafficAssigned,
-    'RevisionMissing',
-    `Revision ${quote(name)} failed to become ready.`,
-    now,
-  );
+  routeConditionSet.markFalse(status, RouteConditionAllTrafficAssigned, 'RevisionMissing', `Revision ${quote(name)} failed to become ready.`, now);
 }
 
 /** A referenced Configuration/Revision does not exist: False `<Kind>Missing` (checklist 44). */
@@ -185,13 +173,7 @@ export function markIngressRolloutInProgress(status: RouteStatus, now: string): 
 
 /** The Ingress has not caught up yet: IngressReady Unknown `IngressNotConfigured` (checklist 59). */
 export function markIngressNotConfigured(status: RouteStatus, now: string): void {
-  routeConditionSet.markUnknown(
-    status,
-    RouteConditionIngressReady,
-    'IngressNotConfigured',
-    'Ingress has not yet been reconciled.',
-    now,
-  );
+  routeConditionSet.markUnknown(status, RouteConditionIngressReady, 'IngressNotConfigured', 'Ingress has not yet been reconciled.', now);
 }
 
 /**
@@ -268,12 +250,7 @@ export function markCertificateNotReady(status: RouteStatus, certificateName: st
 }
 
 /** `certificateReason` is the reason of the Certificate's Ready condition ('' if none). */
-export function markCertificateProvisionFailed(
-  status: RouteStatus,
-  certificateName: string,
-  certificateReason: string,
-  now: string,
-): void {
+export function markCertificateProvisionFailed(status: RouteStatus, certificateName: string, certificateReason: string, now: string): void {
   routeConditionSet.markFalse(
     status,
     RouteConditionCertificateProvisioned,

@@ -10,11 +10,7 @@ export const ServiceConditionRoutesReady = 'RoutesReady';
 export type ServiceStatus = Status & ConfigurationStatusFields & RouteStatusFields;
 
 /** Ready = ConfigurationsReady ∧ RoutesReady. */
-export const serviceConditionSet = conditionSet(
-  ServiceConditionReady,
-  ServiceConditionConfigurationsReady,
-  ServiceConditionRoutesReady,
-);
+export const serviceConditionSet = conditionSet(ServiceConditionReady, ServiceConditionConfigurationsReady, ServiceConditionRoutesReady);
 
 /** Go's %q for the names used here (DNS labels): a double-quoted, escaped string. */
 const quote = (s: string): string => JSON.stringify(s);
@@ -117,11 +113,7 @@ function assignOrDelete<T extends object, K extends keyof T>(target: T, key: K, 
  * Configuration's Ready into ConfigurationsReady with the same reason/message (checklist 8). A Configuration
  * without a Ready condition leaves the condition untouched.
  */
-export function propagateConfigurationStatus(
-  status: ServiceStatus,
-  cfgStatus: Status & ConfigurationStatusFields,
-  now: string,
-): void {
+export function propagateConfigurationStatus(status: ServiceStatus, cfgStatus: Status & ConfigurationStatusFields, now: string): void {
   assignOrDelete(status, 'latestReadyRevisionName', cfgStatus.latestReadyRevisionName);
   assignOrDelete(status, 'latestCreatedRevisionName', cfgStatus.latestCreatedRevisionName);
 

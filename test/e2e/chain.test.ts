@@ -6,14 +6,25 @@ import { apply, getObject, kubectl, kubectlJson, temporalClient } from '../harne
 import { eventually } from '../harness/wait.js';
 
 interface Deployment {
-  metadata: { name: string; labels: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: { kind: string; name: string; controller?: boolean }[] };
+  metadata: {
+    name: string;
+    labels: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: { kind: string; name: string; controller?: boolean }[];
+  };
   spec: {
     replicas: number;
     progressDeadlineSeconds: number;
     revisionHistoryLimit: number;
     selector: { matchLabels: Record<string, string> };
     strategy: { rollingUpdate?: { maxUnavailable?: number | string } };
-    template: { metadata: { labels: Record<string, string>; annotations?: Record<string, string> }; spec: { terminationGracePeriodSeconds: number; containers: { name: string; image: string; ports?: { name: string; containerPort: number }[]; env?: { name: string; value?: string }[] }[] } };
+    template: {
+      metadata: { labels: Record<string, string>; annotations?: Record<string, string> };
+      spec: {
+        terminationGracePeriodSeconds: number;
+        containers: { name: string; image: string; ports?: { name: string; containerPort: number }[]; env?: { name: string; value?: string }[] }[];
+      };
+    };
   };
   status?: { availableReplicas?: number };
 }
@@ -34,10 +45,14 @@ function service(name: string, image: string, extra: Record<string, unknown> = {
 }
 
 async function revisionReady(name: string): Promise<Revision> {
-  return eventually(`Revision ${name} Ready`, async () => {
-    const r = await getObject<Revision>('revision', name);
-    return cond(r, 'Ready')?.status === 'True' ? r : undefined;
-  }, 120_000);
+  return eventually(
+    `Revision ${name} Ready`,
+    async () => {
+      const r = await getObject<Revision>('revision', name);
+      return cond(r, 'Ready')?.status === 'True' ? r : undefined;
+    },
+    120_000,
+  );
 }
 
 describe('Service → Configuration → Revision → Deployment', () => {
@@ -76,12 +91,20 @@ describe('Service → Configuration → Revision → Deployment', () => {
 
   it('checklist 25-28: chain-00001-deployment has Knative labels, hakn replicas and the serving container wiring, and reaches 2/2', async () => {
     const rev = (await getObject<Revision>('revision', `${name}-00001`))!;
-    const d = await eventually('Deployment available', async () => {
-      const dep = await getObject<Deployment>('deployment', `${name}-00001-deployment`);
-      return dep?.status?.availableReplicas === 2 ? dep : undefined;
-    }, 120_000);
+    const d = await eventually(
+      'Deployment available',
+      async () => {
+        const dep = await getObject<Deployment>('deployment', `${name}-00001-deployment`);
+        return dep?.status?.availableReplicas === 2 ? dep : undefined;
+      },
+      120_000,
+    );
     expect(d.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Revision', name: `${name}-00001`, controller: true })]);
-    expect(d.metadata.labels).toMatchObject({ 'serving.knative.dev/revision': `${name}-00001`, 'serving.knative.dev/revisionUID': rev.metadata.uid, app: `${name}-00001` });
+    expect(d.metadata.labels).toMatchObject({
+      'serving.knative.dev/revision': `${name}-00001`,
+      'serving.knative.dev/revisionUID': rev.metadata.uid,
+      app: `${name}-00001`,
+    });
     expect(d.metadata.labels['serving.knative.dev/deployment-hash']).toMatch(/^[0-9a-z]+$/);
     expect(d.metadata.labels).not.toHaveProperty(['serving.knative.dev/routingState']);
     expect(d.spec.selector.matchLabels).toEqual({ 'serving.knative.dev/revisionUID': rev.metadata.uid });
@@ -94,17 +117,27 @@ describe('Service → Configuration → Revision → Deployment', () => {
     expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(300);
     const c = d.spec.template.spec.containers[0]!;
     expect(c.ports).toEqual([{ name: 'user-port', containerPort: 80, protocol: 'TCP' }]);
-    expect(c.env).toEqual(expect.arrayContaining([
-      { name: 'PORT', value: '80' },
-      { name: 'K_REVISION', value: `${name}-00001` },
-      { name: 'K_CONFIGURATION', value: name },
-      { name: 'K_SERVICE', value: name },
-    ]));
+    expect(c.env).toEqual(
+      expect.arrayContaining([
+        { name: 'PORT', value: '80' },
+        { name: 'K_REVISION', value: `${name}-00001` },
+        { name: 'K_CONFIGURATION', value: name },
+        { name: 'K_SERVICE', value: name },
+      ]),
+    );
   });
 
   it('creates the ClusterIP Service chain-00001 selecting the revision pods', async () => {
     const rev = (await getObject<Revision>('revision', `${name}-00001`))!;
-    const s = await eventually('revision Service', () => getObject<{ spec: { type: string; selector: Record<string, string>; ports: { name: string; port: number; targetPort: number }[] } }>('service', `${name}-00001`), 60_000);
+    const s = await eventually(
+      'revision Service',
+      () =>
+        getObject<{ spec: { type: string; selector: Record<string, string>; ports: { name: string; port: number; targetPort: number }[] } }>(
+          'service',
+          `${name}-00001`,
+        ),
+      60_000,
+    );
     expect(s.spec.type).toBe('ClusterIP');
     expect(s.spec.selector).toEqual({ 'serving.knative.dev/revisionUID': rev.metadata.uid });
     expect(s.spec.ports).toEqual([expect.objectContaining({ name: 'http', port: 80, targetPort: 80 })]);
@@ -117,18 +150,26 @@ describe('Service → Configuration → Revision → Deployment', () => {
     expect(rev.status?.actualReplicas).toBe(2);
     expect(rev.status?.desiredReplicas).toBe(2);
     expect(rev.status?.observedGeneration).toBe(1);
-    const cfg = await eventually('Configuration Ready', async () => {
-      const c = await getObject<Configuration>('configuration', name);
-      return cond(c, 'Ready')?.status === 'True' ? c : undefined;
-    }, 60_000);
+    const cfg = await eventually(
+      'Configuration Ready',
+      async () => {
+        const c = await getObject<Configuration>('configuration', name);
+        return cond(c, 'Ready')?.status === 'True' ? c : undefined;
+      },
+      60_000,
+    );
     expect(cfg.status).toMatchObject({ latestCreatedRevisionName: `${name}-00001`, latestReadyRevisionName: `${name}-00001`, observedGeneration: 1 });
   });
 
   it('checklist 8: the Service mirrors its Configuration and Route and becomes Ready with its URL', async () => {
-    const svc = await eventually('Service Ready', async () => {
-      const s = await getObject<Service>('ksvc', name);
-      return cond(s, 'Ready')?.status === 'True' ? s : undefined;
-    }, 60_000);
+    const svc = await eventually(
+      'Service Ready',
+      async () => {
+        const s = await getObject<Service>('ksvc', name);
+        return cond(s, 'Ready')?.status === 'True' ? s : undefined;
+      },
+      60_000,
+    );
     expect(svc.status).toMatchObject({
       latestCreatedRevisionName: `${name}-00001`,
       latestReadyRevisionName: `${name}-00001`,
@@ -144,21 +185,32 @@ describe('Service → Configuration → Revision → Deployment', () => {
   });
 
   it('records Kubernetes Events with Knative reasons', async () => {
-    const events = await kubectlJson<{ items: { reason: string; message: string; involvedObject: { kind: string; name: string } }[] }>(['get', 'events', '--field-selector', `involvedObject.name=${name}`]);
+    const events = await kubectlJson<{ items: { reason: string; message: string; involvedObject: { kind: string; name: string } }[] }>([
+      'get',
+      'events',
+      '--field-selector',
+      `involvedObject.name=${name}`,
+    ]);
     const seen = events.items.map((e) => `${e.involvedObject.kind}/${e.reason}: ${e.message}`);
-    expect(seen).toEqual(expect.arrayContaining([
-      `Service/Created: Created Configuration "${name}"`,
-      `Service/Created: Created Route "${name}"`,
-      `Configuration/Created: Created Revision "${name}-00001"`,
-      'Configuration/ConfigurationReady: Configuration becomes ready',
-    ]));
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        `Service/Created: Created Configuration "${name}"`,
+        `Service/Created: Created Route "${name}"`,
+        `Configuration/Created: Created Revision "${name}-00001"`,
+        'Configuration/ConfigurationReady: Configuration becomes ready',
+      ]),
+    );
   });
 
   it('the Temporal history of Revision/default/chain-00001 reads as a log of steps', async () => {
     const history = await t.client.workflow.getHandle(`Revision/default/${name}-00001`).fetchHistory();
     const steps = (history.events ?? [])
       .filter((e) => e.activityTaskScheduledEventAttributes)
-      .map((e) => Buffer.from(e.userMetadata?.summary?.data ?? new Uint8Array()).toString().replace(/^"|"$/g, ''));
+      .map((e) =>
+        Buffer.from(e.userMetadata?.summary?.data ?? new Uint8Array())
+          .toString()
+          .replace(/^"|"$/g, ''),
+      );
     expect(steps.slice(0, 3)).toEqual([
       `resolve image digests of Revision default/${name}-00001`,
       `apply Deployment ${name}-00001-deployment and Service ${name}-00001`,
@@ -171,45 +223,81 @@ describe('Service → Configuration → Revision → Deployment', () => {
     await revisionReady(`${name}-00002`);
     const revs = await kubectlJson<{ items: Revision[] }>(['get', 'revisions', '-l', `serving.knative.dev/configuration=${name}`]);
     expect(revs.items.map((r) => r.metadata.name).sort()).toEqual([`${name}-00001`, `${name}-00002`]);
-    const cfg = await eventually('latestReady chain-00002', async () => {
-      const c = await getObject<Configuration>('configuration', name);
-      return c?.status?.latestReadyRevisionName === `${name}-00002` ? c : undefined;
-    }, 60_000);
+    const cfg = await eventually(
+      'latestReady chain-00002',
+      async () => {
+        const c = await getObject<Configuration>('configuration', name);
+        return c?.status?.latestReadyRevisionName === `${name}-00002` ? c : undefined;
+      },
+      60_000,
+    );
     expect(cond(cfg, 'Ready')?.status).toBe('True');
   });
 
   it('checklist 6: a manual edit of the Configuration spec is reverted', async () => {
-    await kubectl(['patch', 'configuration', name, '--type=json', '-p', JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'hacked:1' }])]);
-    await eventually('image restored', async () => (await getObject<Configuration>('configuration', name))?.spec.template.spec.containers[0]?.image === 'nginx:1.28', 60_000);
+    await kubectl([
+      'patch',
+      'configuration',
+      name,
+      '--type=json',
+      '-p',
+      JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/image', value: 'hacked:1' }]),
+    ]);
+    await eventually(
+      'image restored',
+      async () => (await getObject<Configuration>('configuration', name))?.spec.template.spec.containers[0]?.image === 'nginx:1.28',
+      60_000,
+    );
   });
 
   it('checklist 19 and 36: an unschedulable spec fails the Revision, Configuration and Service with Knative reasons; traffic stays on the last ready', async () => {
     // The manual edit above made a generation of its own, so the last ready Revision is whatever the Configuration says.
-    const lastReady = await eventually('Configuration Ready again', async () => {
-      const c = await getObject<Configuration>('configuration', name);
-      const settled = c?.status?.observedGeneration === c?.metadata.generation && cond(c, 'Ready')?.status === 'True';
-      return settled && c?.status?.latestReadyRevisionName === c?.status?.latestCreatedRevisionName ? c?.status?.latestReadyRevisionName : undefined;
-    }, 60_000);
+    const lastReady = await eventually(
+      'Configuration Ready again',
+      async () => {
+        const c = await getObject<Configuration>('configuration', name);
+        const settled = c?.status?.observedGeneration === c?.metadata.generation && cond(c, 'Ready')?.status === 'True';
+        return settled && c?.status?.latestReadyRevisionName === c?.status?.latestCreatedRevisionName
+          ? c?.status?.latestReadyRevisionName
+          : undefined;
+      },
+      60_000,
+    );
     await apply(service(name, 'nginx:1.28', { resources: { requests: { cpu: '1000' } } }));
-    const rev = await eventually('chain-00004 or 00003 failed', async () => {
-      const c = await getObject<Configuration>('configuration', name);
-      const latest = c?.status?.latestCreatedRevisionName;
-      if (!latest || latest === lastReady) return undefined;
-      const r = await getObject<Revision>('revision', latest);
-      return cond(r, 'Ready')?.status === 'False' ? r : undefined;
-    }, 120_000);
+    const rev = await eventually(
+      'chain-00004 or 00003 failed',
+      async () => {
+        const c = await getObject<Configuration>('configuration', name);
+        const latest = c?.status?.latestCreatedRevisionName;
+        if (!latest || latest === lastReady) return undefined;
+        const r = await getObject<Revision>('revision', latest);
+        return cond(r, 'Ready')?.status === 'False' ? r : undefined;
+      },
+      120_000,
+    );
     expect(cond(rev, 'ResourcesAvailable')).toMatchObject({ status: 'False', reason: 'Unschedulable' });
     const revName = rev.metadata.name ?? '';
-    const cfg = await eventually('Configuration failed', async () => {
-      const c = await getObject<Configuration>('configuration', name);
-      return cond(c, 'Ready')?.status === 'False' ? c : undefined;
-    }, 60_000);
-    expect(cond(cfg, 'Ready')).toMatchObject({ reason: 'RevisionFailed', message: expect.stringContaining(`Revision "${revName}" failed with message: `) });
+    const cfg = await eventually(
+      'Configuration failed',
+      async () => {
+        const c = await getObject<Configuration>('configuration', name);
+        return cond(c, 'Ready')?.status === 'False' ? c : undefined;
+      },
+      60_000,
+    );
+    expect(cond(cfg, 'Ready')).toMatchObject({
+      reason: 'RevisionFailed',
+      message: expect.stringContaining(`Revision "${revName}" failed with message: `),
+    });
     expect(cfg.status?.latestReadyRevisionName).toBe(lastReady);
-    const svc = await eventually('Service ConfigurationsReady False', async () => {
-      const s = await getObject<Service>('ksvc', name);
-      return cond(s, 'ConfigurationsReady')?.status === 'False' ? s : undefined;
-    }, 60_000);
+    const svc = await eventually(
+      'Service ConfigurationsReady False',
+      async () => {
+        const s = await getObject<Service>('ksvc', name);
+        return cond(s, 'ConfigurationsReady')?.status === 'False' ? s : undefined;
+      },
+      60_000,
+    );
     expect(cond(svc, 'ConfigurationsReady')?.reason).toBe('RevisionFailed');
     expect(cond(svc, 'Ready')).toMatchObject({ status: 'False', reason: 'RevisionFailed' });
   });
@@ -220,43 +308,79 @@ describe('Service → Configuration → Revision → Deployment', () => {
       apiVersion: 'serving.knative.dev/v1',
       kind: 'Service',
       metadata: { name: 'crash', namespace: 'default' },
-      spec: { template: {
-        metadata: { labels: { 'kwok.tidal.dev/crash': 'true' }, annotations: { 'kwok.tidal.dev/message': 'nginx: [emerg] bad config' } },
-        spec: { containers: [{ image: 'nginx', ports: [{ containerPort: 80 }] }] },
-      } },
+      spec: {
+        template: {
+          metadata: { labels: { 'kwok.tidal.dev/crash': 'true' }, annotations: { 'kwok.tidal.dev/message': 'nginx: [emerg] bad config' } },
+          spec: { containers: [{ image: 'nginx', ports: [{ containerPort: 80 }] }] },
+        },
+      },
     });
-    const rev = await eventually('ExitCode1', async () => {
-      const r = await getObject<Revision>('revision', 'crash-00001');
-      return cond(r, 'ContainerHealthy')?.status === 'False' ? r : undefined;
-    }, 120_000);
+    const rev = await eventually(
+      'ExitCode1',
+      async () => {
+        const r = await getObject<Revision>('revision', 'crash-00001');
+        return cond(r, 'ContainerHealthy')?.status === 'False' ? r : undefined;
+      },
+      120_000,
+    );
     expect(cond(rev, 'ContainerHealthy')).toMatchObject({ reason: 'ExitCode1', message: 'Container failed with: nginx: [emerg] bad config' });
     expect(cond(rev, 'Ready')).toMatchObject({ status: 'False', reason: 'ExitCode1' });
-    const svc = await eventually('Service reports it', async () => {
-      const s = await getObject<Service>('ksvc', 'crash');
-      return cond(s, 'ConfigurationsReady')?.status === 'False' ? s : undefined;
-    }, 60_000);
-    expect(cond(svc, 'ConfigurationsReady')).toMatchObject({ reason: 'RevisionFailed', message: expect.stringContaining('Container failed with: nginx: [emerg] bad config') });
+    const svc = await eventually(
+      'Service reports it',
+      async () => {
+        const s = await getObject<Service>('ksvc', 'crash');
+        return cond(s, 'ConfigurationsReady')?.status === 'False' ? s : undefined;
+      },
+      60_000,
+    );
+    expect(cond(svc, 'ConfigurationsReady')).toMatchObject({
+      reason: 'RevisionFailed',
+      message: expect.stringContaining('Container failed with: nginx: [emerg] bad config'),
+    });
     await kubectl(['delete', 'ksvc', 'crash']);
   });
 
   it('checklist 7: a Configuration that exists and is not owned makes the Service report NotOwned', async () => {
-    await apply({ apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', metadata: { name: 'taken', namespace: 'default' }, spec: { template: { spec: { containers: [{ image: 'nginx' }] } } } });
+    await apply({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Configuration',
+      metadata: { name: 'taken', namespace: 'default' },
+      spec: { template: { spec: { containers: [{ image: 'nginx' }] } } },
+    });
     await apply(service('taken', 'nginx'));
-    const svc = await eventually('NotOwned', async () => {
-      const s = await getObject<Service>('ksvc', 'taken');
-      return cond(s, 'ConfigurationsReady')?.status === 'False' ? s : undefined;
-    }, 60_000);
-    expect(cond(svc, 'ConfigurationsReady')).toMatchObject({ reason: 'NotOwned', message: 'There is an existing Configuration "taken" that we do not own.' });
+    const svc = await eventually(
+      'NotOwned',
+      async () => {
+        const s = await getObject<Service>('ksvc', 'taken');
+        return cond(s, 'ConfigurationsReady')?.status === 'False' ? s : undefined;
+      },
+      60_000,
+    );
+    expect(cond(svc, 'ConfigurationsReady')).toMatchObject({
+      reason: 'NotOwned',
+      message: 'There is an existing Configuration "taken" that we do not own.',
+    });
     await kubectl(['delete', 'ksvc', 'taken']);
     await kubectl(['delete', 'configuration', 'taken']);
   });
 
   it('deleting the Service removes the Configuration, Revisions, Deployments and Services', async () => {
     await kubectl(['delete', 'ksvc', name]);
-    await eventually('everything gone', async () => {
-      const left = await kubectl(['get', 'configurations,revisions,deployments,services', '-l', `serving.knative.dev/service=${name}`, '-o', 'name']);
-      const revs = await kubectl(['get', 'revisions,deployments', '-o', 'name']);
-      return left.trim() === '' && !revs.includes(`${name}-0000`) ? true : undefined;
-    }, 120_000);
+    await eventually(
+      'everything gone',
+      async () => {
+        const left = await kubectl([
+          'get',
+          'configurations,revisions,deployments,services',
+          '-l',
+          `serving.knative.dev/service=${name}`,
+          '-o',
+          'name',
+        ]);
+        const revs = await kubectl(['get', 'revisions,deployments', '-o', 'name']);
+        return left.trim() === '' && !revs.includes(`${name}-0000`) ? true : undefined;
+      },
+      120_000,
+    );
   });
 });

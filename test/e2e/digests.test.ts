@@ -38,26 +38,45 @@ function dockerConfigSecret(name: string, host: string, user: string, pass: stri
 }
 
 async function revision(name: string, done: (r: Revision) => boolean, timeoutMs = 120_000): Promise<Revision> {
-  return eventually(`Revision ${name}`, async () => {
-    const r = await getObject<Revision>('revision', name);
-    return r && done(r) ? r : undefined;
-  }, timeoutMs);
+  return eventually(
+    `Revision ${name}`,
+    async () => {
+      const r = await getObject<Revision>('revision', name);
+      return r && done(r) ? r : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 const ready = (r: Revision) => cond(r, 'Ready')?.status === 'True';
 const missing = (r: Revision) => cond(r, 'ContainerHealthy')?.reason === 'ContainerMissing';
-const deploymentImage = (rev: string) => kubectl(['get', 'deployment', `${rev}-deployment`, '-o', 'jsonpath={.spec.template.spec.containers[0].image}']);
+const deploymentImage = (rev: string) =>
+  kubectl(['get', 'deployment', `${rev}-deployment`, '-o', 'jsonpath={.spec.template.spec.containers[0].image}']);
 
 beforeAll(async () => {
   t = await temporalClient();
   const { public: pub, private: priv } = regs();
   password = priv.users.tidal ?? '';
   digests.hello = (await pushImage(pub, { repository: 'tidal/hello', tag: 'v1' })).digest;
-  digests.multi = (await pushImage(pub, { repository: 'tidal/multi', tag: 'v1', platforms: [{ os: 'linux', architecture: 'amd64' }, { os: 'linux', architecture: 'arm64' }] })).digest;
+  digests.multi = (
+    await pushImage(pub, {
+      repository: 'tidal/multi',
+      tag: 'v1',
+      platforms: [
+        { os: 'linux', architecture: 'amd64' },
+        { os: 'linux', architecture: 'arm64' },
+      ],
+    })
+  ).digest;
   digests.secret = (await pushImage(priv, { repository: 'tidal/secret', tag: 'v1', user: 'tidal', password })).digest;
   await apply(dockerConfigSecret('regcred', priv.host, 'tidal', password));
   await apply(dockerConfigSecret('badcred', priv.host, 'tidal', 'not-the-password-1234'));
-  await apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'puller', namespace: 'default' }, imagePullSecrets: [{ name: 'regcred' }] });
+  await apply({
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'puller', namespace: 'default' },
+    imagePullSecrets: [{ name: 'regcred' }],
+  });
 });
 
 afterAll(async () => {
@@ -107,15 +126,24 @@ describe('tag-to-digest resolution', () => {
     expect(cond(rev, 'Ready')).toMatchObject({ status: 'False', reason: 'ContainerMissing' });
     const handle = t.client.workflow.getHandle('Revision/default/priv-bad-00001');
     // The step is retrying; Temporal shows its last failure on the pending activity.
-    const pending = await eventually('the failing step', async () => {
-      const p = (await handle.describe()).raw.pendingActivities?.[0];
-      return p?.lastFailure?.message ? p : undefined;
-    }, 60_000);
+    const pending = await eventually(
+      'the failing step',
+      async () => {
+        const p = (await handle.describe()).raw.pendingActivities?.[0];
+        return p?.lastFailure?.message ? p : undefined;
+      },
+      60_000,
+    );
     expect(pending.lastFailure?.message).toContain('unauthorized');
     const history = JSON.stringify(await handle.fetchHistory());
     const described = JSON.stringify((await handle.describe()).raw);
     const log = readFileSync(path.join(stack().dir, 'logs', 'tidal-controller.log'), 'utf8');
-    for (const secret of ['not-the-password-1234', password, Buffer.from(`tidal:${password}`).toString('base64'), Buffer.from('tidal:not-the-password-1234').toString('base64')]) {
+    for (const secret of [
+      'not-the-password-1234',
+      password,
+      Buffer.from(`tidal:${password}`).toString('base64'),
+      Buffer.from('tidal:not-the-password-1234').toString('base64'),
+    ]) {
       expect(history).not.toContain(secret);
       expect(described).not.toContain(secret);
       expect(log).not.toContain(secret);
@@ -151,11 +179,15 @@ describe('tag-to-digest resolution', () => {
       await apply(ksvc('outage', `${pub.host}/tidal/hello:v1`));
       const rev = await revision('outage-00001', missing);
       expect(cond(rev, 'ContainerHealthy')?.message).toContain('cannot reach registry');
-      const pending = await eventually('a retried step', async () => {
-        const d = await t.client.workflow.getHandle('Revision/default/outage-00001').describe();
-        const p = d.raw.pendingActivities?.[0];
-        return p && (p.attempt ?? 0) >= 2 ? p : undefined;
-      }, 60_000);
+      const pending = await eventually(
+        'a retried step',
+        async () => {
+          const d = await t.client.workflow.getHandle('Revision/default/outage-00001').describe();
+          const p = d.raw.pendingActivities?.[0];
+          return p && (p.attempt ?? 0) >= 2 ? p : undefined;
+        },
+        60_000,
+      );
       expect(pending.activityType?.name).toBe('resolveRevisionDigests');
       expect(pending.lastFailure?.message).toContain('cannot reach registry');
     } finally {

@@ -16,7 +16,13 @@ beforeAll(async () => {
   const s = stack();
   procs = new ProcessTable(s.dir);
   info = { dir: s.dir, kubeconfig: s.kubeconfig, temporalAddress: s.temporalAddress, temporalUi: undefined, bins: s.bins, ports: testPorts };
-  await startController(info, procs, { ports: secondPorts, controllerEnv: { ...s.controllerEnv, TIDAL_IDENTITY: 'controller-2' } }, log, 'tidal-controller-2');
+  await startController(
+    info,
+    procs,
+    { ports: secondPorts, controllerEnv: { ...s.controllerEnv, TIDAL_IDENTITY: 'controller-2' } },
+    log,
+    'tidal-controller-2',
+  );
 });
 
 afterAll(async () => {
@@ -49,15 +55,20 @@ describe('a controller killed mid-flight', () => {
 
     for (const n of names) {
       const want = updated.has(n) ? 'nginx:1.28' : 'nginx:1.27';
-      const cfg = await eventually(`${n} converged`, async () => {
-        const c = await getObject<Configuration>('configuration', n);
-        if (!c || c.status?.observedGeneration !== c.metadata.generation) return undefined;
-        const ready = c.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True';
-        const latest = c.status?.latestReadyRevisionName;
-        if (!ready || !latest || latest !== c.status?.latestCreatedRevisionName) return undefined;
-        const rev = await getObject<Revision>('revision', latest);
-        return rev?.spec.containers[0]?.image === want ? c : undefined;
-      }, 180_000, 500).catch(async (err: unknown) => {
+      const cfg = await eventually(
+        `${n} converged`,
+        async () => {
+          const c = await getObject<Configuration>('configuration', n);
+          if (!c || c.status?.observedGeneration !== c.metadata.generation) return undefined;
+          const ready = c.status?.conditions?.find((x) => x.type === 'Ready')?.status === 'True';
+          const latest = c.status?.latestReadyRevisionName;
+          if (!ready || !latest || latest !== c.status?.latestCreatedRevisionName) return undefined;
+          const rev = await getObject<Revision>('revision', latest);
+          return rev?.spec.containers[0]?.image === want ? c : undefined;
+        },
+        180_000,
+        500,
+      ).catch(async (err: unknown) => {
         // Say what was stuck, so a failure here can be diagnosed from the CI log alone.
         const dump = await kubectl(['get', 'ksvc,configurations,revisions,deployments,pods,nodes', '-o', 'wide']).catch(String);
         const cfgYaml = await kubectl(['get', 'configuration', n, '-o', 'yaml']).catch(String);
@@ -69,7 +80,8 @@ describe('a controller killed mid-flight', () => {
       expect(new Set(generations).size).toBe(generations.length);
       expect(generations.every((g) => Number(g) >= 1 && Number(g) <= (cfg.metadata.generation ?? 0))).toBe(true);
       // Names follow the generation they were made for.
-      for (const r of revs.items) expect(r.metadata.name).toBe(`${n}-${String(r.metadata.labels?.['serving.knative.dev/configurationGeneration']).padStart(5, '0')}`);
+      for (const r of revs.items)
+        expect(r.metadata.name).toBe(`${n}-${String(r.metadata.labels?.['serving.knative.dev/configurationGeneration']).padStart(5, '0')}`);
       // The newest generation has its Revision, Ready, with its Deployment available.
       expect(cfg.status?.latestReadyRevisionName).toBe(`${n}-${String(cfg.metadata.generation).padStart(5, '0')}`);
       const dep = await getObject<{ status?: { availableReplicas?: number } }>('deployment', `${cfg.status?.latestReadyRevisionName}-deployment`);
@@ -83,4 +95,3 @@ describe('a controller killed mid-flight', () => {
     await eventually('revisions gone', async () => !(await kubectl(['get', 'revisions', '-o', 'name'])).includes('dur-'), 120_000);
   });
 });
-

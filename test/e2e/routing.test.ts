@@ -9,7 +9,10 @@ interface VirtualService {
   spec: {
     gateways: string[];
     hosts: string[];
-    http: { match: { authority?: { prefix?: string }; gateways?: string[] }[]; route: { destination: { host: string; port: { number: number } }; weight: number; headers?: { request?: { set?: Record<string, string> } } }[] }[];
+    http: {
+      match: { authority?: { prefix?: string }; gateways?: string[] }[];
+      route: { destination: { host: string; port: { number: number } }; weight: number; headers?: { request?: { set?: Record<string, string> } } }[];
+    }[];
   };
 }
 
@@ -30,10 +33,14 @@ function ksvc(name: string, extra: { labels?: Record<string, string>; image?: st
 }
 
 async function readyService(name: string, check: (s: Service) => boolean = () => true): Promise<Service> {
-  return eventually(`Service ${name} Ready`, async () => {
-    const s = await getObject<Service>('ksvc', name);
-    return cond(s, 'Ready')?.status === 'True' && s && check(s) ? s : undefined;
-  }, 120_000);
+  return eventually(
+    `Service ${name} Ready`,
+    async () => {
+      const s = await getObject<Service>('ksvc', name);
+      return cond(s, 'Ready')?.status === 'True' && s && check(s) ? s : undefined;
+    },
+    120_000,
+  );
 }
 
 afterAll(async () => {
@@ -57,10 +64,17 @@ describe('routing', () => {
     const mesh = (await getObject<VirtualService>('virtualservice', 'web-mesh'))!;
     expect(mesh.spec.gateways).toEqual(['mesh']);
     // Checklist 53 and 54: the placeholder Service, owned by the Route, points at the load balancer once the Ingress reports it.
-    const placeholder = await eventually('placeholder on the load balancer', async () => {
-      const p = await getObject<{ metadata: { ownerReferences?: { kind: string }[] }; spec: { type: string; externalName?: string } }>('service', 'web');
-      return p?.spec.externalName === 'knative-local-gateway.istio-system.svc.cluster.local' ? p : undefined;
-    }, 60_000);
+    const placeholder = await eventually(
+      'placeholder on the load balancer',
+      async () => {
+        const p = await getObject<{ metadata: { ownerReferences?: { kind: string }[] }; spec: { type: string; externalName?: string } }>(
+          'service',
+          'web',
+        );
+        return p?.spec.externalName === 'knative-local-gateway.istio-system.svc.cluster.local' ? p : undefined;
+      },
+      60_000,
+    );
     expect(placeholder.spec.type).toBe('ExternalName');
     expect(placeholder.metadata.ownerReferences?.[0]?.kind).toBe('Route');
   });
@@ -69,10 +83,14 @@ describe('routing', () => {
     await setDomain({ '127.0.0.1.sslip.io': '' });
     const svc = await readyService('web', (s) => s.status?.url === 'http://web.default.127.0.0.1.sslip.io');
     expect(svc.status?.address?.url).toBe('http://web.default.svc.cluster.local');
-    const vs = await eventually('external VirtualService', async () => {
-      const v = await getObject<VirtualService>('virtualservice', 'web-ingress');
-      return v?.spec.hosts.includes('web.default.127.0.0.1.sslip.io') ? v : undefined;
-    }, 60_000);
+    const vs = await eventually(
+      'external VirtualService',
+      async () => {
+        const v = await getObject<VirtualService>('virtualservice', 'web-ingress');
+        return v?.spec.hosts.includes('web.default.127.0.0.1.sslip.io') ? v : undefined;
+      },
+      60_000,
+    );
     expect(vs.spec.gateways).toEqual(['knative-serving/knative-ingress-gateway', 'knative-serving/knative-local-gateway']);
   });
 
@@ -93,34 +111,68 @@ describe('routing', () => {
   });
 
   it('checklist 47 and 56: 90 % latest / 10 % web-00001 shows as weights 90/10 in web-ingress and in the Route status', async () => {
-    await apply(ksvc('web', { image: 'nginx:1.28', traffic: [{ latestRevision: true, percent: 90 }, { revisionName: 'web-00001', percent: 10 }] }));
+    await apply(
+      ksvc('web', {
+        image: 'nginx:1.28',
+        traffic: [
+          { latestRevision: true, percent: 90 },
+          { revisionName: 'web-00001', percent: 10 },
+        ],
+      }),
+    );
     const svc = await readyService('web', (s) => s.status?.latestReadyRevisionName === 'web-00002' && (s.status.traffic?.length ?? 0) === 2);
     expect(svc.status?.traffic).toEqual([
       { revisionName: 'web-00002', latestRevision: true, percent: 90 },
       { revisionName: 'web-00001', latestRevision: false, percent: 10 },
     ]);
-    const vs = await eventually('weights 90/10', async () => {
-      const v = await getObject<VirtualService>('virtualservice', 'web-ingress');
-      const weights = v?.spec.http[0]?.route.map((r) => r.weight).sort((a, b) => b - a);
-      return weights?.join('/') === '90/10' ? v : undefined;
-    }, 60_000);
+    const vs = await eventually(
+      'weights 90/10',
+      async () => {
+        const v = await getObject<VirtualService>('virtualservice', 'web-ingress');
+        const weights = v?.spec.http[0]?.route.map((r) => r.weight).sort((a, b) => b - a);
+        return weights?.join('/') === '90/10' ? v : undefined;
+      },
+      60_000,
+    );
     const dest = vs.spec.http[0]!.route.map((r) => [r.destination.host, r.weight, r.headers?.request?.set?.['Knative-Serving-Revision']]);
-    expect(dest).toEqual(expect.arrayContaining([
-      ['web-00002.default.svc.cluster.local', 90, 'web-00002'],
-      ['web-00001.default.svc.cluster.local', 10, 'web-00001'],
-    ]));
+    expect(dest).toEqual(
+      expect.arrayContaining([
+        ['web-00002.default.svc.cluster.local', 90, 'web-00002'],
+        ['web-00001.default.svc.cluster.local', 10, 'web-00001'],
+      ]),
+    );
   });
 
   it('checklist 49 and 57: a tag gets a tag URL and its own route to its revision', async () => {
-    await apply(ksvc('web', { image: 'nginx:1.28', traffic: [{ latestRevision: true, percent: 100 }, { revisionName: 'web-00001', percent: 0, tag: 'old' }] }));
+    await apply(
+      ksvc('web', {
+        image: 'nginx:1.28',
+        traffic: [
+          { latestRevision: true, percent: 100 },
+          { revisionName: 'web-00001', percent: 0, tag: 'old' },
+        ],
+      }),
+    );
     const svc = await readyService('web', (s) => s.status?.traffic?.some((t) => t.tag === 'old') ?? false);
-    expect(svc.status?.traffic).toContainEqual({ tag: 'old', revisionName: 'web-00001', latestRevision: false, percent: 0, url: 'http://old-web.default.127.0.0.1.sslip.io' });
-    const vs = await eventually('tag route', async () => {
-      const v = await getObject<VirtualService>('virtualservice', 'web-ingress');
-      return v?.spec.hosts.includes('old-web.default.127.0.0.1.sslip.io') ? v : undefined;
-    }, 60_000);
+    expect(svc.status?.traffic).toContainEqual({
+      tag: 'old',
+      revisionName: 'web-00001',
+      latestRevision: false,
+      percent: 0,
+      url: 'http://old-web.default.127.0.0.1.sslip.io',
+    });
+    const vs = await eventually(
+      'tag route',
+      async () => {
+        const v = await getObject<VirtualService>('virtualservice', 'web-ingress');
+        return v?.spec.hosts.includes('old-web.default.127.0.0.1.sslip.io') ? v : undefined;
+      },
+      60_000,
+    );
     const tagRoute = vs.spec.http.find((h) => h.match.some((m) => m.authority?.prefix === 'old-web.default.127.0.0.1.sslip.io'));
-    expect(tagRoute?.route).toEqual([expect.objectContaining({ destination: { host: 'web-00001.default.svc.cluster.local', port: { number: 80 } }, weight: 100 })]);
+    expect(tagRoute?.route).toEqual([
+      expect.objectContaining({ destination: { host: 'web-00001.default.svc.cluster.local', port: { number: 80 } }, weight: 100 }),
+    ]);
     // The tag's placeholder Service exists, owned by the Route.
     const placeholder = await getObject<{ spec: { type: string; externalName: string } }>('service', 'old-web');
     expect(placeholder?.spec.type).toBe('ExternalName');
@@ -132,13 +184,20 @@ describe('routing', () => {
   it('checklist 60 and 61: a Revision no Route carries any more becomes reserve with a fresh routingStateModified', async () => {
     const before = (await getObject<Revision>('revision', 'web-00001'))!;
     await apply(ksvc('web', { image: 'nginx:1.28' }));
-    const rev = await eventually('web-00001 reserve', async () => {
-      const r = await getObject<Revision>('revision', 'web-00001');
-      return r?.metadata.labels?.['serving.knative.dev/routingState'] === 'reserve' ? r : undefined;
-    }, 60_000);
+    const rev = await eventually(
+      'web-00001 reserve',
+      async () => {
+        const r = await getObject<Revision>('revision', 'web-00001');
+        return r?.metadata.labels?.['serving.knative.dev/routingState'] === 'reserve' ? r : undefined;
+      },
+      60_000,
+    );
     expect(rev.metadata.annotations?.['serving.knative.dev/routes']).toBeUndefined();
     expect(rev.metadata.annotations?.['serving.knative.dev/routingStateModified']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    expect((rev.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? '') >= (before.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? '')).toBe(true);
+    expect(
+      (rev.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? '') >=
+        (before.metadata.annotations?.['serving.knative.dev/routingStateModified'] ?? ''),
+    ).toBe(true);
     const latest = (await getObject<Revision>('revision', 'web-00002'))!;
     expect(latest.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
     // The removed tag's placeholder Service goes with it.
@@ -146,8 +205,17 @@ describe('routing', () => {
   });
 
   it('checklist 62: deleting a Route takes it off the Revisions it carried (the routes.serving.knative.dev finalizer)', async () => {
-    await apply({ apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name: 'extra', namespace: 'default' }, spec: { traffic: [{ revisionName: 'web-00002', percent: 100 }] } });
-    await eventually('extra carries web-00002', async () => (await getObject<Revision>('revision', 'web-00002'))?.metadata.annotations?.['serving.knative.dev/routes'] === 'extra,web', 60_000);
+    await apply({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Route',
+      metadata: { name: 'extra', namespace: 'default' },
+      spec: { traffic: [{ revisionName: 'web-00002', percent: 100 }] },
+    });
+    await eventually(
+      'extra carries web-00002',
+      async () => (await getObject<Revision>('revision', 'web-00002'))?.metadata.annotations?.['serving.knative.dev/routes'] === 'extra,web',
+      60_000,
+    );
     const route = (await getObject<Route>('route', 'extra'))!;
     expect(route.metadata.finalizers).toContain('routes.serving.knative.dev');
     await kubectl(['delete', 'route', 'extra', '--wait=false']);
@@ -167,15 +235,28 @@ describe('routing', () => {
       spec: { template: { spec: { containers: [{ image, ports: [{ containerPort: 80 }] }] } } },
     });
     await apply(cfg('nginx:1.27'));
-    await apply({ apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name: 'direct', namespace: 'default' }, spec: { traffic: [{ configurationName: 'direct-cfg', percent: 100 }] } });
-    await eventually('direct Ready on direct-cfg-00001', async () => {
-      const r = await getObject<Route>('route', 'direct');
-      return cond(r, 'Ready')?.status === 'True' && r?.status?.traffic?.[0]?.revisionName === 'direct-cfg-00001';
-    }, 120_000);
+    await apply({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Route',
+      metadata: { name: 'direct', namespace: 'default' },
+      spec: { traffic: [{ configurationName: 'direct-cfg', percent: 100 }] },
+    });
+    await eventually(
+      'direct Ready on direct-cfg-00001',
+      async () => {
+        const r = await getObject<Route>('route', 'direct');
+        return cond(r, 'Ready')?.status === 'True' && r?.status?.traffic?.[0]?.revisionName === 'direct-cfg-00001';
+      },
+      120_000,
+    );
     const annotated = await getObject<{ metadata: { annotations?: Record<string, string> } }>('configuration', 'direct-cfg');
     expect(annotated?.metadata.annotations?.['serving.knative.dev/routes']).toBe('direct');
     await apply(cfg('nginx:1.28'));
     // Well within the 30 s resync of the e2e stack: the Configuration's change pokes the Route.
-    await eventually('direct on direct-cfg-00002', async () => (await getObject<Route>('route', 'direct'))?.status?.traffic?.[0]?.revisionName === 'direct-cfg-00002', 20_000);
+    await eventually(
+      'direct on direct-cfg-00002',
+      async () => (await getObject<Route>('route', 'direct'))?.status?.traffic?.[0]?.revisionName === 'direct-cfg-00002',
+      20_000,
+    );
   });
 });

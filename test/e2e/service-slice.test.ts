@@ -26,21 +26,36 @@ describe('Service → Configuration slice', () => {
     expect(cfg.metadata.ownerReferences).toEqual([
       { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name, uid: svc.metadata.uid, controller: true, blockOwnerDeletion: true },
     ]);
-    expect(cfg.metadata.labels).toMatchObject({ app: 'slice', 'serving.knative.dev/service': name, 'serving.knative.dev/serviceUID': svc.metadata.uid });
+    expect(cfg.metadata.labels).toMatchObject({
+      app: 'slice',
+      'serving.knative.dev/service': name,
+      'serving.knative.dev/serviceUID': svc.metadata.uid,
+    });
     expect(cfg.metadata.annotations).toMatchObject({ 'example.com/owner': 'e2e', 'serving.knative.dev/routes': name });
     expect(cfg.metadata.annotations).not.toHaveProperty(['kubectl.kubernetes.io/last-applied-configuration']);
     expect(cfg.spec.template.spec.containers[0]?.image).toBe('nginx:1.27');
   });
 
   it('writes the Configuration with server-side apply under the tidal field manager', async () => {
-    const cfg = await kubectl(['get', 'configuration', name, '--show-managed-fields', '-o', 'jsonpath={.metadata.managedFields[*].manager}/{.metadata.managedFields[*].operation}']);
+    const cfg = await kubectl([
+      'get',
+      'configuration',
+      name,
+      '--show-managed-fields',
+      '-o',
+      'jsonpath={.metadata.managedFields[*].manager}/{.metadata.managedFields[*].operation}',
+    ]);
     expect(cfg).toContain('tidal');
     expect(cfg).toContain('Apply');
   });
 
   it('follows an image change of the Service', async () => {
     await apply(svcManifest('nginx:1.28'));
-    await eventually('new image on the Configuration', async () => (await getObject<Configuration>('configuration', name))?.spec.template.spec.containers[0]?.image === 'nginx:1.28', 60_000);
+    await eventually(
+      'new image on the Configuration',
+      async () => (await getObject<Configuration>('configuration', name))?.spec.template.spec.containers[0]?.image === 'nginx:1.28',
+      60_000,
+    );
   });
 
   it('shows the Knative printer columns in kubectl get ksvc', async () => {
@@ -69,21 +84,29 @@ describe('Service → Configuration slice', () => {
   });
 
   it('is found by the Temporal UI filter on the Knative search attributes', async () => {
-    const ids = await eventually('visibility', async () => {
-      const found: string[] = [];
-      for await (const wf of t.client.workflow.list({ query: `KnativeKind = 'Service' AND KnativeName = '${name}'` })) found.push(wf.workflowId);
-      return found.length > 0 ? found : undefined;
-    }, 30_000);
+    const ids = await eventually(
+      'visibility',
+      async () => {
+        const found: string[] = [];
+        for await (const wf of t.client.workflow.list({ query: `KnativeKind = 'Service' AND KnativeName = '${name}'` })) found.push(wf.workflowId);
+        return found.length > 0 ? found : undefined;
+      },
+      30_000,
+    );
     expect(ids).toEqual([`Service/default/${name}`]);
   });
 
   it('recreates the Configuration when it is deleted by hand', async () => {
     const before = (await getObject<Configuration>('configuration', name))!.metadata.uid;
     await kubectl(['delete', 'configuration', name]);
-    const after = await eventually('recreated Configuration', async () => {
-      const c = await getObject<Configuration>('configuration', name);
-      return c && c.metadata.uid !== before ? c : undefined;
-    }, 60_000);
+    const after = await eventually(
+      'recreated Configuration',
+      async () => {
+        const c = await getObject<Configuration>('configuration', name);
+        return c && c.metadata.uid !== before ? c : undefined;
+      },
+      60_000,
+    );
     expect(after.metadata.ownerReferences?.[0]?.name).toBe(name);
   });
 
@@ -91,10 +114,14 @@ describe('Service → Configuration slice', () => {
     await kubectl(['delete', 'ksvc', name]);
     await eventually('Configuration gone', async () => (await getObject('configuration', name)) === undefined, 90_000);
     const handle = t.client.workflow.getHandle(`Service/default/${name}`);
-    const result = await eventually('workflow completed', async () => {
-      const d = await handle.describe();
-      return d.status.name === 'COMPLETED' ? ((await handle.result()) as unknown) : undefined;
-    }, 60_000);
+    const result = await eventually(
+      'workflow completed',
+      async () => {
+        const d = await handle.describe();
+        return d.status.name === 'COMPLETED' ? ((await handle.result()) as unknown) : undefined;
+      },
+      60_000,
+    );
     expect(String(result)).toContain('is gone');
   });
 });

@@ -11,7 +11,10 @@ describe('local stack', () => {
   });
 
   it('has two Ready kwok nodes', async () => {
-    const nodes = await kubectlJson<{ items: { metadata: { name: string }; status: { conditions: { type: string; status: string }[] } }[] }>(['get', 'nodes']);
+    const nodes = await kubectlJson<{ items: { metadata: { name: string }; status: { conditions: { type: string; status: string }[] } }[] }>([
+      'get',
+      'nodes',
+    ]);
     const ready = nodes.items.filter((n) => n.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'));
     expect(ready.map((n) => n.metadata.name).sort()).toEqual(['kwok-node-0', 'kwok-node-1']);
   });
@@ -27,10 +30,14 @@ describe('local stack', () => {
         template: { metadata: { labels: { app: 'stack-check' } }, spec: { containers: [{ name: 'c', image: 'nginx' }] } },
       },
     });
-    const available = await eventually('2 available replicas', async () => {
-      const d = await getObject<{ status?: { availableReplicas?: number } }>('deployment', 'stack-check');
-      return d?.status?.availableReplicas === 2 ? d.status.availableReplicas : undefined;
-    }, 120_000);
+    const available = await eventually(
+      '2 available replicas',
+      async () => {
+        const d = await getObject<{ status?: { availableReplicas?: number } }>('deployment', 'stack-check');
+        return d?.status?.availableReplicas === 2 ? d.status.availableReplicas : undefined;
+      },
+      120_000,
+    );
     expect(available).toBe(2);
     await kubectl(['delete', 'deployment', 'stack-check', '--wait=false']);
   });
@@ -45,7 +52,9 @@ describe('local stack', () => {
 
   it('serves the Istio networking CRDs', async () => {
     const out = await kubectl(['api-resources', '--api-group=networking.istio.io', '--no-headers', '-o', 'name']);
-    expect(out.split('\n')).toEqual(expect.arrayContaining(['virtualservices.networking.istio.io', 'gateways.networking.istio.io', 'destinationrules.networking.istio.io']));
+    expect(out.split('\n')).toEqual(
+      expect.arrayContaining(['virtualservices.networking.istio.io', 'gateways.networking.istio.io', 'destinationrules.networking.istio.io']),
+    );
   });
 
   describe('Temporal dev server', () => {

@@ -18,7 +18,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
   server = spawn(
     bins.TEMPORAL,
     [
-      'server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(PORT), '--log-level', 'error',
+      'server',
+      'start-dev',
+      '--headless',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(PORT),
+      '--log-level',
+      'error',
       ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },

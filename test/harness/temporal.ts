@@ -22,7 +22,12 @@ export async function bundle(): Promise<WorkflowBundleWithSourceMap> {
   });
 }
 
-export async function startWorker(env: TestWorkflowEnvironment, wfBundle: WorkflowBundleWithSourceMap, taskQueue: string, activities: Partial<Activities>): Promise<Worker> {
+export async function startWorker(
+  env: TestWorkflowEnvironment,
+  wfBundle: WorkflowBundleWithSourceMap,
+  taskQueue: string,
+  activities: Partial<Activities>,
+): Promise<Worker> {
   return Worker.create({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',

@@ -49,7 +49,8 @@ function untyped(node: Node, path: string): string[] {
     const types = (node.anyOf ?? []).map((n) => n.type);
     return node.type === undefined && types.join() === 'integer,string' ? [] : [`${path}: malformed int-or-string`];
   }
-  if (node['x-kubernetes-preserve-unknown-fields'] === true) return node.type === 'object' ? [] : [`${path}: preserve-unknown-fields on ${node.type}`];
+  if (node['x-kubernetes-preserve-unknown-fields'] === true)
+    return node.type === 'object' ? [] : [`${path}: preserve-unknown-fields on ${node.type}`];
   const out: string[] = [];
   if (!node.type) out.push(`${path}: no type`);
   if (node.type === 'array' && !node.items) out.push(`${path}: array without items`);

@@ -235,7 +235,15 @@ describe('structural check', () => {
     expect(structuralErrors({ type: 'string', 'x-kubernetes-preserve-unknown-fields': true }, '')).not.toEqual([]);
     expect(structuralErrors({ type: 'object', anyOf: [{ type: 'string' }] }, '')).not.toEqual([]);
     expect(
-      structuralErrors({ type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', properties: { name: { type: 'string' } } } }, ''),
+      structuralErrors(
+        {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+          items: { type: 'object', properties: { name: { type: 'string' } } },
+        },
+        '',
+      ),
     ).toEqual([': list-map key name must be required or defaulted']);
   });
 });
@@ -274,9 +282,7 @@ describe.each(EXPECTED)('$file', (exp) => {
   });
 
   it('has the printer columns kubectl shows for Knative', () => {
-    expect(version.additionalPrinterColumns).toEqual(
-      exp.columns.map(([name, jsonPath, type]) => ({ name, type: type ?? 'string', jsonPath })),
-    );
+    expect(version.additionalPrinterColumns).toEqual(exp.columns.map(([name, jsonPath, type]) => ({ name, type: type ?? 'string', jsonPath })));
   });
 
   it('has a structural schema', () => {
@@ -293,9 +299,7 @@ describe.each(EXPECTED)('$file', (exp) => {
     const cond = at(schema, 'status.conditions.[]');
     expect(at(schema, 'status.conditions').type).toBe('array');
     expect([...(cond.required ?? [])].sort()).toEqual(['status', 'type']);
-    expect(Object.keys(cond.properties ?? {}).sort()).toEqual(
-      ['lastTransitionTime', 'message', 'reason', 'severity', 'status', 'type'],
-    );
+    expect(Object.keys(cond.properties ?? {}).sort()).toEqual(['lastTransitionTime', 'message', 'reason', 'severity', 'status', 'type']);
   });
 });
 
@@ -316,10 +320,27 @@ function expectRevisionSpec(spec: Schema): void {
     expect(at(spec, f)).toMatchObject({ type: 'integer', format: 'int64' });
   }
   for (const f of [
-    'volumes', 'serviceAccountName', 'imagePullSecrets', 'enableServiceLinks', 'automountServiceAccountToken',
-    'nodeSelector', 'tolerations', 'affinity', 'securityContext', 'initContainers', 'runtimeClassName',
-    'priorityClassName', 'hostAliases', 'dnsPolicy', 'dnsConfig', 'schedulerName', 'topologySpreadConstraints',
-    'shareProcessNamespace', 'hostIPC', 'hostPID', 'hostNetwork',
+    'volumes',
+    'serviceAccountName',
+    'imagePullSecrets',
+    'enableServiceLinks',
+    'automountServiceAccountToken',
+    'nodeSelector',
+    'tolerations',
+    'affinity',
+    'securityContext',
+    'initContainers',
+    'runtimeClassName',
+    'priorityClassName',
+    'hostAliases',
+    'dnsPolicy',
+    'dnsConfig',
+    'schedulerName',
+    'topologySpreadConstraints',
+    'shareProcessNamespace',
+    'hostIPC',
+    'hostPID',
+    'hostNetwork',
   ]) {
     expect(spec.properties, f).toHaveProperty(f);
   }
@@ -341,9 +362,20 @@ function expectRevisionSpec(spec: Schema): void {
   expect(at(c, 'ports.[].hostIP').type).toBe('string');
   expect(at(c, 'ports.[].hostPort').type).toBe('integer');
   for (const f of [
-    'envFrom', 'resources', 'readinessProbe', 'livenessProbe', 'startupProbe', 'volumeMounts', 'workingDir',
-    'securityContext', 'imagePullPolicy', 'terminationMessagePath', 'terminationMessagePolicy', 'lifecycle',
-    'stdin', 'tty',
+    'envFrom',
+    'resources',
+    'readinessProbe',
+    'livenessProbe',
+    'startupProbe',
+    'volumeMounts',
+    'workingDir',
+    'securityContext',
+    'imagePullPolicy',
+    'terminationMessagePath',
+    'terminationMessagePolicy',
+    'lifecycle',
+    'stdin',
+    'tty',
   ]) {
     expect(c.properties, f).toHaveProperty(f);
   }

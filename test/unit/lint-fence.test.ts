@@ -11,29 +11,35 @@ async function ruleIds(file: string, code: string): Promise<string[]> {
 
 describe('lint fence around deterministic code', () => {
   it('rejects Node built-ins, the Kubernetes client and activity values in workflows/', async () => {
-    const ids = await ruleIds('workflows/service.ts', [
-      "import fs from 'node:fs';",
-      "import { KubeConfig } from '@kubernetes/client-node';",
-      "import { createActivities } from '../activities/index.js';",
-      'export const x = [fs, KubeConfig, createActivities];',
-    ].join('\n'));
+    const ids = await ruleIds(
+      'workflows/service.ts',
+      [
+        "import fs from 'node:fs';",
+        "import { KubeConfig } from '@kubernetes/client-node';",
+        "import { createActivities } from '../activities/index.js';",
+        'export const x = [fs, KubeConfig, createActivities];',
+      ].join('\n'),
+    );
     expect(ids.filter((i) => i === 'no-restricted-imports')).toHaveLength(3);
   }, 60_000);
 
   it('allows type-only imports of activities and the Kubernetes client in workflows/', async () => {
-    const ids = await ruleIds('workflows/service.ts', [
-      "import type { Activities } from '../activities/index.js';",
-      "import type { V1Pod } from '@kubernetes/client-node';",
-      'export type X = [Activities, V1Pod];',
-    ].join('\n'));
+    const ids = await ruleIds(
+      'workflows/service.ts',
+      [
+        "import type { Activities } from '../activities/index.js';",
+        "import type { V1Pod } from '@kubernetes/client-node';",
+        'export type X = [Activities, V1Pod];',
+      ].join('\n'),
+    );
     expect(ids).not.toContain('no-restricted-imports');
   }, 60_000);
 
   it('rejects clocks, randomness and Temporal in pure resources/', async () => {
-    const ids = await ruleIds('resources/configuration.ts', [
-      "import { sleep } from '@temporalio/workflow';",
-      'export const t = [Date.now(), Math.random(), sleep];',
-    ].join('\n'));
+    const ids = await ruleIds(
+      'resources/configuration.ts',
+      ["import { sleep } from '@temporalio/workflow';", 'export const t = [Date.now(), Math.random(), sleep];'].join('\n'),
+    );
     expect(ids).toContain('no-restricted-imports');
     expect(ids.filter((i) => i === 'no-restricted-properties')).toHaveLength(2);
   }, 60_000);

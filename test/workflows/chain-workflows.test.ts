@@ -23,7 +23,9 @@ const activities = {
   },
   updateConfigurationStatus: async (key: ObjectKey, createError?: string): Promise<StatusOutcome> => {
     calls.push({ step: 'cfgStatus', name: key.name, arg: createError });
-    return exists.has(key.name) ? { outcome: 'written', ready: createError ? 'False' : 'Unknown', ...(createError ? { reason: 'RevisionFailed' } : {}) } : { outcome: 'gone' };
+    return exists.has(key.name)
+      ? { outcome: 'written', ready: createError ? 'False' : 'Unknown', ...(createError ? { reason: 'RevisionFailed' } : {}) }
+      : { outcome: 'gone' };
   },
   resolveRevisionDigests: async (key: ObjectKey): Promise<DigestOutcome> => {
     calls.push({ step: 'digests', name: key.name });
@@ -116,9 +118,13 @@ describe('revisionWorkflow', () => {
       return st.totalReconciles === 1 ? st : undefined;
     });
     expect(stepsOf(name)).toEqual(['digests', 'resources', 'revStatus']);
-    expect(s.lastReconcile?.summary).toBe('digests resolved (1 images); Deployment created (2 replicas), Service created; status written, Ready=Unknown (Deploying)');
+    expect(s.lastReconcile?.summary).toBe(
+      'digests resolved (1 images); Deployment created (2 replicas), Service created; status written, Ready=Unknown (Deploying)',
+    );
     const history = await h.fetchHistory();
-    const types = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
+    const types = (history.events ?? [])
+      .filter((e) => e.activityTaskScheduledEventAttributes)
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
     expect(types).toEqual(['resolveRevisionDigests', 'reconcileRevisionResources', 'updateRevisionStatus']);
   });
 

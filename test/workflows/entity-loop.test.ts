@@ -22,12 +22,24 @@ class FakeRoutes {
   passes = new Map<string, number>();
   /** When set for a name, the next pass reads the Route, then waits for this promise before finishing. */
   hold = new Map<string, Promise<void>>();
+  /**
+   * Names whose next pass finds the Route gone in its first read, and then — in a later read of the same pass —
+   * whatever is there by then (the object deleted and created again under the pass's feet).
+   */
+  goneThenRead = new Set<string>();
   readEntityOptionsCalls = 0;
   resyncSeconds = 3600;
 
   activities = {
     reconcileRoute: async (key: ObjectKey): Promise<RouteOutcome & Observed> => {
       this.passes.set(key.name, (this.passes.get(key.name) ?? 0) + 1);
+      if (this.goneThenRead.delete(key.name)) {
+        const held = this.hold.get(key.name);
+        this.hold.delete(key.name);
+        await held;
+        const later = this.routes.get(key.name);
+        return { outcome: 'gone', observed: later ? { [`Route/default/${key.name}`]: observationOf(later) } : {} };
+      }
       const read = this.routes.get(key.name);
       if (!read) return { outcome: 'gone' };
       const seen = structuredClone(read);
@@ -56,7 +68,12 @@ class FakeRoutes {
   };
 
   create(name: string, traffic: unknown): Obj {
-    const obj: Obj = { apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name, namespace: 'default', uid: `uid-${name}`, generation: 1, resourceVersion: '1' }, spec: { traffic } };
+    const obj: Obj = {
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Route',
+      metadata: { name, namespace: 'default', uid: `uid-${name}`, generation: 1, resourceVersion: '1' },
+      spec: { traffic },
+    };
     this.routes.set(name, obj);
     return obj;
   }
@@ -71,7 +88,13 @@ class FakeRoutes {
   }
 
   ingress(name: string, spec: unknown): Obj {
-    const ing: Obj = { apiVersion: 'networking.internal.knative.dev/v1alpha1', kind: 'Ingress', metadata: { name, namespace: 'default', uid: `ing-${name}` }, spec: { rules: spec }, status: {} };
+    const ing: Obj = {
+      apiVersion: 'networking.internal.knative.dev/v1alpha1',
+      kind: 'Ingress',
+      metadata: { name, namespace: 'default', uid: `ing-${name}` },
+      spec: { rules: spec },
+      status: {},
+    };
     this.ingresses.set(name, ing);
     return ing;
   }
@@ -222,10 +245,14 @@ describe('entity loop: no lost updates', () => {
     try {
       const calls = fake.readEntityOptionsCalls;
       const h = await start(name, selfPoke(route, 'added'));
-      const s = await eventually('resyncs with the worker’s interval', async () => {
-        const st = await state(h);
-        return st.totalReconciles >= 3 ? st : undefined;
-      }, 30_000);
+      const s = await eventually(
+        'resyncs with the worker’s interval',
+        async () => {
+          const st = await state(h);
+          return st.totalReconciles >= 3 ? st : undefined;
+        },
+        30_000,
+      );
       expect(s.options.resyncSeconds).toBe(1);
       expect(s.lastReconcile?.trigger).toBe('resync');
       expect(fake.readEntityOptionsCalls - calls).toBeGreaterThanOrEqual(3);
@@ -243,13 +270,37 @@ describe('entity loop: no lost updates', () => {
     const h = await start(name, selfPoke(route, 'added'), { maxReconcilesPerRun: 1 });
     const firstRun = (await h.describe()).runId;
     const handle = env.client.workflow.getHandle(`Route/default/${name}`);
-    const s = await eventually('new run', async () => ((await handle.describe()).runId === firstRun ? undefined : handle.query<EntityState>('state')));
+    const s = await eventually('new run', async () =>
+      (await handle.describe()).runId === firstRun ? undefined : handle.query<EntityState>('state'),
+    );
     expect(s.runs).toBe(2);
     expect(Object.keys(s.observed)).toContain(`Route/default/${name}`);
     const passes = fake.count(name);
     await handle.signal('poke', [selfPoke(route)]);
     await eventually('covered in the new run', async () => ((await handle.query<EntityState>('state')).ignoredPokes === 1 ? true : undefined));
     expect(fake.count(name)).toBe(passes);
+  });
+
+  it('a pass that found its object gone covers nothing: a re-creation announced meanwhile gets a pass (convergence seed 1410742211)', async () => {
+    const name = uniqueName('gone-recreated');
+    const route = fake.create(name, [{ percent: 100 }]);
+    const h = await start(name, selfPoke(route, 'added'));
+    await eventually('first pass', () => idle(h, name));
+    let release!: () => void;
+    fake.hold.set(name, new Promise<void>((r) => (release = r)));
+    fake.goneThenRead.add(name);
+    fake.routes.delete(name);
+    await h.signal('poke', [{ ...selfPoke(route), reason: 'deleted' }]);
+    await eventually('gone pass holding', async () => ((await state(h)).inPass ? true : undefined));
+    // Created again while the pass that saw it gone is still running; the pass's later step reads the new object.
+    const again = fake.create(name, [{ percent: 50 }, { percent: 50, tag: 'b' }]);
+    again.metadata.uid = `uid-${name}-2`;
+    await h.signal('poke', [selfPoke(again, 'added')]);
+    release();
+    await eventually('re-created object reconciled', async () =>
+      fake.ingresses.get(name)?.spec && JSON.stringify(fake.ingresses.get(name)?.spec).includes('"tag":"b"') ? true : undefined,
+    );
+    expect((await h.describe()).status.name).toBe('RUNNING');
   });
 
   it('passes again with fresh facts when the object was recreated under the same name', async () => {

@@ -18,7 +18,11 @@ const activities = {
   ensureGatewayCertificate: async (input: EnsureGatewayCertificateInput): Promise<EnsureGatewayCertificateResult> => {
     calls.push({ name: input.name, at: Date.now() });
     const renewAt = new Date(Date.now() + (renewInSeconds.get(input.name) ?? 3600) * 1000);
-    return { action: 'kept', notAfter: new Date(renewAt.getTime() + input.renewBeforeHours * 3_600_000).toISOString(), renewAt: renewAt.toISOString() };
+    return {
+      action: 'kept',
+      notAfter: new Date(renewAt.getTime() + input.renewBeforeHours * 3_600_000).toISOString(),
+      renewAt: renewAt.toISOString(),
+    };
   },
 };
 
@@ -80,10 +84,14 @@ describe('gatewayCertificateWorkflow', () => {
     await eventually('the first check', async () => (await h.query<GatewayCertificateState>('state')).totalChecks === 1);
     expect(callsOf(name)).toHaveLength(1);
     await h.signal('poke', { source: `Secret/istio-system/${name}`, resourceVersion: '7', reason: 'updated' });
-    const st = await eventually('a check after the poke', async () => {
-      const s = await h.query<GatewayCertificateState>('state');
-      return s.totalChecks === 2 ? s : undefined;
-    }, 15_000);
+    const st = await eventually(
+      'a check after the poke',
+      async () => {
+        const s = await h.query<GatewayCertificateState>('state');
+        return s.totalChecks === 2 ? s : undefined;
+      },
+      15_000,
+    );
     expect(callsOf(name)).toHaveLength(2);
     expect(st.last?.trigger).toBe(`updated Secret/istio-system/${name}`);
   });
@@ -92,10 +100,14 @@ describe('gatewayCertificateWorkflow', () => {
     const name = uniqueName('tls-can');
     renewInSeconds.set(name, 0); // clamped to the 1 s minimum sleep
     const h = await start(name, { maxChecksPerRun: 2 });
-    const st = await eventually('a continued run', async () => {
-      const s = await h.query<GatewayCertificateState>('state').catch(() => undefined);
-      return s && s.runs >= 2 && s.totalChecks >= 3 ? s : undefined;
-    }, 30_000);
+    const st = await eventually(
+      'a continued run',
+      async () => {
+        const s = await h.query<GatewayCertificateState>('state').catch(() => undefined);
+        return s && s.runs >= 2 && s.totalChecks >= 3 ? s : undefined;
+      },
+      30_000,
+    );
     expect(st.checksThisRun).toBeLessThanOrEqual(2);
   });
 

@@ -106,12 +106,20 @@ describe('serviceWorkflow', () => {
       // Bound above the burst, so the count is not muddled by continue-as-new.
       const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' }, { maxPokesPerRun: 5000 });
       for (let batch = 0; batch < 10; batch++) {
-        await Promise.all(Array.from({ length: 100 }, (_, i) => h.signal('poke', { source: `Service/default/${name}`, resourceVersion: String(batch * 100 + i + 2), reason: 'updated' })));
+        await Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            h.signal('poke', { source: `Service/default/${name}`, resourceVersion: String(batch * 100 + i + 2), reason: 'updated' }),
+          ),
+        );
       }
-      await eventually('burst processed', async () => {
-        const s = await state(h);
-        return s.totalPokes >= 1001 && !s.dirty ? s : undefined;
-      }, 60_000);
+      await eventually(
+        'burst processed',
+        async () => {
+          const s = await state(h);
+          return s.totalPokes >= 1001 && !s.dirty ? s : undefined;
+        },
+        60_000,
+      );
       // Let any pass that was already running finish, then count.
       await eventually('idle', async () => cluster.count(name) === (await state(h)).totalReconciles);
       const passes = cluster.count(name);
@@ -137,10 +145,14 @@ describe('serviceWorkflow', () => {
     const name = uniqueName('resync');
     cluster.services.set(name, 'uid-r');
     const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' }, { resyncSeconds: 1 });
-    const s = await eventually('two resyncs', async () => {
-      const st = await state(h);
-      return st.totalReconciles >= 3 ? st : undefined;
-    }, 30_000);
+    const s = await eventually(
+      'two resyncs',
+      async () => {
+        const st = await state(h);
+        return st.totalReconciles >= 3 ? st : undefined;
+      },
+      30_000,
+    );
     expect(s.lastReconcile?.trigger).toBe('resync');
   });
 

@@ -18,7 +18,7 @@ import { Resources } from '../../../api/kinds.js';
 import { serviceConditionSet } from '../../../api/lifecycle/service.js';
 import type { Configuration, Service } from '../../../api/serving.js';
 import { configuration, service } from '../../fixtures/serving.js';
-import { KubeFake, refused } from './apply-fakes.js';
+import { KubeFake, refused } from './kube-fake.js';
 
 const NOW = '2025-01-01T00:00:00.000Z';
 
@@ -46,7 +46,7 @@ describe('needsApply (decided by what Tidal last applied, not by a subset test)'
   // What the API server holds after Tidal applied `desired`: plus server-set metadata and another writer's label.
   const live = (): Configuration => {
     const o = stampAppliedHash(desired);
-    return { ...o, metadata: { ...o.metadata, uid: 'u', resourceVersion: '7', generation: 3, labels: { 'team': 'a' } } };
+    return { ...o, metadata: { ...o.metadata, uid: 'u', resourceVersion: '7', generation: 3, labels: { team: 'a' } } };
   };
 
   it('a missing child is applied; one Tidal applied exactly so, and nobody changed, is not', () => {
@@ -87,9 +87,9 @@ describe('applyIfChanged against server-side apply', () => {
     expect(created.action).toBe('created');
 
     const second = configuration('hello', 'default');
-    const updated = await applyIfChanged(kube, Resources.Configuration, fake.get<Configuration>('Configuration', 'default', 'hello'), second);
+    const updated = await applyIfChanged(kube, Resources.Configuration, fake.get<Configuration>(Resources.Configuration, 'default', 'hello'), second);
     expect(updated.action).toBe('updated');
-    const stored = fake.get<Configuration>('Configuration', 'default', 'hello')!;
+    const stored = fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!;
     expect(stored.spec.template.spec.containers).toEqual([{ image: 'nginx' }]);
     expect(stored.metadata.labels).toBeUndefined();
 
@@ -109,7 +109,9 @@ describe('isPermanentApiError / apiErrorMessage', () => {
 
   it("gives the API server's message without Tidal's verb and path", () => {
     const msg = 'admission webhook "v.example.com" denied the request: no latest tags';
-    expect(apiErrorMessage(refused(400, 'BadRequest', msg, 'APPLY', '/apis/serving.knative.dev/v1/namespaces/default/configurations/hello'))).toBe(msg);
+    expect(apiErrorMessage(refused(400, 'BadRequest', msg, 'APPLY', '/apis/serving.knative.dev/v1/namespaces/default/configurations/hello'))).toBe(
+      msg,
+    );
     expect(apiErrorMessage(new Error('socket hang up'))).toBe('socket hang up');
   });
 });
@@ -120,7 +122,7 @@ describe('applyReportingFailures', () => {
     const recorded: { reason: string; message: string; type: string }[] = [];
     const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
     const deps = { kube: fake.client(), events, log: pino({ level: 'silent' }) } as unknown as ActivityDeps;
-    const svc = fake.seed(service('hello', 'default'));
+    const svc = fake.seed(Resources.Service, service('hello', 'default'));
     const target = { obj: svc, type: Resources.Service, set: serviceConditionSet, condition: 'ConfigurationsReady' };
     return { fake, deps, svc, target, recorded };
   };
@@ -128,11 +130,13 @@ describe('applyReportingFailures', () => {
 
   it("a refused update: the condition False InternalError with the API server's message, one Warning Event, rethrown", async () => {
     const { fake, deps, target, recorded } = setup();
-    const live = fake.seed(stampAppliedHash(configuration('hello', 'default')));
-    fake.failNext('apply', 'Configuration', refused(422, 'Invalid', invalid));
-    await expect(applyReportingFailures(deps, target, Resources.Configuration, live, configuration('hello', 'default', withMemoryLimit), NOW)).rejects.toThrow(invalid);
+    const live = fake.seed(Resources.Configuration, stampAppliedHash(configuration('hello', 'default')));
+    fake.failNext('apply', Resources.Configuration, refused(422, 'Invalid', invalid));
+    await expect(
+      applyReportingFailures(deps, target, Resources.Configuration, live, configuration('hello', 'default', withMemoryLimit), NOW),
+    ).rejects.toThrow(invalid);
     const message = `failed to update Configuration "hello": ${invalid}`;
-    const status = fake.get<Service>('Service', 'default', 'hello')!.status!;
+    const status = fake.get<Service>(Resources.Service, 'default', 'hello')!.status!;
     expect(serviceConditionSet.get(status, 'ConfigurationsReady')).toMatchObject({ status: 'False', reason: 'InternalError', message });
     expect(serviceConditionSet.get(status, 'Ready')).toMatchObject({ status: 'False', reason: 'InternalError', message });
     expect(status.observedGeneration).toBe(1);
@@ -141,9 +145,15 @@ describe('applyReportingFailures', () => {
 
   it('a refused create is reported as CreationFailed', async () => {
     const { fake, deps, target, recorded } = setup();
-    fake.failNext('apply', 'Configuration', refused(403, 'Forbidden', 'configurations.serving.knative.dev is forbidden: User "tidal" cannot patch'));
-    await expect(applyReportingFailures(deps, target, Resources.Configuration, undefined, configuration('hello', 'default'), NOW)).rejects.toThrow('forbidden');
-    const status = fake.get<Service>('Service', 'default', 'hello')!.status!;
+    fake.failNext(
+      'apply',
+      Resources.Configuration,
+      refused(403, 'Forbidden', 'configurations.serving.knative.dev is forbidden: User "tidal" cannot patch'),
+    );
+    await expect(applyReportingFailures(deps, target, Resources.Configuration, undefined, configuration('hello', 'default'), NOW)).rejects.toThrow(
+      'forbidden',
+    );
+    const status = fake.get<Service>(Resources.Service, 'default', 'hello')!.status!;
     expect(serviceConditionSet.get(status, 'ConfigurationsReady')).toMatchObject({ status: 'False', reason: 'CreationFailed' });
     expect(recorded.map((e) => e.reason)).toEqual(['CreationFailed']);
   });
@@ -151,19 +161,23 @@ describe('applyReportingFailures', () => {
   it('a transient failure (409, 500, no answer) is only rethrown: no status, no Event', async () => {
     const { fake, deps, target, recorded } = setup();
     for (const err of [refused(409, 'Conflict', 'c'), refused(500, 'InternalError', 'etcd'), new Error('ECONNRESET')]) {
-      fake.failNext('apply', 'Configuration', err);
-      await expect(applyReportingFailures(deps, target, Resources.Configuration, undefined, configuration('hello', 'default'), NOW)).rejects.toBe(err);
+      fake.failNext('apply', Resources.Configuration, err);
+      await expect(applyReportingFailures(deps, target, Resources.Configuration, undefined, configuration('hello', 'default'), NOW)).rejects.toBe(
+        err,
+      );
     }
-    expect(fake.get<Service>('Service', 'default', 'hello')!.status).toBeUndefined();
+    expect(fake.get<Service>(Resources.Service, 'default', 'hello')!.status).toBeUndefined();
     expect(recorded).toEqual([]);
   });
 
   it('the same failure again writes no new status', async () => {
     const { fake, deps, target } = setup();
     for (let i = 0; i < 2; i++) {
-      fake.failNext('apply', 'Configuration', refused(422, 'Invalid', invalid));
-      const svc = fake.get<Service>('Service', 'default', 'hello')!;
-      await expect(applyReportingFailures(deps, { ...target, obj: svc }, Resources.Configuration, undefined, configuration('hello', 'default'), NOW)).rejects.toThrow();
+      fake.failNext('apply', Resources.Configuration, refused(422, 'Invalid', invalid));
+      const svc = fake.get<Service>(Resources.Service, 'default', 'hello')!;
+      await expect(
+        applyReportingFailures(deps, { ...target, obj: svc }, Resources.Configuration, undefined, configuration('hello', 'default'), NOW),
+      ).rejects.toThrow();
     }
     expect(fake.writes('status')).toHaveLength(1);
   });

@@ -4,7 +4,12 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { certificateNeedsRenewal, createCertificateActivities, makeSelfSignedCertificate, type SecretObject } from '../../../activities/certificate.js';
+import {
+  certificateNeedsRenewal,
+  createCertificateActivities,
+  makeSelfSignedCertificate,
+  type SecretObject,
+} from '../../../activities/certificate.js';
 import type { ActivityDeps } from '../../../activities/deps.js';
 import type { KubeClient } from '../../../activities/kube/client.js';
 import type { ResourceType } from '../../../api/kinds.js';
@@ -96,7 +101,12 @@ describe('ensureGatewayCertificate', () => {
     expect(r1.renewAt).toBe(new Date(NOW.getTime() + 144 * HOUR).toISOString());
     expect(JSON.stringify(r1)).not.toContain('PRIVATE');
     const s = h.applied[0]!;
-    expect(s).toMatchObject({ apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls', metadata: { namespace: 'istio-system', name: 'tls-cert' } });
+    expect(s).toMatchObject({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: { namespace: 'istio-system', name: 'tls-cert' },
+    });
     expect(Buffer.from(s.data!['tls.key']!, 'base64').toString()).toMatch(/^-----BEGIN PRIVATE KEY-----/);
     expect(h.logged.join('')).not.toContain('PRIVATE');
     expect(h.logged.join('')).not.toContain(s.data!['tls.key']!.slice(0, 40));
@@ -112,18 +122,39 @@ describe('ensureGatewayCertificate', () => {
   });
 
   it("repairs hakn's placeholder and a key that does not match the certificate", async () => {
-    const placeholder = harness({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'istio-system', name: 'tls-cert' }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64('reconcile this'), 'tls.key': b64('reconcile this') } });
+    const placeholder = harness({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'istio-system', name: 'tls-cert' },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': b64('reconcile this'), 'tls.key': b64('reconcile this') },
+    });
     expect((await placeholder.ensure()).action).toBe('renewed');
 
     const a = makeSelfSignedCertificate({ validityHours: 168, now: NOW });
     const b = makeSelfSignedCertificate({ validityHours: 168, now: NOW });
-    const mismatched = harness({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'istio-system', name: 'tls-cert' }, data: { 'tls.crt': b64(a.certPem), 'tls.key': b64(b.keyPem) } });
+    const mismatched = harness({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'istio-system', name: 'tls-cert' },
+      data: { 'tls.crt': b64(a.certPem), 'tls.key': b64(b.keyPem) },
+    });
     expect((await mismatched.ensure()).action).toBe('renewed');
 
-    const noKey = harness({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'istio-system', name: 'tls-cert' }, data: { 'tls.crt': b64(a.certPem) } });
+    const noKey = harness({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'istio-system', name: 'tls-cert' },
+      data: { 'tls.crt': b64(a.certPem) },
+    });
     expect((await noKey.ensure()).action).toBe('renewed');
 
-    const good = harness({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'istio-system', name: 'tls-cert' }, data: { 'tls.crt': b64(a.certPem), 'tls.key': b64(a.keyPem) } });
+    const good = harness({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'istio-system', name: 'tls-cert' },
+      data: { 'tls.crt': b64(a.certPem), 'tls.key': b64(a.keyPem) },
+    });
     expect((await good.ensure()).action).toBe('kept');
   });
 });

@@ -4,20 +4,30 @@ import { describe, expect, it } from 'vitest';
 import { createConfigurationActivities } from '../../../activities/configuration.js';
 import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
 import type { EventRecorder } from '../../../activities/events.js';
+import { Resources } from '../../../api/kinds.js';
 import type { Configuration } from '../../../api/serving.js';
 import { revisionConfig } from '../../fixtures/revision.js';
 import { configuration } from '../../fixtures/serving.js';
-import { KubeFake, refused } from './apply-fakes.js';
+import { KubeFake, refused } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello' };
 
 function setup() {
   const fake = new KubeFake();
-  fake.seed(configuration('hello', 'default', (c) => void (c.metadata.generation = 1)));
+  fake.seed(
+    Resources.Configuration,
+    configuration('hello', 'default', (c) => void (c.metadata.generation = 1)),
+  );
   const recorded: { type: string; reason: string; message: string }[] = [];
   const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
   const config = { revisionConfig: () => revisionConfig(), systemNamespace: 'knative-serving' } as unknown as ConfigSource;
-  const deps = { kube: fake.client(), events, log: pino({ level: 'silent' }), config, now: () => new Date('2025-01-01T00:00:00Z') } as unknown as ActivityDeps;
+  const deps = {
+    kube: fake.client(),
+    events,
+    log: pino({ level: 'silent' }),
+    config,
+    now: () => new Date('2025-01-01T00:00:00Z'),
+  } as unknown as ActivityDeps;
   return { fake, recorded, acts: createConfigurationActivities(deps) };
 }
 
@@ -25,9 +35,9 @@ describe('reconcileConfigurationRevision', () => {
   it("a refused Revision: Ready False RevisionFailed with the API server's message, one Warning Event, and retried", async () => {
     const { fake, acts, recorded } = setup();
     const denied = 'admission webhook "quota.example.com" denied the request: too many revisions';
-    fake.failNext('create', 'Revision', refused(400, 'BadRequest', denied, 'CREATE'));
+    fake.failNext('create', Resources.Revision, refused(400, 'BadRequest', denied, 'CREATE'));
     await expect(acts.reconcileConfigurationRevision(key)).rejects.toThrow(denied);
-    const ready = fake.get<Configuration>('Configuration', 'default', 'hello')!.status?.conditions?.find((c) => c.type === 'Ready');
+    const ready = fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.status?.conditions?.find((c) => c.type === 'Ready');
     expect(ready).toMatchObject({ status: 'False', reason: 'RevisionFailed', message: `Revision creation failed with message: ${denied}.` });
     expect(recorded).toEqual([{ type: 'Warning', reason: 'CreationFailed', message: `Failed to create Revision: ${denied}` }]);
     // The retry succeeds once the webhook allows it.
@@ -36,9 +46,9 @@ describe('reconcileConfigurationRevision', () => {
 
   it('a transient failure is retried without touching the status', async () => {
     const { fake, acts, recorded } = setup();
-    fake.failNext('create', 'Revision', refused(503, 'ServiceUnavailable', 'etcd leader changed', 'CREATE'));
+    fake.failNext('create', Resources.Revision, refused(503, 'ServiceUnavailable', 'etcd leader changed', 'CREATE'));
     await expect(acts.reconcileConfigurationRevision(key)).rejects.toThrow('etcd');
-    expect(fake.get<Configuration>('Configuration', 'default', 'hello')!.status).toBeUndefined();
+    expect(fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.status).toBeUndefined();
     expect(recorded).toEqual([]);
   });
 });

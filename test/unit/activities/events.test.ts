@@ -3,9 +3,10 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { makeEventRecorder } from '../../../activities/events.js';
+import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import { service } from '../../fixtures/serving.js';
-import { KubeFake, refused } from './apply-fakes.js';
+import { KubeFake, refused } from './kube-fake.js';
 
 interface EventLike extends KubeObject {
   count: number;
@@ -23,7 +24,7 @@ function setup() {
   const now = () => new Date((t += 1000));
   const log = pino({ level: 'silent' });
   const recorder = () => makeEventRecorder(fake.client(), log, now);
-  const events = () => fake.list('Event') as EventLike[];
+  const events = () => fake.list<EventLike>(Resources.Event);
   return { fake, recorder, events };
 }
 
@@ -36,7 +37,13 @@ describe('makeEventRecorder aggregation', () => {
     for (let i = 0; i < 3; i++) await r.record(svc, 'Warning', 'InternalError', 'failed to update Configuration "hello": denied');
     expect(events()).toHaveLength(1);
     const [e] = events();
-    expect(e).toMatchObject({ count: 3, type: 'Warning', reason: 'InternalError', firstTimestamp: '2025-01-01T00:00:01.000Z', lastTimestamp: '2025-01-01T00:00:03.000Z' });
+    expect(e).toMatchObject({
+      count: 3,
+      type: 'Warning',
+      reason: 'InternalError',
+      firstTimestamp: '2025-01-01T00:00:01.000Z',
+      lastTimestamp: '2025-01-01T00:00:03.000Z',
+    });
     expect(e!.involvedObject).toMatchObject({ uid: 'uid-hello', name: 'hello' });
     expect(e!.metadata.name).toMatch(/^hello\.[0-9a-f]{16}$/);
     // One create, then a merge patch per repeat (no reads on the cached path).
@@ -78,7 +85,7 @@ describe('makeEventRecorder aggregation', () => {
 
   it('never throws: a failure to record is logged', async () => {
     const { fake, recorder } = setup();
-    fake.failNext('create', 'Event', refused(403, 'Forbidden', 'events is forbidden'));
+    fake.failNext('create', Resources.Event, refused(403, 'Forbidden', 'events is forbidden'));
     await expect(recorder().record(svc, 'Warning', 'InternalError', 'x')).resolves.toBeUndefined();
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { contentToken, observationCovers, observationOf } from '../../../api/content-token.js';
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
-import { MAX_OBSERVATIONS, noteObject, observing, withObservations } from '../../../activities/observe.js';
+import { MAX_OBSERVATIONS, noteAbsent, noteObject, observing, withObservations } from '../../../activities/observe.js';
 
 type Obj = KubeObject & { spec?: unknown; status?: unknown };
 const dep = (name: string, replicas = 2, ready = 0): Obj => ({
@@ -35,7 +35,27 @@ describe('observing', () => {
     const obs = r.observed as Record<string, string>;
     expect(observationCovers(obs['Deployment/ns/a'], contentToken(dep('a', 2, 1), 'self'))).toBe(true);
     expect(observationCovers(obs['Deployment/ns/a'], contentToken(dep('a', 2, 1), 'dependency'))).toBe(false);
-    expect(observationCovers(obs['Revision/ns/r'], contentToken({ ...dep('r', 3), apiVersion: 'serving.knative.dev/v1', kind: 'Revision' }, 'self'))).toBe(false);
+    expect(
+      observationCovers(obs['Revision/ns/r'], contentToken({ ...dep('r', 3), apiVersion: 'serving.knative.dev/v1', kind: 'Revision' }, 'self')),
+    ).toBe(false);
+  });
+
+  it('records a GET that found nothing: a later find of the object in the same step covers nothing', async () => {
+    const r = await observing(async () => {
+      noteAbsent(Resources.Deployment, 'ns', 'a');
+      noteObject(Resources.Deployment, dep('a'), 'read');
+      return {};
+    });
+    const obs = (r.observed ?? {})['Deployment/ns/a'];
+    expect(obs).toBeDefined();
+    expect(observationCovers(obs, contentToken(dep('a'), 'self'))).toBe(false);
+    expect(observationCovers(obs, contentToken(dep('a'), 'dependency'))).toBe(false);
+    const created = await observing(async () => {
+      noteAbsent(Resources.Deployment, 'ns', 'a');
+      noteObject(Resources.Deployment, dep('a'), 'write');
+      return {};
+    });
+    expect(created.observed).toEqual({ 'Deployment/ns/a': observationOf(dep('a')) });
   });
 
   it('lets a write (apply or create of a child) replace what was read before it', async () => {

@@ -59,7 +59,10 @@ describe('probeGateways (K-Network-Hash readiness probing, docs §A.6)', () => {
     const b = await gateway(echoing(HASH));
     const hosts = ['hello.default.example.com', 'hello.default.svc.cluster.local'];
     const result = await probeGateways({
-      targets: [{ ip: '127.0.0.1', port: a.port }, { ip: '127.0.0.1', port: b.port }],
+      targets: [
+        { ip: '127.0.0.1', port: a.port },
+        { ip: '127.0.0.1', port: b.port },
+      ],
       hosts,
       hash: HASH,
       timeoutMs: 2000,
@@ -174,7 +177,14 @@ describe('probeGateways (K-Network-Hash readiness probing, docs §A.6)', () => {
 describe('gatewayTargets', () => {
   const pod = (ip: string | undefined, phase: string, ready: string, deleting = false): GatewayPodLike => ({
     metadata: deleting ? { deletionTimestamp: '2024-01-01T00:00:00Z' } : {},
-    status: { ...(ip ? { podIP: ip } : {}), phase, conditions: [{ type: 'ContainersReady', status: ready }, { type: 'Ready', status: ready }] },
+    status: {
+      ...(ip ? { podIP: ip } : {}),
+      phase,
+      conditions: [
+        { type: 'ContainersReady', status: ready },
+        { type: 'Ready', status: ready },
+      ],
+    },
   });
 
   it('keeps Running, Ready pods with an IP that are not being deleted, one target per IP, in order', () => {

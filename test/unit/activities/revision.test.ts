@@ -7,19 +7,20 @@ import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
 import type { DigestResolver } from '../../../activities/digests.js';
 import type { EventRecorder } from '../../../activities/events.js';
 import { createRevisionActivities } from '../../../activities/revision.js';
+import { Resources } from '../../../api/kinds.js';
 import { revisionConditionSet } from '../../../api/lifecycle/revision.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { Revision } from '../../../api/serving.js';
 import type { Deployment } from '../../../resources/deployment.js';
 import { revision, revisionConfig, withContainers, withContainerStatuses, withRevLabels } from '../../fixtures/revision.js';
-import { KubeFake, refused } from './apply-fakes.js';
+import { KubeFake, refused } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello-00001' };
 const digest = (c: string) => `ghcr.io/example/${c}@sha256:${c.charCodeAt(0).toString(16).padStart(64, '0')}`;
 
 function setup(rev: Revision, digests?: DigestResolver) {
   const fake = new KubeFake();
-  fake.seed(rev);
+  fake.seed(Resources.Revision, rev);
   const recorded: { type: string; reason: string; message: string }[] = [];
   const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
   const config = { revisionConfig: () => revisionConfig(), systemNamespace: 'knative-serving' } as unknown as ConfigSource;
@@ -41,7 +42,10 @@ describe('resolveRevisionDigests', () => {
     const rev = revision(
       'hello-00001',
       'default',
-      withContainers({ name: 'first', image: 'ghcr.io/example/missing:1', ports: [{ containerPort: 8080 }] }, { name: 'second', image: 'ghcr.io/example/fine:1' }),
+      withContainers(
+        { name: 'first', image: 'ghcr.io/example/missing:1', ports: [{ containerPort: 8080 }] },
+        { name: 'second', image: 'ghcr.io/example/fine:1' },
+      ),
     );
     const digests: DigestResolver = {
       resolve: async (image) => {
@@ -52,7 +56,7 @@ describe('resolveRevisionDigests', () => {
     };
     const { fake, acts } = setup(rev, digests);
     await expect(acts.resolveRevisionDigests(key)).rejects.toThrow('ghcr.io/example/missing:1');
-    const healthy = revisionConditionSet.get(fake.get<Revision>('Revision', 'default', 'hello-00001')!.status, 'ContainerHealthy');
+    const healthy = revisionConditionSet.get(fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status, 'ContainerHealthy');
     expect(healthy).toMatchObject({
       status: 'False',
       reason: 'ContainerMissing',
@@ -73,28 +77,28 @@ describe('reconcileRevisionResources', () => {
   it('an edited replica count is reverted (hakn runs a fixed count, nothing else scales the Deployment)', async () => {
     const { fake, acts } = setup(revision('hello-00001', 'default', resolved));
     await acts.reconcileRevisionResources(key);
-    const want = fake.get<Deployment>('Deployment', 'default', 'hello-00001-deployment')!.spec.replicas;
-    fake.edit<Deployment>('Deployment', 'default', 'hello-00001-deployment', (d) => void (d.spec.replicas = 7));
+    const want = fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas;
+    fake.edit<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => void (d.spec.replicas = 7));
     expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', service: 'unchanged' });
-    expect(fake.get<Deployment>('Deployment', 'default', 'hello-00001-deployment')!.spec.replicas).toBe(want);
+    expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBe(want);
   });
 
   it('regression (issue 8): a label the Revision drops leaves the revision Service (and the Deployment)', async () => {
     const { fake, acts } = setup(revision('hello-00001', 'default', resolved, withRevLabels({ team: 'payments' })));
     await acts.reconcileRevisionResources(key);
-    expect(fake.get<KubeObject>('Service', 'default', 'hello-00001')!.metadata.labels?.['team']).toBe('payments');
-    fake.edit<Revision>('Revision', 'default', 'hello-00001', (r) => void delete r.metadata.labels!['team']);
+    expect(fake.get<KubeObject>(Resources.KubeService, 'default', 'hello-00001')!.metadata.labels?.['team']).toBe('payments');
+    fake.edit<Revision>(Resources.Revision, 'default', 'hello-00001', (r) => void delete r.metadata.labels!['team']);
     expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', service: 'updated' });
-    expect(fake.get<KubeObject>('Service', 'default', 'hello-00001')!.metadata.labels?.['team']).toBeUndefined();
-    expect(fake.get<KubeObject>('Deployment', 'default', 'hello-00001-deployment')!.metadata.labels?.['team']).toBeUndefined();
+    expect(fake.get<KubeObject>(Resources.KubeService, 'default', 'hello-00001')!.metadata.labels?.['team']).toBeUndefined();
+    expect(fake.get<KubeObject>(Resources.Deployment, 'default', 'hello-00001-deployment')!.metadata.labels?.['team']).toBeUndefined();
   });
 
   it("regression (issue 8): a refused Deployment apply shows on the Revision (ResourcesAvailable False, the API server's message) and as a Warning Event", async () => {
     const { fake, acts, recorded } = setup(revision('hello-00001', 'default', resolved));
     const forbidden = 'deployments.apps "hello-00001-deployment" is forbidden: exceeded quota: compute, requested: pods=1';
-    fake.failNext('apply', 'Deployment', refused(403, 'Forbidden', forbidden));
+    fake.failNext('apply', Resources.Deployment, refused(403, 'Forbidden', forbidden));
     await expect(acts.reconcileRevisionResources(key)).rejects.toThrow('exceeded quota');
-    const status = fake.get<Revision>('Revision', 'default', 'hello-00001')!.status;
+    const status = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
     const message = `failed to create Deployment "hello-00001-deployment": ${forbidden}`;
     expect(revisionConditionSet.get(status, 'ResourcesAvailable')).toMatchObject({ status: 'False', reason: 'CreationFailed', message });
     expect(revisionConditionSet.get(status, 'Ready')).toMatchObject({ status: 'False', reason: 'CreationFailed', message });
@@ -107,11 +111,19 @@ describe('updateRevisionStatus', () => {
   it('writes Active True once the Deployment has ready pods', async () => {
     const { fake, acts } = setup(revision('hello-00001', 'default', resolved));
     await acts.reconcileRevisionResources(key);
-    fake.edit<KubeObject & { status?: unknown }>('Deployment', 'default', 'hello-00001-deployment', (d) => {
-      d.status = { replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }, { type: 'Progressing', status: 'True' }] };
+    fake.edit<KubeObject & { status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
+      d.status = {
+        replicas: 1,
+        readyReplicas: 1,
+        availableReplicas: 1,
+        conditions: [
+          { type: 'Available', status: 'True' },
+          { type: 'Progressing', status: 'True' },
+        ],
+      };
     });
     await acts.updateRevisionStatus(key);
-    const status = fake.get<Revision>('Revision', 'default', 'hello-00001')!.status;
+    const status = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
     expect(revisionConditionSet.get(status, 'Active')).toMatchObject({ status: 'True', severity: 'Info' });
     expect(revisionConditionSet.get(status, 'Ready')?.status).toBe('True');
   });

@@ -1,4 +1,4 @@
-// The Route activity against an in-memory API server (route-fakes.ts): the labeler's routes annotation on
+// The Route activity against an in-memory API server (kube-fake.ts): the labeler's routes annotation on
 // Configurations, placeholder ownership / orphans / Endpoints, domain-template errors, and removed fields reaching
 // the KIngress and placeholder Services (issue 8, item 3).
 import pino from 'pino';
@@ -12,7 +12,7 @@ import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { Ingress } from '../../../api/networking.js';
 import type { Condition, Configuration, Revision, Route, TrafficTarget } from '../../../api/serving.js';
-import { FakeKube } from './route-fakes.js';
+import { KubeFake } from './kube-fake.js';
 
 const NS = 'default';
 const NOW = new Date('2026-11-23T10:00:00.000Z');
@@ -31,7 +31,12 @@ function domains(data: Record<string, string>): DomainConfig {
 
 const ready = (): Condition[] => [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-11-23T09:00:00Z' }];
 
-function configuration(name: string, latestReady: string | undefined, latestCreated = latestReady, annotations?: Record<string, string>): Configuration {
+function configuration(
+  name: string,
+  latestReady: string | undefined,
+  latestCreated = latestReady,
+  annotations?: Record<string, string>,
+): Configuration {
   return {
     apiVersion: 'serving.knative.dev/v1',
     kind: 'Configuration',
@@ -72,9 +77,9 @@ function route(name: string, traffic: TrafficTarget[], meta: { labels?: Record<s
 }
 
 function harness(net: Record<string, string> = {}) {
-  const kube = new FakeKube();
+  const kube = new KubeFake();
   const recorded: string[] = [];
-  const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push(`${type} ${reason} ${message}`) } as EventRecorder;
+  const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push(`${type} ${reason} ${message}`) };
   let networkCfg = network(net);
   const config: ConfigSource = {
     revisionConfig: () => {
@@ -91,14 +96,22 @@ function harness(net: Record<string, string> = {}) {
     recorded,
     setNetwork: (data: Record<string, string>) => (networkCfg = network(data)),
     pass: (name: string) => acts.reconcileRoute({ namespace: NS, name }),
-    route: (name: string) => kube.peek<Route>(Resources.Route, NS, name)!,
-    cond: (name: string, type: string) => kube.peek<Route>(Resources.Route, NS, name)?.status?.conditions?.find((c) => c.type === type),
-    annotation: (type: typeof Resources.Configuration | typeof Resources.Revision, name: string, key = 'serving.knative.dev/routes') =>
-      kube.peek<KubeObject>(type, NS, name)?.metadata.annotations?.[key],
+    route: (name: string) => kube.get<Route>(Resources.Route, NS, name)!,
+    cond: (name: string, type: string) => kube.get<Route>(Resources.Route, NS, name)?.status?.conditions?.find((c) => c.type === type),
+    annotation: (type: typeof Resources.Configuration, name: string, key = 'serving.knative.dev/routes') =>
+      kube.get<KubeObject>(type, NS, name)?.metadata.annotations?.[key],
     /** What the Ingress workflow would do: report the KIngress Ready for its generation, with a load balancer. */
-    ingressReady: (name: string, lb: { ip?: string; domainInternal?: string } = { domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }) =>
+    ingressReady: (
+      name: string,
+      lb: { ip?: string; domainInternal?: string } = { domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' },
+    ) =>
       kube.edit<Ingress>(Resources.KIngress, NS, name, (i) => {
-        i.status = { observedGeneration: i.metadata.generation ?? 1, conditions: ready(), publicLoadBalancer: { ingress: [lb] }, privateLoadBalancer: { ingress: [lb] } };
+        i.status = {
+          observedGeneration: i.metadata.generation ?? 1,
+          conditions: ready(),
+          publicLoadBalancer: { ingress: [lb] },
+          privateLoadBalancer: { ingress: [lb] },
+        };
       }),
   };
 }
@@ -133,7 +146,7 @@ describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', (
     expect(h.annotation(Resources.Configuration, 'cfg')).toBe('direct');
     // The latest created Revision is active already (latestRevision target), as is the one serving.
     for (const rev of ['cfg-00001', 'cfg-00002']) {
-      expect(h.kube.peek<Revision>(Resources.Revision, NS, rev)?.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+      expect(h.kube.get<Revision>(Resources.Revision, NS, rev)?.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
       expect(h.annotation(Resources.Revision, rev)).toBe('direct');
     }
   });
@@ -166,15 +179,15 @@ describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', (
     expect(ok(await h.pass('direct')).ready).toBe('True');
     expect(h.annotation(Resources.Configuration, 'cfg')).toBe('keep');
     expect(h.annotation(Resources.Revision, 'cfg-00001')).toBeUndefined();
-    expect(h.kube.peek<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
   });
 
   it('a settled pass with nothing to change writes nothing', async () => {
     await readyDirectRoute(h);
-    h.kube.clearWrites();
+    h.kube.calls = [];
     const o = ok(await h.pass('direct'));
     expect(o).toMatchObject({ outcome: 'unchanged', ingress: 'unchanged', ready: 'True' });
-    expect(h.kube.writes).toEqual([]);
+    expect(h.kube.writes()).toEqual([]);
   });
 
   it('the finalizer takes the Route off its Configurations and Revisions, then removes itself', async () => {
@@ -196,14 +209,19 @@ describe('placeholder Services (spec §4.4)', () => {
   it('a foreign Service with the placeholder name: IngressReady/Ready False NotOwned, no Ingress, the pass fails to be retried', async () => {
     h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
     h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
-    h.kube.seed(Resources.KubeService, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'direct', namespace: NS }, spec: { type: 'ClusterIP' } } as KubeObject);
+    h.kube.seed(Resources.KubeService, {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'direct', namespace: NS },
+      spec: { type: 'ClusterIP' },
+    } as KubeObject);
     h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
     await expect(h.pass('direct')).rejects.toThrow('route "direct" does not own Service "direct"');
     const message = 'There is an existing placeholder Service "direct" that we do not own.';
     expect(h.cond('direct', 'IngressReady')).toMatchObject({ status: 'False', reason: 'NotOwned', message });
     expect(h.cond('direct', 'Ready')).toMatchObject({ status: 'False', reason: 'NotOwned', message });
-    expect(h.kube.peek(Resources.KIngress, NS, 'direct')).toBeUndefined();
-    expect(h.kube.peek<KubeObject>(Resources.KubeService, NS, 'direct')?.metadata.ownerReferences).toBeUndefined();
+    expect(h.kube.get(Resources.KIngress, NS, 'direct')).toBeUndefined();
+    expect(h.kube.get<KubeObject>(Resources.KubeService, NS, 'direct')?.metadata.ownerReferences).toBeUndefined();
     expect(h.recorded).toEqual(['Warning InternalError route "direct" does not own Service "direct"']);
 
     // The foreign Service goes: the next attempt programs the Route.
@@ -218,27 +236,31 @@ describe('placeholder Services (spec §4.4)', () => {
       { configurationName: 'cfg', percent: 100 },
       { revisionName: 'cfg-00001', percent: 0, tag: 'old' },
     ]);
-    expect(h.kube.peek(Resources.KubeService, NS, 'old-direct')).toBeDefined();
+    expect(h.kube.get(Resources.KubeService, NS, 'old-direct')).toBeDefined();
     h.kube.seed(Resources.KubeService, {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: 'mine-direct', namespace: NS, labels: { 'serving.knative.dev/route': 'direct' } },
-    } as KubeObject);
+    });
     h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => (r.spec.traffic = [{ configurationName: 'cfg', percent: 100 }]));
     const o = ok(await h.pass('direct'));
     expect(o.placeholders).toBe('deleted old-direct');
-    expect(h.kube.peek(Resources.KubeService, NS, 'old-direct')).toBeUndefined();
-    expect(h.kube.peek(Resources.KubeService, NS, 'direct')).toBeDefined();
-    expect(h.kube.peek(Resources.KubeService, NS, 'mine-direct')).toBeDefined();
+    expect(h.kube.get(Resources.KubeService, NS, 'old-direct')).toBeUndefined();
+    expect(h.kube.get(Resources.KubeService, NS, 'direct')).toBeDefined();
+    expect(h.kube.get(Resources.KubeService, NS, 'mine-direct')).toBeDefined();
   });
 
   it('a load balancer with an IP: headless placeholder plus Endpoints owned by the Route (golden); gone again with the IP', async () => {
     await readyDirectRoute(h);
     h.ingressReady('direct', { ip: '10.0.0.9' });
     await h.pass('direct');
-    const svc = h.kube.peek<KubeObject & { spec: unknown }>(Resources.KubeService, NS, 'direct')!;
-    expect(svc.spec).toEqual({ type: 'ClusterIP', clusterIP: 'None', ports: [{ name: 'http2', appProtocol: 'kubernetes.io/h2c', port: 80, targetPort: 80 }] });
-    const ep = h.kube.peek<KubeObject & { subsets: unknown }>(Endpoints, NS, 'direct')!;
+    const svc = h.kube.get<KubeObject & { spec: unknown }>(Resources.KubeService, NS, 'direct')!;
+    expect(svc.spec).toEqual({
+      type: 'ClusterIP',
+      clusterIP: 'None',
+      ports: [{ name: 'http2', appProtocol: 'kubernetes.io/h2c', port: 80, targetPort: 80 }],
+    });
+    const ep = h.kube.get<KubeObject & { subsets: unknown }>(Endpoints, NS, 'direct')!;
     expect(ep.subsets).toEqual([{ addresses: [{ ip: '10.0.0.9' }], ports: [{ name: 'http2', port: 80 }] }]);
     expect(ep.metadata).toMatchObject({
       labels: { 'serving.knative.dev/route': 'direct' },
@@ -247,17 +269,17 @@ describe('placeholder Services (spec §4.4)', () => {
 
     // Back to a domain: headless → ExternalName is re-created (the API server refuses it in place); Endpoints deleted.
     h.ingressReady('direct', { domainInternal: 'gw.istio-system.svc.cluster.local' });
-    h.kube.clearWrites();
+    h.kube.calls = [];
     const o = ok(await h.pass('direct'));
     expect(o.placeholders).toBe('updated direct');
-    expect(h.kube.writes.filter((w) => w.verb === 'delete').map((w) => w.id)).toEqual(['core/services/default/direct', 'core/endpoints/default/direct']);
-    expect(h.kube.peek<KubeObject & { spec: unknown }>(Resources.KubeService, NS, 'direct')!.spec).toEqual({
+    expect(h.kube.writes('delete').map((w) => w.id)).toEqual(['core/services/default/direct', 'core/endpoints/default/direct']);
+    expect(h.kube.get<KubeObject & { spec: unknown }>(Resources.KubeService, NS, 'direct')!.spec).toEqual({
       type: 'ExternalName',
       externalName: 'gw.istio-system.svc.cluster.local',
       sessionAffinity: 'None',
       ports: [{ name: 'http2', appProtocol: 'kubernetes.io/h2c', port: 80, targetPort: 80 }],
     });
-    expect(h.kube.peek(Endpoints, NS, 'direct')).toBeUndefined();
+    expect(h.kube.get(Endpoints, NS, 'direct')).toBeUndefined();
   });
 
   it('foreign Endpoints with the name of a headless placeholder: NotOwned for the Endpoint', async () => {
@@ -274,7 +296,7 @@ describe('placeholder Services (spec §4.4)', () => {
 });
 
 describe('domain-template errors (ErrDomainName)', () => {
-  it('Ready=False ErrorConfig with Knative\'s message, nothing programmed, the pass returns; a fixed config recovers', async () => {
+  it("Ready=False ErrorConfig with Knative's message, nothing programmed, the pass returns; a fixed config recovers", async () => {
     const h = harness({ 'domain-template': '{{.Name}}.{{index .Annotations "sub"}}.{{.Domain}}' });
     h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
     h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
@@ -285,13 +307,13 @@ describe('domain-template errors (ErrDomainName)', () => {
     const message = `domain name error: ${o.domainError!}`;
     expect(h.cond('direct', 'AllTrafficAssigned')).toMatchObject({ status: 'False', reason: 'ErrorConfig', message });
     expect(h.cond('direct', 'Ready')).toMatchObject({ status: 'False', reason: 'ErrorConfig', message });
-    expect(h.kube.peek(Resources.KIngress, NS, 'direct')).toBeUndefined();
-    expect(h.kube.peek(Resources.KubeService, NS, 'direct')).toBeUndefined();
+    expect(h.kube.get(Resources.KIngress, NS, 'direct')).toBeUndefined();
+    expect(h.kube.get(Resources.KubeService, NS, 'direct')).toBeUndefined();
 
     // Another pass with the same config changes nothing (it does not retry, it waits for a change).
-    h.kube.clearWrites();
+    h.kube.calls = [];
     expect(ok(await h.pass('direct')).outcome).toBe('unchanged');
-    expect(h.kube.writes).toEqual([]);
+    expect(h.kube.writes()).toEqual([]);
 
     h.setNetwork({});
     await h.pass('direct');
@@ -316,10 +338,13 @@ describe('removed fields reach the KIngress and placeholder Services', () => {
     const h = harness();
     h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
     h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
-    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }], { labels: { team: 'a' }, annotations: { note: 'x' } }));
+    h.kube.seed(
+      Resources.Route,
+      route('direct', [{ configurationName: 'cfg', percent: 100 }], { labels: { team: 'a' }, annotations: { note: 'x' } }),
+    );
     await h.pass('direct');
-    const ing = () => h.kube.peek<Ingress>(Resources.KIngress, NS, 'direct')!;
-    const svc = () => h.kube.peek<KubeObject>(Resources.KubeService, NS, 'direct')!;
+    const ing = () => h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!;
+    const svc = () => h.kube.get<KubeObject>(Resources.KubeService, NS, 'direct')!;
     expect(ing().metadata.annotations?.['note']).toBe('x');
     expect(svc().metadata.labels?.['team']).toBe('a');
 
@@ -339,13 +364,13 @@ describe('removed fields reach the KIngress and placeholder Services', () => {
   it('an edit to the Ingress spec is reverted; an unrelated field someone else added is kept', async () => {
     const h = harness();
     await readyDirectRoute(h);
-    const before = h.kube.peek<Ingress>(Resources.KIngress, NS, 'direct')!.spec;
+    const before = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.spec;
     h.kube.edit<Ingress>(Resources.KIngress, NS, 'direct', (i) => {
       i.spec.rules = [];
       i.metadata.labels = { ...i.metadata.labels, extra: 'kept' };
     });
     expect(ok(await h.pass('direct')).ingress).toBe('updated');
-    const after = h.kube.peek<Ingress>(Resources.KIngress, NS, 'direct')!;
+    const after = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!;
     expect(after.spec).toEqual(before);
     expect(after.metadata.labels?.['extra']).toBe('kept');
   });

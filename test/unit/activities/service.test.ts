@@ -5,21 +5,28 @@ import { describe, expect, it } from 'vitest';
 import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
 import type { EventRecorder } from '../../../activities/events.js';
 import { createServiceActivities } from '../../../activities/service.js';
+import { Resources } from '../../../api/kinds.js';
 import { serviceConditionSet } from '../../../api/lifecycle/service.js';
 import type { Configuration, Route, Service } from '../../../api/serving.js';
 import { revisionConfig } from '../../fixtures/revision.js';
 import { service, withLabels } from '../../fixtures/serving.js';
-import { KubeFake, refused } from './apply-fakes.js';
+import { KubeFake, refused } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello' };
 
 function setup(svc: Service, current: () => ReturnType<typeof revisionConfig> = () => revisionConfig()) {
   const fake = new KubeFake();
-  fake.seed(svc);
+  fake.seed(Resources.Service, svc);
   const recorded: { type: string; reason: string; message: string }[] = [];
   const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
   const config = { revisionConfig: current, systemNamespace: 'knative-serving' } as unknown as ConfigSource;
-  const deps = { kube: fake.client(), events, log: pino({ level: 'silent' }), config, now: () => new Date('2025-01-01T00:00:00Z') } as unknown as ActivityDeps;
+  const deps = {
+    kube: fake.client(),
+    events,
+    log: pino({ level: 'silent' }),
+    config,
+    now: () => new Date('2025-01-01T00:00:00Z'),
+  } as unknown as ActivityDeps;
   return { fake, recorded, acts: createServiceActivities(deps) };
 }
 
@@ -31,34 +38,38 @@ describe('reconcileServiceConfiguration / reconcileServiceRoute', () => {
     const { fake, acts } = setup(service('hello', 'default', withLimits, withLabels({ tier: 'gold' })));
     expect(await acts.reconcileServiceConfiguration(key)).toMatchObject({ outcome: 'applied', action: 'created' });
     expect(await acts.reconcileServiceRoute(key)).toMatchObject({ outcome: 'applied', action: 'created' });
-    expect(fake.get<Configuration>('Configuration', 'default', 'hello')!.spec.template.spec.containers[0]!.resources).toEqual({ limits: { memory: '1Gi' } });
+    expect(fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.spec.template.spec.containers[0]!.resources).toEqual({
+      limits: { memory: '1Gi' },
+    });
 
-    fake.edit<Service>('Service', 'default', 'hello', (s) => {
+    fake.edit<Service>(Resources.Service, 'default', 'hello', (s) => {
       s.spec.template.spec.containers = [{ image: 'nginx' }];
       delete s.metadata.labels;
     });
     expect(await acts.reconcileServiceConfiguration(key)).toMatchObject({ outcome: 'applied', action: 'updated' });
     expect(await acts.reconcileServiceRoute(key)).toMatchObject({ outcome: 'applied', action: 'updated' });
-    const cfg = fake.get<Configuration>('Configuration', 'default', 'hello')!;
+    const cfg = fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!;
     const container = cfg.spec.template.spec.containers[0]!;
     expect(container.resources).toBeUndefined();
     expect(container.env).toBeUndefined();
     expect(cfg.metadata.labels?.['tier']).toBeUndefined();
-    expect(fake.get<Route>('Route', 'default', 'hello')!.metadata.labels?.['tier']).toBeUndefined();
+    expect(fake.get<Route>(Resources.Route, 'default', 'hello')!.metadata.labels?.['tier']).toBeUndefined();
   });
 
   it('regression (issue 8): a config-defaults change leaves an existing Configuration alone; a new Service gets the new default', async () => {
     let cfg = revisionConfig();
     const { fake, acts } = setup(service('hello', 'default'), () => cfg);
     await acts.reconcileServiceConfiguration(key);
-    const before = fake.get<Configuration>('Configuration', 'default', 'hello')!;
+    const before = fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!;
     expect(before.spec.template.spec.containerConcurrency).toBe(cfg.defaults.containerConcurrency);
     cfg = revisionConfig((c) => void (c.defaults = { ...c.defaults, containerConcurrency: 7 }));
     expect(await acts.reconcileServiceConfiguration(key)).toMatchObject({ action: 'unchanged' });
-    expect(fake.get<Configuration>('Configuration', 'default', 'hello')!.spec.template.spec.containerConcurrency).toBe(before.spec.template.spec.containerConcurrency);
-    fake.seed(service('fresh', 'default'));
+    expect(fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.spec.template.spec.containerConcurrency).toBe(
+      before.spec.template.spec.containerConcurrency,
+    );
+    fake.seed(Resources.Service, service('fresh', 'default'));
     await acts.reconcileServiceConfiguration({ namespace: 'default', name: 'fresh' });
-    expect(fake.get<Configuration>('Configuration', 'default', 'fresh')!.spec.template.spec.containerConcurrency).toBe(7);
+    expect(fake.get<Configuration>(Resources.Configuration, 'default', 'fresh')!.spec.template.spec.containerConcurrency).toBe(7);
   });
 
   it('a pass with nothing to do writes nothing', async () => {
@@ -74,18 +85,18 @@ describe('reconcileServiceConfiguration / reconcileServiceRoute', () => {
   it("a user's edit of the Route's spec is reverted", async () => {
     const { fake, acts } = setup(service('hello', 'default'));
     await acts.reconcileServiceRoute(key);
-    const want = fake.get<Route>('Route', 'default', 'hello')!.spec;
-    fake.edit<Route>('Route', 'default', 'hello', (r) => void (r.spec.traffic = [{ revisionName: 'hello-00001', percent: 100 }]));
+    const want = fake.get<Route>(Resources.Route, 'default', 'hello')!.spec;
+    fake.edit<Route>(Resources.Route, 'default', 'hello', (r) => void (r.spec.traffic = [{ revisionName: 'hello-00001', percent: 100 }]));
     expect(await acts.reconcileServiceRoute(key)).toMatchObject({ action: 'updated' });
-    expect(fake.get<Route>('Route', 'default', 'hello')!.spec).toEqual(want);
+    expect(fake.get<Route>(Resources.Route, 'default', 'hello')!.spec).toEqual(want);
   });
 
   it("regression (issue 8): a refused apply shows on the Service (ConfigurationsReady False, the API server's message) and as one Warning Event", async () => {
     const { fake, acts, recorded } = setup(service('hello', 'default'));
     const denied = 'admission webhook "policy.example.com" denied the request: images must come from registry.example.com';
-    fake.failNext('apply', 'Configuration', refused(400, 'BadRequest', denied));
+    fake.failNext('apply', Resources.Configuration, refused(400, 'BadRequest', denied));
     await expect(acts.reconcileServiceConfiguration(key)).rejects.toThrow(denied);
-    const status = fake.get<Service>('Service', 'default', 'hello')!.status;
+    const status = fake.get<Service>(Resources.Service, 'default', 'hello')!.status;
     const message = `failed to create Configuration "hello": ${denied}`;
     expect(serviceConditionSet.get(status, 'ConfigurationsReady')).toMatchObject({ status: 'False', reason: 'CreationFailed', message });
     expect(serviceConditionSet.get(status, 'Ready')).toMatchObject({ status: 'False', reason: 'CreationFailed', message });
@@ -95,17 +106,17 @@ describe('reconcileServiceConfiguration / reconcileServiceRoute', () => {
     expect(await acts.reconcileServiceConfiguration(key)).toMatchObject({ action: 'created' });
     await acts.reconcileServiceRoute(key);
     await acts.updateServiceStatus(key);
-    const after = fake.get<Service>('Service', 'default', 'hello')!.status;
+    const after = fake.get<Service>(Resources.Service, 'default', 'hello')!.status;
     expect(serviceConditionSet.get(after, 'ConfigurationsReady')?.reason).toBe('OutOfDate');
   });
 
   it('a refused Route update: RoutesReady False InternalError', async () => {
     const { fake, acts, recorded } = setup(service('hello', 'default'));
     await acts.reconcileServiceRoute(key);
-    fake.edit<Service>('Service', 'default', 'hello', (s) => void (s.spec.traffic = [{ latestRevision: true, percent: 100, tag: 'x' }]));
-    fake.failNext('apply', 'Route', refused(422, 'Invalid', 'Route.serving.knative.dev "hello" is invalid: spec.traffic[0].tag: bad'));
+    fake.edit<Service>(Resources.Service, 'default', 'hello', (s) => void (s.spec.traffic = [{ latestRevision: true, percent: 100, tag: 'x' }]));
+    fake.failNext('apply', Resources.Route, refused(422, 'Invalid', 'Route.serving.knative.dev "hello" is invalid: spec.traffic[0].tag: bad'));
     await expect(acts.reconcileServiceRoute(key)).rejects.toThrow('is invalid');
-    const status = fake.get<Service>('Service', 'default', 'hello')!.status;
+    const status = fake.get<Service>(Resources.Service, 'default', 'hello')!.status;
     expect(serviceConditionSet.get(status, 'RoutesReady')).toMatchObject({ status: 'False', reason: 'InternalError' });
     expect(recorded.at(-1)).toMatchObject({ type: 'Warning', reason: 'InternalError' });
   });

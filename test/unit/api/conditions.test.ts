@@ -208,7 +208,14 @@ describe('non-dependent conditions (severity Info, §0.1)', () => {
     set.markUnknown(status, 'Other', 'Queued', 'queued', T2);
     expect(status.conditions).toEqual([
       { type: 'A', status: 'True', lastTransitionTime: T1 },
-      { type: 'Active', status: 'False', severity: 'Info', reason: 'NoTraffic', message: 'The target is not receiving traffic.', lastTransitionTime: T2 },
+      {
+        type: 'Active',
+        status: 'False',
+        severity: 'Info',
+        reason: 'NoTraffic',
+        message: 'The target is not receiving traffic.',
+        lastTransitionTime: T2,
+      },
       { type: 'B', status: 'True', lastTransitionTime: T1 },
       { type: 'Other', status: 'Unknown', severity: 'Info', reason: 'Queued', message: 'queued', lastTransitionTime: T2 },
       { type: 'Ready', status: 'True', lastTransitionTime: T1 },

@@ -30,16 +30,20 @@ describe('config-autoscaler', () => {
   });
 
   it('parses every key', () => {
-    expect(ok(parseAutoscalerConfig({
-      'min-scale': '1',
-      'max-scale': '10',
-      'max-scale-limit': '20',
-      'initial-scale': '0',
-      'allow-zero-initial-scale': 'true',
-      'enable-scale-to-zero': 'true',
-      'pod-autoscaler-class': 'hpa.autoscaling.knative.dev',
-      _example: 'min-scale: "-1"',
-    }))).toEqual({
+    expect(
+      ok(
+        parseAutoscalerConfig({
+          'min-scale': '1',
+          'max-scale': '10',
+          'max-scale-limit': '20',
+          'initial-scale': '0',
+          'allow-zero-initial-scale': 'true',
+          'enable-scale-to-zero': 'true',
+          'pod-autoscaler-class': 'hpa.autoscaling.knative.dev',
+          _example: 'min-scale: "-1"',
+        }),
+      ),
+    ).toEqual({
       minScale: 1,
       maxScale: 10,
       maxScaleLimit: 20,
@@ -55,13 +59,17 @@ describe('config-autoscaler', () => {
   });
 
   it('validates, but does not keep, the keys only Knative autoscaler uses', () => {
-    expect(ok(parseAutoscalerConfig({
-      'target-burst-capacity': '0',
-      'container-concurrency-target-percentage': '0.7',
-      'stable-window': '2m',
-      'scale-down-delay': '15s',
-      'activator-capacity': '50',
-    }))).toEqual(defaultAutoscalerConfig());
+    expect(
+      ok(
+        parseAutoscalerConfig({
+          'target-burst-capacity': '0',
+          'container-concurrency-target-percentage': '0.7',
+          'stable-window': '2m',
+          'scale-down-delay': '15s',
+          'activator-capacity': '50',
+        }),
+      ),
+    ).toEqual(defaultAutoscalerConfig());
     expect(ok(parseAutoscalerConfig({ 'target-burst-capacity': '-1' })).minScale).toBe(2);
   });
 
@@ -74,7 +82,10 @@ describe('config-autoscaler', () => {
       [{ 'allow-zero-initial-scale': 'y' }, 'config-autoscaler: allow-zero-initial-scale: must be a boolean ("true" or "false"), got "y"'],
       [{ 'enable-scale-to-zero': 'off' }, 'config-autoscaler: enable-scale-to-zero: must be a boolean ("true" or "false"), got "off"'],
       [{ 'initial-scale': '0' }, 'config-autoscaler: initial-scale: must be at least 1 (or 0 when allow-zero-initial-scale is true), got 0'],
-      [{ 'initial-scale': '-1', 'allow-zero-initial-scale': 'true' }, 'config-autoscaler: initial-scale: must be at least 1 (or 0 when allow-zero-initial-scale is true), got -1'],
+      [
+        { 'initial-scale': '-1', 'allow-zero-initial-scale': 'true' },
+        'config-autoscaler: initial-scale: must be at least 1 (or 0 when allow-zero-initial-scale is true), got -1',
+      ],
       [{ 'max-scale-limit': '-1' }, 'config-autoscaler: max-scale-limit: must be at least 0, got -1'],
       [{ 'max-scale': '-1' }, 'config-autoscaler: max-scale: must be in [0, unlimited], got -1'],
       [{ 'max-scale-limit': '10' }, 'config-autoscaler: max-scale: must be in [1, max-scale-limit (10)], got 30'],
@@ -84,8 +95,14 @@ describe('config-autoscaler', () => {
       [{ 'target-burst-capacity': '-2' }, 'config-autoscaler: target-burst-capacity: must be non-negative or -1 (unlimited), got -2'],
       [{ 'target-burst-capacity': 'many' }, 'config-autoscaler: target-burst-capacity: must be a number, got "many"'],
       [{ 'container-concurrency-target-percentage': '0' }, 'config-autoscaler: container-concurrency-target-percentage: must be in (0, 100], got 0'],
-      [{ 'container-concurrency-target-percentage': '101' }, 'config-autoscaler: container-concurrency-target-percentage: must be in (0, 100], got 101'],
-      [{ 'container-concurrency-target-default': '0.001' }, 'config-autoscaler: container-concurrency-target-default: with container-concurrency-target-percentage must yield a target of at least 0.01, got 0.0007'],
+      [
+        { 'container-concurrency-target-percentage': '101' },
+        'config-autoscaler: container-concurrency-target-percentage: must be in (0, 100], got 101',
+      ],
+      [
+        { 'container-concurrency-target-default': '0.001' },
+        'config-autoscaler: container-concurrency-target-default: with container-concurrency-target-percentage must yield a target of at least 0.01, got 0.0007',
+      ],
       [{ 'requests-per-second-target-default': '0' }, 'config-autoscaler: requests-per-second-target-default: must be at least 0.01, got 0'],
       [{ 'panic-window-percentage': '0.5' }, 'config-autoscaler: panic-window-percentage: must be in [1, 100], got 0.5'],
       [{ 'panic-threshold-percentage': '100' }, 'config-autoscaler: panic-threshold-percentage: must be in [110, 1000], got 100'],

@@ -46,25 +46,29 @@ describe('config-defaults', () => {
   });
 
   it('parses every key', () => {
-    expect(ok(parseDefaultsConfig({
-      'revision-timeout-seconds': '120',
-      'max-revision-timeout-seconds': '900',
-      'revision-response-start-timeout-seconds': '60',
-      'revision-idle-timeout-seconds': '30',
-      'container-concurrency': '0',
-      'container-concurrency-max-limit': '50',
-      'allow-container-concurrency-zero': 'false',
-      'container-name-template': '{{.Name}}-app',
-      'init-container-name-template': 'init-{{.Namespace}}',
-      'enable-service-links': 'TRUE',
-      'revision-cpu-request': '400m',
-      'revision-cpu-limit': '1',
-      'revision-memory-request': '100M',
-      'revision-memory-limit': '200M',
-      'revision-ephemeral-storage-request': '500M',
-      'revision-ephemeral-storage-limit': '750M',
-      _example: 'container-concurrency: "nope"',
-    }))).toEqual({
+    expect(
+      ok(
+        parseDefaultsConfig({
+          'revision-timeout-seconds': '120',
+          'max-revision-timeout-seconds': '900',
+          'revision-response-start-timeout-seconds': '60',
+          'revision-idle-timeout-seconds': '30',
+          'container-concurrency': '0',
+          'container-concurrency-max-limit': '50',
+          'allow-container-concurrency-zero': 'false',
+          'container-name-template': '{{.Name}}-app',
+          'init-container-name-template': 'init-{{.Namespace}}',
+          'enable-service-links': 'TRUE',
+          'revision-cpu-request': '400m',
+          'revision-cpu-limit': '1',
+          'revision-memory-request': '100M',
+          'revision-memory-limit': '200M',
+          'revision-ephemeral-storage-request': '500M',
+          'revision-ephemeral-storage-limit': '750M',
+          _example: 'container-concurrency: "nope"',
+        }),
+      ),
+    ).toEqual({
       revisionTimeoutSeconds: 120,
       maxRevisionTimeoutSeconds: 900,
       revisionResponseStartTimeoutSeconds: 60,
@@ -99,28 +103,79 @@ describe('config-defaults', () => {
     it.each([
       [{ 'revision-timeout-seconds': '5m' }, 'config-defaults: revision-timeout-seconds: must be a 64-bit integer, got "5m"'],
       [{ 'max-revision-timeout-seconds': '1.5' }, 'config-defaults: max-revision-timeout-seconds: must be a 64-bit integer, got "1.5"'],
-      [{ 'revision-response-start-timeout-seconds': 'x' }, 'config-defaults: revision-response-start-timeout-seconds: must be a 64-bit integer, got "x"'],
+      [
+        { 'revision-response-start-timeout-seconds': 'x' },
+        'config-defaults: revision-response-start-timeout-seconds: must be a 64-bit integer, got "x"',
+      ],
       [{ 'revision-idle-timeout-seconds': '' }, 'config-defaults: revision-idle-timeout-seconds: must be a 64-bit integer, got ""'],
       [{ 'container-concurrency': 'ten' }, 'config-defaults: container-concurrency: must be a 64-bit integer, got "ten"'],
-      [{ 'container-concurrency-max-limit': '9223372036854775808' }, 'config-defaults: container-concurrency-max-limit: must be a 64-bit integer, got "9223372036854775808"'],
-      [{ 'allow-container-concurrency-zero': 'nope' }, 'config-defaults: allow-container-concurrency-zero: must be a boolean ("true" or "false"), got "nope"'],
-      [{ 'revision-cpu-request': 'a lot' }, 'config-defaults: revision-cpu-request: must be a resource quantity such as "25m" or "50Mi", got "a lot"'],
+      [
+        { 'container-concurrency-max-limit': '9223372036854775808' },
+        'config-defaults: container-concurrency-max-limit: must be a 64-bit integer, got "9223372036854775808"',
+      ],
+      [
+        { 'allow-container-concurrency-zero': 'nope' },
+        'config-defaults: allow-container-concurrency-zero: must be a boolean ("true" or "false"), got "nope"',
+      ],
+      [
+        { 'revision-cpu-request': 'a lot' },
+        'config-defaults: revision-cpu-request: must be a resource quantity such as "25m" or "50Mi", got "a lot"',
+      ],
       [{ 'revision-cpu-limit': '1c' }, 'config-defaults: revision-cpu-limit: must be a resource quantity such as "25m" or "50Mi", got "1c"'],
-      [{ 'revision-memory-request': '1MB' }, 'config-defaults: revision-memory-request: must be a resource quantity such as "25m" or "50Mi", got "1MB"'],
+      [
+        { 'revision-memory-request': '1MB' },
+        'config-defaults: revision-memory-request: must be a resource quantity such as "25m" or "50Mi", got "1MB"',
+      ],
       [{ 'revision-memory-limit': '-' }, 'config-defaults: revision-memory-limit: must be a resource quantity such as "25m" or "50Mi", got "-"'],
-      [{ 'revision-ephemeral-storage-request': 'G' }, 'config-defaults: revision-ephemeral-storage-request: must be a resource quantity such as "25m" or "50Mi", got "G"'],
-      [{ 'revision-ephemeral-storage-limit': '1..0' }, 'config-defaults: revision-ephemeral-storage-limit: must be a resource quantity such as "25m" or "50Mi", got "1..0"'],
-      [{ 'revision-timeout-seconds': '700' }, 'config-defaults: revision-timeout-seconds: must not exceed max-revision-timeout-seconds (600), got 700'],
-      [{ 'revision-timeout-seconds': '100', 'max-revision-timeout-seconds': '50' }, 'config-defaults: revision-timeout-seconds: must not exceed max-revision-timeout-seconds (50), got 100'],
-      [{ 'revision-response-start-timeout-seconds': '301' }, 'config-defaults: revision-response-start-timeout-seconds: must not exceed revision-timeout-seconds (300), got 301'],
-      [{ 'revision-idle-timeout-seconds': '400' }, 'config-defaults: revision-idle-timeout-seconds: must not exceed revision-timeout-seconds (300), got 400'],
+      [
+        { 'revision-ephemeral-storage-request': 'G' },
+        'config-defaults: revision-ephemeral-storage-request: must be a resource quantity such as "25m" or "50Mi", got "G"',
+      ],
+      [
+        { 'revision-ephemeral-storage-limit': '1..0' },
+        'config-defaults: revision-ephemeral-storage-limit: must be a resource quantity such as "25m" or "50Mi", got "1..0"',
+      ],
+      [
+        { 'revision-timeout-seconds': '700' },
+        'config-defaults: revision-timeout-seconds: must not exceed max-revision-timeout-seconds (600), got 700',
+      ],
+      [
+        { 'revision-timeout-seconds': '100', 'max-revision-timeout-seconds': '50' },
+        'config-defaults: revision-timeout-seconds: must not exceed max-revision-timeout-seconds (50), got 100',
+      ],
+      [
+        { 'revision-response-start-timeout-seconds': '301' },
+        'config-defaults: revision-response-start-timeout-seconds: must not exceed revision-timeout-seconds (300), got 301',
+      ],
+      [
+        { 'revision-idle-timeout-seconds': '400' },
+        'config-defaults: revision-idle-timeout-seconds: must not exceed revision-timeout-seconds (300), got 400',
+      ],
       [{ 'container-concurrency-max-limit': '0' }, 'config-defaults: container-concurrency-max-limit: must be between 1 and 2147483647, got 0'],
-      [{ 'container-concurrency': '2000' }, 'config-defaults: container-concurrency: must be between 0 and container-concurrency-max-limit (1000), got 2000'],
-      [{ 'container-concurrency': '-1' }, 'config-defaults: container-concurrency: must be between 0 and container-concurrency-max-limit (1000), got -1'],
-      [{ 'container-concurrency-max-limit': '50' }, 'config-defaults: container-concurrency: must be between 0 and container-concurrency-max-limit (50), got 100'],
-      [{ 'container-name-template': '{{.Name' }, 'config-defaults: container-name-template: invalid template "{{.Name": unclosed action: missing "}}"'],
-      [{ 'container-name-template': '{{.Foo}}' }, 'config-defaults: container-name-template: invalid template "{{.Foo}}": unsupported field ".Foo" (supported: .Name, .GenerateName, .Namespace, .UID, .ResourceVersion, .Generation, .Labels.<key>, .Annotations.<key>)'],
-      [{ 'init-container-name-template': '{{printf "%s" .Name}}' }, 'config-defaults: init-container-name-template: invalid template "{{printf \\"%s\\" .Name}}": unsupported action "{{printf "%s" .Name}}"'],
+      [
+        { 'container-concurrency': '2000' },
+        'config-defaults: container-concurrency: must be between 0 and container-concurrency-max-limit (1000), got 2000',
+      ],
+      [
+        { 'container-concurrency': '-1' },
+        'config-defaults: container-concurrency: must be between 0 and container-concurrency-max-limit (1000), got -1',
+      ],
+      [
+        { 'container-concurrency-max-limit': '50' },
+        'config-defaults: container-concurrency: must be between 0 and container-concurrency-max-limit (50), got 100',
+      ],
+      [
+        { 'container-name-template': '{{.Name' },
+        'config-defaults: container-name-template: invalid template "{{.Name": unclosed action: missing "}}"',
+      ],
+      [
+        { 'container-name-template': '{{.Foo}}' },
+        'config-defaults: container-name-template: invalid template "{{.Foo}}": unsupported field ".Foo" (supported: .Name, .GenerateName, .Namespace, .UID, .ResourceVersion, .Generation, .Labels.<key>, .Annotations.<key>)',
+      ],
+      [
+        { 'init-container-name-template': '{{printf "%s" .Name}}' },
+        'config-defaults: init-container-name-template: invalid template "{{printf \\"%s\\" .Name}}": unsupported action "{{printf "%s" .Name}}"',
+      ],
     ])('%j', (data, message) => {
       expect(err(parseDefaultsConfig(data))).toBe(message);
     });
@@ -128,7 +183,16 @@ describe('config-defaults', () => {
 });
 
 describe('container-name templates (the Go text/template subset)', () => {
-  const meta = { name: 'web', generateName: 'web-', namespace: 'prod', uid: 'u-1', resourceVersion: '42', generation: 3, labels: { app: 'shop' }, annotations: { team: 'a' } };
+  const meta = {
+    name: 'web',
+    generateName: 'web-',
+    namespace: 'prod',
+    uid: 'u-1',
+    resourceVersion: '42',
+    generation: 3,
+    labels: { app: 'shop' },
+    annotations: { team: 'a' },
+  };
 
   it.each([
     ['user-container', 'user-container'],

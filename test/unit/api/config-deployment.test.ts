@@ -41,21 +41,25 @@ describe('config-deployment', () => {
   });
 
   it('parses every key', () => {
-    expect(ok(parseDeploymentConfig({
-      'queue-sidecar-image': 'gcr.io/knative/queue:v1',
-      'progress-deadline': '10m',
-      'digest-resolution-timeout': '500ms',
-      'registries-skipping-tag-resolving': ' a.io , b.io,,a.io',
-      'queue-sidecar-cpu-request': '100m',
-      'queue-sidecar-cpu-limit': '2',
-      'queue-sidecar-memory-request': '64Mi',
-      'queue-sidecar-memory-limit': '1Gi',
-      'queue-sidecar-ephemeral-storage-request': '512Mi',
-      'queue-sidecar-ephemeral-storage-limit': '1e9',
-      'default-affinity-type': 'none',
-      'pod-is-always-schedulable': 'true',
-      _example: 'progress-deadline: "garbage"',
-    }))).toEqual({
+    expect(
+      ok(
+        parseDeploymentConfig({
+          'queue-sidecar-image': 'gcr.io/knative/queue:v1',
+          'progress-deadline': '10m',
+          'digest-resolution-timeout': '500ms',
+          'registries-skipping-tag-resolving': ' a.io , b.io,,a.io',
+          'queue-sidecar-cpu-request': '100m',
+          'queue-sidecar-cpu-limit': '2',
+          'queue-sidecar-memory-request': '64Mi',
+          'queue-sidecar-memory-limit': '1Gi',
+          'queue-sidecar-ephemeral-storage-request': '512Mi',
+          'queue-sidecar-ephemeral-storage-limit': '1e9',
+          'default-affinity-type': 'none',
+          'pod-is-always-schedulable': 'true',
+          _example: 'progress-deadline: "garbage"',
+        }),
+      ),
+    ).toEqual({
       queueSidecarImage: 'gcr.io/knative/queue:v1',
       progressDeadlineSeconds: 600,
       digestResolutionTimeoutSeconds: 0.5,
@@ -72,18 +76,22 @@ describe('config-deployment', () => {
   });
 
   it('accepts the legacy camelCase aliases', () => {
-    expect(ok(parseDeploymentConfig({
-      queueSidecarImage: 'ko://knative.dev/serving/cmd/queue',
-      progressDeadline: '120s',
-      digestResolutionTimeout: '20s',
-      registriesSkippingTagResolving: 'r.local',
-      queueSidecarCPURequest: '10m',
-      queueSidecarCPULimit: '20m',
-      queueSidecarMemoryRequest: '1Mi',
-      queueSidecarMemoryLimit: '2Mi',
-      queueSidecarEphemeralStorageRequest: '3Mi',
-      queueSidecarEphemeralStorageLimit: '4Mi',
-    }))).toMatchObject({
+    expect(
+      ok(
+        parseDeploymentConfig({
+          queueSidecarImage: 'ko://knative.dev/serving/cmd/queue',
+          progressDeadline: '120s',
+          digestResolutionTimeout: '20s',
+          registriesSkippingTagResolving: 'r.local',
+          queueSidecarCPURequest: '10m',
+          queueSidecarCPULimit: '20m',
+          queueSidecarMemoryRequest: '1Mi',
+          queueSidecarMemoryLimit: '2Mi',
+          queueSidecarEphemeralStorageRequest: '3Mi',
+          queueSidecarEphemeralStorageLimit: '4Mi',
+        }),
+      ),
+    ).toMatchObject({
       queueSidecarImage: 'ko://knative.dev/serving/cmd/queue',
       progressDeadlineSeconds: 120,
       digestResolutionTimeoutSeconds: 20,
@@ -98,7 +106,9 @@ describe('config-deployment', () => {
   });
 
   it('prefers the current key over its legacy alias', () => {
-    const cfg = ok(parseDeploymentConfig({ progressDeadline: '1s', 'progress-deadline': '2s', queueSidecarImage: 'old', 'queue-sidecar-image': 'new' }));
+    const cfg = ok(
+      parseDeploymentConfig({ progressDeadline: '1s', 'progress-deadline': '2s', queueSidecarImage: 'old', 'queue-sidecar-image': 'new' }),
+    );
     expect(cfg.progressDeadlineSeconds).toBe(2);
     expect(cfg.queueSidecarImage).toBe('new');
   });
@@ -108,7 +118,9 @@ describe('config-deployment', () => {
   });
 
   it('ignores keys it does not know', () => {
-    expect(ok(parseDeploymentConfig({ 'queue-sidecar-rootca': 'x', 'runtime-class-name': 'kata: {}', whatever: '1' }))).toEqual(defaultDeploymentConfig());
+    expect(ok(parseDeploymentConfig({ 'queue-sidecar-rootca': 'x', 'runtime-class-name': 'kata: {}', whatever: '1' }))).toEqual(
+      defaultDeploymentConfig(),
+    );
   });
 
   describe('errors name the key and the reason', () => {
@@ -121,14 +133,42 @@ describe('config-deployment', () => {
       ['digest-resolution-timeout', '0s', 'config-deployment: digest-resolution-timeout: must be a positive duration, got "0s"'],
       ['digest-resolution-timeout', '-1s', 'config-deployment: digest-resolution-timeout: must be a positive duration, got "-1s"'],
       ['digestResolutionTimeout', '10', 'config-deployment: digestResolutionTimeout: must be a duration such as "600s" or "10m", got "10"'],
-      ['queue-sidecar-cpu-request', 'lots', 'config-deployment: queue-sidecar-cpu-request: must be a resource quantity such as "25m" or "50Mi", got "lots"'],
-      ['queue-sidecar-cpu-limit', '1 core', 'config-deployment: queue-sidecar-cpu-limit: must be a resource quantity such as "25m" or "50Mi", got "1 core"'],
-      ['queue-sidecar-memory-request', '50MB', 'config-deployment: queue-sidecar-memory-request: must be a resource quantity such as "25m" or "50Mi", got "50MB"'],
-      ['queue-sidecar-memory-limit', '', 'config-deployment: queue-sidecar-memory-limit: must be a resource quantity such as "25m" or "50Mi", got ""'],
-      ['queue-sidecar-ephemeral-storage-request', 'x', 'config-deployment: queue-sidecar-ephemeral-storage-request: must be a resource quantity such as "25m" or "50Mi", got "x"'],
-      ['queue-sidecar-ephemeral-storage-limit', 'Mi', 'config-deployment: queue-sidecar-ephemeral-storage-limit: must be a resource quantity such as "25m" or "50Mi", got "Mi"'],
+      [
+        'queue-sidecar-cpu-request',
+        'lots',
+        'config-deployment: queue-sidecar-cpu-request: must be a resource quantity such as "25m" or "50Mi", got "lots"',
+      ],
+      [
+        'queue-sidecar-cpu-limit',
+        '1 core',
+        'config-deployment: queue-sidecar-cpu-limit: must be a resource quantity such as "25m" or "50Mi", got "1 core"',
+      ],
+      [
+        'queue-sidecar-memory-request',
+        '50MB',
+        'config-deployment: queue-sidecar-memory-request: must be a resource quantity such as "25m" or "50Mi", got "50MB"',
+      ],
+      [
+        'queue-sidecar-memory-limit',
+        '',
+        'config-deployment: queue-sidecar-memory-limit: must be a resource quantity such as "25m" or "50Mi", got ""',
+      ],
+      [
+        'queue-sidecar-ephemeral-storage-request',
+        'x',
+        'config-deployment: queue-sidecar-ephemeral-storage-request: must be a resource quantity such as "25m" or "50Mi", got "x"',
+      ],
+      [
+        'queue-sidecar-ephemeral-storage-limit',
+        'Mi',
+        'config-deployment: queue-sidecar-ephemeral-storage-limit: must be a resource quantity such as "25m" or "50Mi", got "Mi"',
+      ],
       ['queueSidecarCPURequest', '?', 'config-deployment: queueSidecarCPURequest: must be a resource quantity such as "25m" or "50Mi", got "?"'],
-      ['default-affinity-type', 'spread', 'config-deployment: default-affinity-type: must be one of "prefer-spread-revision-over-nodes", "none", got "spread"'],
+      [
+        'default-affinity-type',
+        'spread',
+        'config-deployment: default-affinity-type: must be one of "prefer-spread-revision-over-nodes", "none", got "spread"',
+      ],
       ['pod-is-always-schedulable', 'yes', 'config-deployment: pod-is-always-schedulable: must be a boolean ("true" or "false"), got "yes"'],
     ])('%s: %s', (key, value, message) => {
       expect(err(parseDeploymentConfig({ [key]: value }))).toBe(message);

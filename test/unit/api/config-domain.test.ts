@@ -38,7 +38,7 @@ describe('config-domain', () => {
       expect(lookupDomainForLabels(defaultDomainConfig(), undefined)).toBe('svc.cluster.local');
     });
 
-    it("hakn's `svc.cluster.local: \"\"` is the same configuration", () => {
+    it('hakn\'s `svc.cluster.local: ""` is the same configuration', () => {
       expect(ok(parseDomainConfig({ 'svc.cluster.local': '' }))).toEqual(defaultDomainConfig());
     });
 
@@ -67,21 +67,25 @@ describe('config-domain', () => {
     });
 
     it('`app: coolcoffee.company` → svc.coolcoffee.company; other routes keep the default', () => {
-      const cfg = ok(parseDomainConfig({
-        'example.com': '',
-        'svc.coolcoffee.company': 'selector:\n  app: coolcoffee.company\n',
-      }));
+      const cfg = ok(
+        parseDomainConfig({
+          'example.com': '',
+          'svc.coolcoffee.company': 'selector:\n  app: coolcoffee.company\n',
+        }),
+      );
       expect(lookupDomainForLabels(cfg, { app: 'coolcoffee.company', team: 'x' })).toBe('svc.coolcoffee.company');
       expect(lookupDomainForLabels(cfg, { app: 'tea' })).toBe('example.com');
       expect(lookupDomainForLabels(cfg, {})).toBe('example.com');
     });
 
     it('prefers the selector with more keys, whatever the domain names', () => {
-      const cfg = ok(parseDomainConfig({
-        'a.example.com': '',
-        'b.example.com': 'selector:\n  app: prod',
-        'z.example.com': 'selector:\n  app: prod\n  tier: web',
-      }));
+      const cfg = ok(
+        parseDomainConfig({
+          'a.example.com': '',
+          'b.example.com': 'selector:\n  app: prod',
+          'z.example.com': 'selector:\n  app: prod\n  tier: web',
+        }),
+      );
       expect(lookupDomainForLabels(cfg, { app: 'prod', tier: 'web' })).toBe('z.example.com');
       expect(lookupDomainForLabels(cfg, { app: 'prod', tier: 'db' })).toBe('b.example.com');
       expect(lookupDomainForLabels(cfg, { tier: 'web' })).toBe('a.example.com');
@@ -120,14 +124,16 @@ describe('config-domain', () => {
 
   describe('values', () => {
     it('reads block and flow selectors, JSON, comments, quoting and type', () => {
-      const cfg = ok(parseDomainConfig({
-        'block.dev': '# prod routes\nselector:   # the labels\n  app: prod\n  "team": \'pay # ments\'\n',
-        'flow.dev': '{selector: {app: prod, tier: "web"}}',
-        'json.dev': '{"selector": {"app": "prod", "zone": "eu"}}',
-        'inline.dev': 'selector: {app: inline}',
-        'typed.dev': 'selector:\n  app: cert\ntype: wildcard',
-        'example.com': '',
-      }));
+      const cfg = ok(
+        parseDomainConfig({
+          'block.dev': '# prod routes\nselector:   # the labels\n  app: prod\n  "team": \'pay # ments\'\n',
+          'flow.dev': '{selector: {app: prod, tier: "web"}}',
+          'json.dev': '{"selector": {"app": "prod", "zone": "eu"}}',
+          'inline.dev': 'selector: {app: inline}',
+          'typed.dev': 'selector:\n  app: cert\ntype: wildcard',
+          'example.com': '',
+        }),
+      );
       expect(cfg.domains).toEqual({
         'block.dev': { selector: { app: 'prod', team: 'pay # ments' }, type: '' },
         'flow.dev': { selector: { app: 'prod', tier: 'web' }, type: '' },
@@ -139,13 +145,15 @@ describe('config-domain', () => {
     });
 
     it('treats empty, null and empty selectors as default entries, and ignores unknown keys', () => {
-      const cfg = ok(parseDomainConfig({
-        'a.dev': '   \n',
-        'b.dev': 'selector:',
-        'c.dev': 'selector: {}',
-        'd.dev': 'selector: null',
-        'e.dev': 'other:\n  nested:\n    - 1\n    - 2\ncomment: "x"',
-      }));
+      const cfg = ok(
+        parseDomainConfig({
+          'a.dev': '   \n',
+          'b.dev': 'selector:',
+          'c.dev': 'selector: {}',
+          'd.dev': 'selector: null',
+          'e.dev': 'other:\n  nested:\n    - 1\n    - 2\ncomment: "x"',
+        }),
+      );
       for (const d of ['a.dev', 'b.dev', 'c.dev', 'd.dev', 'e.dev']) expect(cfg.domains[d], d).toEqual({ selector: {}, type: 'wildcard' });
       expect(cfg.domains['svc.cluster.local']).toBeUndefined();
     });
@@ -166,13 +174,19 @@ describe('config-domain', () => {
       expect(err(parseDomainConfig({ 'bad.dev': 'just-a-string' }))).toBe(
         'config-domain: bad.dev: must be a YAML mapping such as "selector:\\n  app: prod", got a string',
       );
-      expect(err(parseDomainConfig({ 'bad.dev': 'selector: prod' }))).toBe('config-domain: bad.dev: selector must be a mapping of label keys to values');
-      expect(err(parseDomainConfig({ 'bad.dev': 'selector:\n  - app' }))).toBe('config-domain: bad.dev: selector must be a mapping of label keys to values');
+      expect(err(parseDomainConfig({ 'bad.dev': 'selector: prod' }))).toBe(
+        'config-domain: bad.dev: selector must be a mapping of label keys to values',
+      );
+      expect(err(parseDomainConfig({ 'bad.dev': 'selector:\n  - app' }))).toBe(
+        'config-domain: bad.dev: selector must be a mapping of label keys to values',
+      );
       expect(err(parseDomainConfig({ 'bad.dev': 'selector:\n  app:\n    deep: x' }))).toBe(
         'config-domain: bad.dev: selector value of "app" must be a string, got a mapping',
       );
       expect(err(parseDomainConfig({ 'bad.dev': '{selector: {app: prod}' }))).toMatch(/^config-domain: bad\.dev: expected "," or "\}"/u);
-      expect(err(parseDomainConfig({ 'bad.dev': 'selector:\n  app: "unterminated' }))).toBe('config-domain: bad.dev: unterminated double-quoted string');
+      expect(err(parseDomainConfig({ 'bad.dev': 'selector:\n  app: "unterminated' }))).toBe(
+        'config-domain: bad.dev: unterminated double-quoted string',
+      );
       expect(err(parseDomainConfig({ 'bad.dev': 'selector: |\n  app: x' }))).toMatch(/^config-domain: bad\.dev: unsupported YAML/u);
     });
   });

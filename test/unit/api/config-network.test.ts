@@ -57,22 +57,26 @@ describe('config-network', () => {
   });
 
   it('parses every key', () => {
-    expect(ok(parseNetworkConfig({
-      'domain-template': '{{.Name}}-{{.Namespace}}.{{.Domain}}',
-      'tag-template': '{{.Name}}-{{.Tag}}',
-      'ingress-class': 'kourier.ingress.networking.knative.dev',
-      'certificate-class': 'foo-cert',
-      'rollout-duration': '211',
-      'autocreate-cluster-domain-claims': 'true',
-      'default-external-scheme': 'https',
-      'external-domain-tls': 'Enabled',
-      'cluster-local-domain-tls': 'enabled',
-      'system-internal-tls': 'ENABLED',
-      'http-protocol': 'Redirected',
-      'ingress-readiness-probing': 'Enabled',
-      'enable-mesh-pod-addressability': 'whatever: not read',
-      _example: 'not: read',
-    }))).toEqual({
+    expect(
+      ok(
+        parseNetworkConfig({
+          'domain-template': '{{.Name}}-{{.Namespace}}.{{.Domain}}',
+          'tag-template': '{{.Name}}-{{.Tag}}',
+          'ingress-class': 'kourier.ingress.networking.knative.dev',
+          'certificate-class': 'foo-cert',
+          'rollout-duration': '211',
+          'autocreate-cluster-domain-claims': 'true',
+          'default-external-scheme': 'https',
+          'external-domain-tls': 'Enabled',
+          'cluster-local-domain-tls': 'enabled',
+          'system-internal-tls': 'ENABLED',
+          'http-protocol': 'Redirected',
+          'ingress-readiness-probing': 'Enabled',
+          'enable-mesh-pod-addressability': 'whatever: not read',
+          _example: 'not: read',
+        }),
+      ),
+    ).toEqual({
       domainTemplate: '{{.Name}}-{{.Namespace}}.{{.Domain}}',
       tagTemplate: '{{.Name}}-{{.Tag}}',
       ingressClass: 'kourier.ingress.networking.knative.dev',
@@ -89,17 +93,21 @@ describe('config-network', () => {
   });
 
   it('reads the legacy keys (Knative test "legacy keys")', () => {
-    expect(ok(parseNetworkConfig({
-      'ingress.class': '1',
-      'certificate.class': '2',
-      domainTemplate: '3',
-      tagTemplate: '4',
-      rolloutDuration: '5',
-      defaultExternalScheme: '6',
-      autocreateClusterDomainClaims: 'true',
-      httpProtocol: 'redirected',
-      autoTLS: 'enabled',
-    }))).toMatchObject({
+    expect(
+      ok(
+        parseNetworkConfig({
+          'ingress.class': '1',
+          'certificate.class': '2',
+          domainTemplate: '3',
+          tagTemplate: '4',
+          rolloutDuration: '5',
+          defaultExternalScheme: '6',
+          autocreateClusterDomainClaims: 'true',
+          httpProtocol: 'redirected',
+          autoTLS: 'enabled',
+        }),
+      ),
+    ).toMatchObject({
       ingressClass: '1',
       certificateClass: '2',
       domainTemplate: '3',
@@ -113,26 +121,30 @@ describe('config-network', () => {
   });
 
   it('lets the current key win over the legacy one (Knative test "newer keys take precedence")', () => {
-    expect(ok(parseNetworkConfig({
-      'ingress.class': '1',
-      'certificate.class': '2',
-      domainTemplate: '3',
-      tagTemplate: '4',
-      rolloutDuration: '5',
-      defaultExternalScheme: '6',
-      autocreateClusterDomainClaims: 'true',
-      httpProtocol: 'redirected',
-      autoTLS: 'enabled',
-      'ingress-class': '7',
-      'certificate-class': '8',
-      'domain-template': '9',
-      'tag-template': '10',
-      'rollout-duration': '11',
-      'default-external-scheme': '12',
-      'autocreate-cluster-domain-claims': 'false',
-      'http-protocol': 'enabled',
-      'auto-tls': 'disabled',
-    }))).toMatchObject({
+    expect(
+      ok(
+        parseNetworkConfig({
+          'ingress.class': '1',
+          'certificate.class': '2',
+          domainTemplate: '3',
+          tagTemplate: '4',
+          rolloutDuration: '5',
+          defaultExternalScheme: '6',
+          autocreateClusterDomainClaims: 'true',
+          httpProtocol: 'redirected',
+          autoTLS: 'enabled',
+          'ingress-class': '7',
+          'certificate-class': '8',
+          'domain-template': '9',
+          'tag-template': '10',
+          'rollout-duration': '11',
+          'default-external-scheme': '12',
+          'autocreate-cluster-domain-claims': 'false',
+          'http-protocol': 'enabled',
+          'auto-tls': 'disabled',
+        }),
+      ),
+    ).toMatchObject({
       ingressClass: '7',
       certificateClass: '8',
       domainTemplate: '9',
@@ -218,7 +230,12 @@ describe('config-network', () => {
     });
 
     it('rejects unsupported actions (pipelines, functions, conditionals)', () => {
-      for (const t of ['{{.Name | printf "%s"}}.{{.Domain}}', '{{if .Name}}x{{end}}.{{.Domain}}', '{{.Name.Foo}}.{{.Domain}}', '{{.Annotations}}.x.com']) {
+      for (const t of [
+        '{{.Name | printf "%s"}}.{{.Domain}}',
+        '{{if .Name}}x{{end}}.{{.Domain}}',
+        '{{.Name.Foo}}.{{.Domain}}',
+        '{{.Annotations}}.x.com',
+      ]) {
         expect(err(parseNetworkConfig({ 'domain-template': t })), t).toMatch(/^config-network: domain-template: invalid template /u);
       }
     });
@@ -244,7 +261,9 @@ describe('config-network', () => {
       expect(err(parseNetworkConfig({ 'tag-template': '{{.Tag}}-{{.Namespace}}' }))).toBe(
         'config-network: tag-template: invalid template "{{.Tag}}-{{.Namespace}}": can\'t evaluate field Namespace in type TagTemplateValues (supported: .Name, .Tag)',
       );
-      expect(err(parseNetworkConfig({ tagTemplate: '{{index .Annotations "x"}}-{{.Name}}' }))).toMatch(/^config-network: tagTemplate: .*can't evaluate field Annotations/u);
+      expect(err(parseNetworkConfig({ tagTemplate: '{{index .Annotations "x"}}-{{.Name}}' }))).toMatch(
+        /^config-network: tagTemplate: .*can't evaluate field Annotations/u,
+      );
       expect(err(parseNetworkConfig({ 'tag-template': '{{.Tag}-{{.Name}}' }))).toMatch(/^config-network: tag-template: invalid template/u);
     });
   });
@@ -293,15 +312,17 @@ describe('config-network', () => {
 
 describe('domain and tag templates', () => {
   it('render the default templates', () => {
-    expect(executeDomainTemplate(compiled(parseDomainTemplate(DefaultDomainTemplate)), { name: 'nginx', namespace: 'default', domain: 'example.com' })).toBe(
-      'nginx.default.example.com',
-    );
+    expect(
+      executeDomainTemplate(compiled(parseDomainTemplate(DefaultDomainTemplate)), { name: 'nginx', namespace: 'default', domain: 'example.com' }),
+    ).toBe('nginx.default.example.com');
     expect(executeTagTemplate(compiled(parseTagTemplate(DefaultTagTemplate)), { name: 'nginx', tag: 'v1' })).toBe('v1-nginx');
   });
 
-  it('render annotations and labels, both spellings, with Go\'s missing-key behaviour', () => {
+  it("render annotations and labels, both spellings, with Go's missing-key behaviour", () => {
     const t = compiled(parseDomainTemplate('{{.Name}}.{{index .Annotations "sub"}}.{{.Labels.team}}.{{.Domain}}'));
-    expect(executeDomainTemplate(t, { name: 'a', namespace: 'b', domain: 'c.com', annotations: { sub: 's1' }, labels: { team: 'pay' } })).toBe('a.s1.pay.c.com');
+    expect(executeDomainTemplate(t, { name: 'a', namespace: 'b', domain: 'c.com', annotations: { sub: 's1' }, labels: { team: 'pay' } })).toBe(
+      'a.s1.pay.c.com',
+    );
     expect(executeDomainTemplate(t, { name: 'a', namespace: 'b', domain: 'c.com' })).toBe('a..<no value>.c.com');
   });
 

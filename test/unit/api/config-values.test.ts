@@ -113,7 +113,13 @@ describe('parseRevisionConfig', () => {
       ok: false,
       error: 'config-deployment: progress-deadline: must be a positive whole number of seconds, got "-5s"',
     });
-    expect(parseRevisionConfig({ defaults: { 'container-concurrency': 'x' } })).toMatchObject({ ok: false, error: expect.stringMatching(/^config-defaults: container-concurrency: /) as unknown });
-    expect(parseRevisionConfig({ autoscaler: { 'min-scale': '-1' } })).toMatchObject({ ok: false, error: expect.stringMatching(/^config-autoscaler: min-scale: /) as unknown });
+    expect(parseRevisionConfig({ defaults: { 'container-concurrency': 'x' } })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^config-defaults: container-concurrency: /) as unknown,
+    });
+    expect(parseRevisionConfig({ autoscaler: { 'min-scale': '-1' } })).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^config-autoscaler: min-scale: /) as unknown,
+    });
   });
 });

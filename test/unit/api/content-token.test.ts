@@ -7,10 +7,23 @@ import type { KubeObject } from '../../../api/meta.js';
 
 type Obj = KubeObject & { spec?: unknown; status?: unknown };
 
-const route = (over: Partial<Obj['metadata']> = {}, spec: unknown = { traffic: [{ percent: 100, latestRevision: true }] }, status: unknown = { observedGeneration: 1 }): Obj => ({
+const route = (
+  over: Partial<Obj['metadata']> = {},
+  spec: unknown = { traffic: [{ percent: 100, latestRevision: true }] },
+  status: unknown = { observedGeneration: 1 },
+): Obj => ({
   apiVersion: 'serving.knative.dev/v1',
   kind: 'Route',
-  metadata: { name: 'web', namespace: 'ns', uid: 'u1', generation: 1, resourceVersion: '10', labels: { app: 'web' }, annotations: { a: '1' }, ...over },
+  metadata: {
+    name: 'web',
+    namespace: 'ns',
+    uid: 'u1',
+    generation: 1,
+    resourceVersion: '10',
+    labels: { app: 'web' },
+    annotations: { a: '1' },
+    ...over,
+  },
   spec,
   status,
 });
@@ -19,17 +32,35 @@ describe('contentToken', () => {
   const base = contentToken(route(), 'self');
 
   it('a self token ignores status, resourceVersion, managedFields, finalizers and the labeler’s bookkeeping', () => {
-    expect(contentToken(route({}, undefined, { observedGeneration: 2, conditions: [] }), 'self')).toBe(contentToken(route({}, undefined, {}), 'self'));
+    expect(contentToken(route({}, undefined, { observedGeneration: 2, conditions: [] }), 'self')).toBe(
+      contentToken(route({}, undefined, {}), 'self'),
+    );
     expect(contentToken(route({ resourceVersion: '11' }), 'self')).toBe(base);
     expect(contentToken(route({ managedFields: [{ manager: 'x' }] } as never), 'self')).toBe(base);
     expect(contentToken(route({ finalizers: ['routes.serving.knative.dev'] }), 'self')).toBe(base);
     expect(contentToken(route({ labels: { app: 'web', 'serving.knative.dev/routingState': 'active' } }), 'self')).toBe(base);
-    expect(contentToken(route({ annotations: { a: '1', 'serving.knative.dev/routes': 'web', 'serving.knative.dev/routingStateModified': 'now' } }), 'self')).toBe(base);
+    expect(
+      contentToken(
+        route({ annotations: { a: '1', 'serving.knative.dev/routes': 'web', 'serving.knative.dev/routingStateModified': 'now' } }),
+        'self',
+      ),
+    ).toBe(base);
   });
 
   it('a self token changes with the spec, generation, labels, annotations, uid and deletion', () => {
     const changed = [
-      contentToken(route({}, { traffic: [{ percent: 90, latestRevision: true }, { percent: 10, revisionName: 'web-00001' }] }), 'self'),
+      contentToken(
+        route(
+          {},
+          {
+            traffic: [
+              { percent: 90, latestRevision: true },
+              { percent: 10, revisionName: 'web-00001' },
+            ],
+          },
+        ),
+        'self',
+      ),
       contentToken(route({ generation: 2 }), 'self'),
       contentToken(route({ labels: { app: 'web', 'networking.knative.dev/visibility': 'cluster-local' } }), 'self'),
       contentToken(route({ annotations: { a: '2' } }), 'self'),
@@ -45,6 +76,19 @@ describe('contentToken', () => {
     expect(d).toMatch(/^d\.[0-9a-f]{16}\.[0-9a-f]{16}$/);
     expect(contentToken(route({}, undefined, { observedGeneration: 2 }), 'dependency')).not.toBe(d);
     expect(contentToken(route({ resourceVersion: '99' }), 'dependency')).toBe(d);
+  });
+
+  it('a dependency token ignores condition timestamps, and a Revision’s replica counts', () => {
+    const cond = (t: string) => ({ conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: t }], actualReplicas: 1 });
+    expect(contentToken(route({}, undefined, cond('a')), 'dependency')).toBe(contentToken(route({}, undefined, cond('b')), 'dependency'));
+    const rev = (replicas: number): KubeObject =>
+      ({ ...route(), kind: 'Revision', status: { actualReplicas: replicas, conditions: [] } }) as KubeObject;
+    expect(contentToken(rev(1), 'dependency')).toBe(contentToken(rev(2), 'dependency'));
+    const deployment = (ready: number): KubeObject => ({ ...route(), kind: 'Deployment', status: { readyReplicas: ready } }) as KubeObject;
+    expect(contentToken(deployment(1), 'dependency')).not.toBe(contentToken(deployment(2), 'dependency'));
+    expect(contentToken(route({}, undefined, { actualReplicas: 1 }), 'dependency')).not.toBe(
+      contentToken(route({}, undefined, { actualReplicas: 2 }), 'dependency'),
+    );
   });
 
   it('does not depend on key order', () => {

@@ -51,7 +51,8 @@ function desiredRevision(cfg: Configuration, current: DefaultsConfig, revisions:
 }
 
 /** The Revision reconcile's in-memory defaulting. */
-const defaultedRevisionSpec = (rev: Revision, current: DefaultsConfig) => setRevisionSpecDefaults(rev.spec, defaultsInForce(current, rev), rev.metadata.name);
+const defaultedRevisionSpec = (rev: Revision, current: DefaultsConfig) =>
+  setRevisionSpecDefaults(rev.spec, defaultsInForce(current, rev), rev.metadata.name);
 
 describe('a config-defaults change reaches only objects created afterwards', () => {
   it('leaves the defaulted template of an existing Service and its Configuration unchanged, and defaults a new Service with the new values', () => {
@@ -81,7 +82,10 @@ describe('a config-defaults change reaches only objects created afterwards', () 
     const live = stored(desiredConfiguration(svc, before), 'uid-cfg-web');
     const updated = { ...svc, spec: { template: { spec: { containers: [{ image: 'nginx:2' }] } } } };
     const next = desiredConfiguration(updated, after, live);
-    expect(next.spec.template.spec).toEqual({ ...live.spec.template.spec, containers: [{ ...live.spec.template.spec.containers[0], image: 'nginx:2' }] });
+    expect(next.spec.template.spec).toEqual({
+      ...live.spec.template.spec,
+      containers: [{ ...live.spec.template.spec.containers[0], image: 'nginx:2' }],
+    });
   });
 
   it('gives a removed field the frozen default, not the value the child still holds', () => {
@@ -120,7 +124,11 @@ describe('a config-defaults change reaches only objects created afterwards', () 
     expect(rev2.metadata.annotations?.[DefaultsSnapshotAnnotation]).toBe(defaultsSnapshot(before));
     // … and a Configuration created now gets the new ones.
     const other = stored(configuration('other', 'default'), 'uid-other');
-    expect(desiredRevision(other, after, []).spec).toMatchObject({ containerConcurrency: 7, timeoutSeconds: 120, containers: [{ name: 'other-app' }] });
+    expect(desiredRevision(other, after, []).spec).toMatchObject({
+      containerConcurrency: 7,
+      timeoutSeconds: 120,
+      containers: [{ name: 'other-app' }],
+    });
   });
 
   it("does not add a later config's resource or idle-timeout defaults to an existing Revision", () => {
@@ -151,7 +159,12 @@ describe('defaultsInForce and the snapshot annotation', () => {
     const child = (name: string, ts: string, d: DefaultsConfig, uid = 'uid-api'): KubeObject => ({
       apiVersion: 'v1',
       kind: 'Revision',
-      metadata: { name, creationTimestamp: ts, ownerReferences: [{ apiVersion: 'v1', kind: 'Configuration', name: 'api', uid, controller: true }], annotations: { [DefaultsSnapshotAnnotation]: defaultsSnapshot(d) } },
+      metadata: {
+        name,
+        creationTimestamp: ts,
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Configuration', name: 'api', uid, controller: true }],
+        annotations: { [DefaultsSnapshotAnnotation]: defaultsSnapshot(d) },
+      },
     });
     const older = child('api-00001', '2026-01-01T00:00:00Z', { ...before, containerConcurrency: 1 });
     const newer = child('api-00002', '2026-01-02T00:00:00Z', { ...before, containerConcurrency: 2 });

@@ -47,7 +47,9 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
     // A zero default never applies; user values are kept.
     const kept = setRevisionSpecDefaults({ containers: [{ image: 'x' }], idleTimeoutSeconds: 5, responseStartTimeoutSeconds: 0 }, c);
     expect(kept).toMatchObject({ idleTimeoutSeconds: 5, responseStartTimeoutSeconds: 0 });
-    expect(setRevisionSpecDefaults({ containers: [{ image: 'x' }] }, cfg({ revisionResponseStartTimeoutSeconds: 0 })).responseStartTimeoutSeconds).toBeUndefined();
+    expect(
+      setRevisionSpecDefaults({ containers: [{ image: 'x' }] }, cfg({ revisionResponseStartTimeoutSeconds: 0 })).responseStartTimeoutSeconds,
+    ).toBeUndefined();
   });
 
   it('replaces a 0 timeoutSeconds, keeps user timeoutSeconds and containerConcurrency (even 0)', () => {
@@ -58,9 +60,17 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
   });
 
   it('numbers several containers, skipping user-supplied names', () => {
-    const out = setRevisionSpecDefaults({
-      containers: [{ image: 'a', ports: [{ containerPort: 8080 }] }, { image: 'b', name: 'user-container-1' }, { image: 'c' }, { image: 'd', name: '' }],
-    }, cfg());
+    const out = setRevisionSpecDefaults(
+      {
+        containers: [
+          { image: 'a', ports: [{ containerPort: 8080 }] },
+          { image: 'b', name: 'user-container-1' },
+          { image: 'c' },
+          { image: 'd', name: '' },
+        ],
+      },
+      cfg(),
+    );
     expect(out.containers.map((c) => c.name)).toEqual(['user-container-0', 'user-container-1', 'user-container-2', 'user-container-3']);
   });
 
@@ -74,7 +84,10 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
   it('names init containers init-container, init-container-0.. and leaves them without probes', () => {
     const one = setRevisionSpecDefaults({ containers: [{ image: 'a' }], initContainers: [{ image: 'i' }] }, cfg());
     expect(one.initContainers).toEqual([{ name: 'init-container', image: 'i' }]);
-    const two = setRevisionSpecDefaults({ containers: [{ image: 'a' }], initContainers: [{ image: 'i' }, { image: 'j', name: 'init-container-0' }, { image: 'k' }] }, cfg());
+    const two = setRevisionSpecDefaults(
+      { containers: [{ image: 'a' }], initContainers: [{ image: 'i' }, { image: 'j', name: 'init-container-0' }, { image: 'k' }] },
+      cfg(),
+    );
     expect((two.initContainers as { name: string }[]).map((c) => c.name)).toEqual(['init-container-1', 'init-container-0', 'init-container-2']);
   });
 
@@ -96,8 +109,17 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
 
   it('completes a user readiness probe: handler kept, successThreshold 1, k8s thresholds when periodSeconds is set', () => {
     const out = setRevisionSpecDefaults({ containers: [{ image: 'a', readinessProbe: { httpGet: { path: '/ready' }, periodSeconds: 5 } }] }, cfg());
-    expect(out.containers[0]?.readinessProbe).toEqual({ httpGet: { path: '/ready' }, periodSeconds: 5, successThreshold: 1, failureThreshold: 3, timeoutSeconds: 1 });
-    const aggressive = setRevisionSpecDefaults({ containers: [{ image: 'a', readinessProbe: { exec: { command: ['true'] }, successThreshold: 2 } }] }, cfg());
+    expect(out.containers[0]?.readinessProbe).toEqual({
+      httpGet: { path: '/ready' },
+      periodSeconds: 5,
+      successThreshold: 1,
+      failureThreshold: 3,
+      timeoutSeconds: 1,
+    });
+    const aggressive = setRevisionSpecDefaults(
+      { containers: [{ image: 'a', readinessProbe: { exec: { command: ['true'] }, successThreshold: 2 } }] },
+      cfg(),
+    );
     expect(aggressive.containers[0]?.readinessProbe).toEqual({ exec: { command: ['true'] }, successThreshold: 2 });
     // A probe without a handler gets tcpSocket.
     const empty = setRevisionSpecDefaults({ containers: [{ image: 'a', readinessProbe: { periodSeconds: 0 } }] }, cfg());
@@ -105,7 +127,19 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
   });
 
   it('defaults gRPC probe services to ""', () => {
-    const out = setRevisionSpecDefaults({ containers: [{ image: 'a', readinessProbe: { grpc: { port: 9000 } }, livenessProbe: { grpc: { port: 9000 } }, startupProbe: { grpc: { port: 9000, service: 'x' } } }] }, cfg());
+    const out = setRevisionSpecDefaults(
+      {
+        containers: [
+          {
+            image: 'a',
+            readinessProbe: { grpc: { port: 9000 } },
+            livenessProbe: { grpc: { port: 9000 } },
+            startupProbe: { grpc: { port: 9000, service: 'x' } },
+          },
+        ],
+      },
+      cfg(),
+    );
     const c = out.containers[0] as Record<string, { grpc: { service?: string } }>;
     expect(c.readinessProbe?.grpc.service).toBe('');
     expect(c.livenessProbe?.grpc.service).toBe('');
@@ -115,12 +149,22 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
   it('sets enableServiceLinks from config only when unset, and not at all for a tri-state "unset" config', () => {
     expect(setRevisionSpecDefaults({ containers: [{ image: 'a' }], enableServiceLinks: true }, cfg()).enableServiceLinks).toBe(true);
     expect(setRevisionSpecDefaults({ containers: [{ image: 'a' }] }, cfg({ enableServiceLinks: true })).enableServiceLinks).toBe(true);
-    expect(setRevisionSpecDefaults({ containers: [{ image: 'a' }] }, cfg({ enableServiceLinks: undefined }))).not.toHaveProperty('enableServiceLinks');
+    expect(setRevisionSpecDefaults({ containers: [{ image: 'a' }] }, cfg({ enableServiceLinks: undefined }))).not.toHaveProperty(
+      'enableServiceLinks',
+    );
   });
 
   it('applies configured resource defaults without overriding user values, and adds nothing when none are configured', () => {
     const c = cfg({ revisionCpuRequest: '400m', revisionCpuLimit: '1', revisionMemoryLimit: '200M', revisionEphemeralStorageRequest: '500M' });
-    const out = setRevisionSpecDefaults({ containers: [{ image: 'a', resources: { requests: { cpu: '100m' } } }, { image: 'b', ports: [{ containerPort: 80 }] }] }, c);
+    const out = setRevisionSpecDefaults(
+      {
+        containers: [
+          { image: 'a', resources: { requests: { cpu: '100m' } } },
+          { image: 'b', ports: [{ containerPort: 80 }] },
+        ],
+      },
+      c,
+    );
     expect(out.containers[0]?.resources).toEqual({ requests: { cpu: '100m', 'ephemeral-storage': '500M' }, limits: { cpu: '1', memory: '200M' } });
     expect(out.containers[1]?.resources).toEqual({ requests: { cpu: '400m', 'ephemeral-storage': '500M' }, limits: { cpu: '1', memory: '200M' } });
     expect(setRevisionSpecDefaults({ containers: [{ image: 'a' }] }, cfg()).containers[0]).not.toHaveProperty('resources');
@@ -128,16 +172,18 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
 
   it('forces volumeMounts read-only except for emptyDir, PVC and ephemeral volumes', () => {
     const spec = {
-      containers: [{
-        image: 'a',
-        volumeMounts: [
-          { name: 'secret', mountPath: '/s' },
-          { name: 'scratch', mountPath: '/tmp/x' },
-          { name: 'claim', mountPath: '/data', readOnly: false },
-          { name: 'eph', mountPath: '/e' },
-          { name: 'cm', mountPath: '/c', readOnly: false },
-        ],
-      }],
+      containers: [
+        {
+          image: 'a',
+          volumeMounts: [
+            { name: 'secret', mountPath: '/s' },
+            { name: 'scratch', mountPath: '/tmp/x' },
+            { name: 'claim', mountPath: '/data', readOnly: false },
+            { name: 'eph', mountPath: '/e' },
+            { name: 'cm', mountPath: '/c', readOnly: false },
+          ],
+        },
+      ],
       volumes: [
         { name: 'secret', secret: { secretName: 's' } },
         { name: 'scratch', emptyDir: {} },
@@ -151,7 +197,9 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
   });
 
   it('returns a deep copy and never mutates its input', () => {
-    const spec = deepFreeze<RevisionSpec>({ containers: [{ image: 'a', readinessProbe: { httpGet: {} }, volumeMounts: [{ name: 'v', mountPath: '/v' }] }] });
+    const spec = deepFreeze<RevisionSpec>({
+      containers: [{ image: 'a', readinessProbe: { httpGet: {} }, volumeMounts: [{ name: 'v', mountPath: '/v' }] }],
+    });
     const before = JSON.stringify(spec);
     const out = setRevisionSpecDefaults(spec, cfg({ revisionCpuRequest: '1' }));
     expect(JSON.stringify(spec)).toBe(before);
@@ -179,7 +227,12 @@ describe('setServiceDefaults / setConfigurationDefaults / setRouteDefaults (spec
 
   it('defaults each target: latestRevision = (revisionName === ""), an absent percent to 0', () => {
     const svc = service('web', 'default');
-    svc.spec.traffic = [{ revisionName: 'web-00001', percent: 50 }, { percent: 50 }, { tag: 'canary', revisionName: 'web-00002' }, { latestRevision: false, revisionName: 'x' }];
+    svc.spec.traffic = [
+      { revisionName: 'web-00001', percent: 50 },
+      { percent: 50 },
+      { tag: 'canary', revisionName: 'web-00002' },
+      { latestRevision: false, revisionName: 'x' },
+    ];
     expect(setServiceDefaults(svc, cfg()).spec.traffic).toEqual([
       { revisionName: 'web-00001', percent: 50, latestRevision: false },
       { percent: 50, latestRevision: true },
@@ -218,7 +271,12 @@ describe('setServiceDefaults / setConfigurationDefaults / setRouteDefaults (spec
   });
 
   it('defaults Route targets but never invents traffic for a Route', () => {
-    const route: Route = { apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name: 'r' }, spec: { traffic: [{ configurationName: 'c', percent: 100 }] } };
+    const route: Route = {
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Route',
+      metadata: { name: 'r' },
+      spec: { traffic: [{ configurationName: 'c', percent: 100 }] },
+    };
     expect(setRouteDefaults(route).spec.traffic).toEqual([{ configurationName: 'c', percent: 100, latestRevision: true }]);
     expect(setRouteDefaults({ ...route, spec: {} }).spec.traffic).toBeUndefined();
     expect(setRouteDefaults({ ...route, spec: { traffic: [] } }).spec.traffic).toEqual([]);

@@ -21,11 +21,12 @@ describe('entity workflow ids', () => {
   });
 });
 
-
 describe('resourcePath', () => {
   it('builds core, grouped, namespaced and subresource paths', () => {
     expect(resourcePath(Resources.Service, 'default', 'nginx')).toBe('/apis/serving.knative.dev/v1/namespaces/default/services/nginx');
-    expect(resourcePath(Resources.Service, 'default', 'nginx', 'status')).toBe('/apis/serving.knative.dev/v1/namespaces/default/services/nginx/status');
+    expect(resourcePath(Resources.Service, 'default', 'nginx', 'status')).toBe(
+      '/apis/serving.knative.dev/v1/namespaces/default/services/nginx/status',
+    );
     expect(resourcePath(Resources.Pod)).toBe('/api/v1/pods');
     expect(resourcePath(Resources.Namespace, 'ignored', 'kube-system')).toBe('/api/v1/namespaces/kube-system');
   });

@@ -87,7 +87,14 @@ describe('Revision condition set (checklist 40)', () => {
     markContainerHealthyTrue(status, T1);
     markActiveFalse(status, 'NoTraffic', 'The target is not receiving traffic.', T2);
     expect(status.conditions).toEqual([
-      { type: 'Active', status: 'False', severity: 'Info', reason: 'NoTraffic', message: 'The target is not receiving traffic.', lastTransitionTime: T2 },
+      {
+        type: 'Active',
+        status: 'False',
+        severity: 'Info',
+        reason: 'NoTraffic',
+        message: 'The target is not receiving traffic.',
+        lastTransitionTime: T2,
+      },
       { type: 'ContainerHealthy', status: 'True', lastTransitionTime: T1 },
       { type: 'Ready', status: 'True', lastTransitionTime: T1 },
       { type: 'ResourcesAvailable', status: 'True', lastTransitionTime: T1 },
@@ -147,9 +154,7 @@ describe('transitions', () => {
     ]);
     const pa = fresh();
     markResourceNotOwned(pa, 'PodAutoscaler', 'hello-00001', T1);
-    expect(revisionConditionSet.get(pa, 'ResourcesAvailable')?.message).toBe(
-      'There is an existing PodAutoscaler "hello-00001" that we do not own.',
-    );
+    expect(revisionConditionSet.get(pa, 'ResourcesAvailable')?.message).toBe('There is an existing PodAutoscaler "hello-00001" that we do not own.');
   });
 
   it('checklist 34: markContainerUnhealthy → ContainerHealthy False with the given reason', () => {
@@ -166,7 +171,11 @@ describe('transitions', () => {
     const status = fresh();
     markResourcesUnavailable(status, 'Unschedulable', 'no nodes', T1);
     expect(revisionConditionSet.get(status, 'Ready')).toEqual({
-      type: 'Ready', status: 'False', reason: 'Unschedulable', message: 'no nodes', lastTransitionTime: T1,
+      type: 'Ready',
+      status: 'False',
+      reason: 'Unschedulable',
+      message: 'no nodes',
+      lastTransitionTime: T1,
     });
   });
 });
@@ -200,25 +209,43 @@ describe('deploymentReadiness (TransformDeploymentStatus)', () => {
     expect(deploymentReadiness({ status: {} }, T0)).toEqual({ status: 'Unknown', reason: 'Deploying', message: undefined });
   });
   it('Progressing True and no ReplicaFailure → True', () => {
-    expect(deploymentReadiness({ status: { conditions: [{ type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' }] } }, T0).status).toBe('True');
+    expect(
+      deploymentReadiness({ status: { conditions: [{ type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable' }] } }, T0).status,
+    ).toBe('True');
   });
   it('Progressing Unknown → Unknown with its reason', () => {
     expect(deploymentReadiness({ status: { conditions: [{ type: 'Progressing', status: 'Unknown', reason: 'R', message: 'm' }] } }, T0)).toEqual({
-      status: 'Unknown', reason: 'R', message: 'm',
+      status: 'Unknown',
+      reason: 'R',
+      message: 'm',
     });
   });
   it('Progressing False → False with its reason/message', () => {
     expect(deploymentReadiness({ status: { conditions: [progressDeadlineExceeded] } }, T0)).toEqual({
-      status: 'False', reason: 'ProgressDeadlineExceeded', message: progressDeadlineExceeded.message,
+      status: 'False',
+      reason: 'ProgressDeadlineExceeded',
+      message: progressDeadlineExceeded.message,
     });
   });
   it('ReplicaFailure is inverted: True → False with its reason; False → no failure', () => {
     const quota = { type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'pods "x" is forbidden: exceeded quota' };
     expect(deploymentReadiness({ status: { conditions: [{ type: 'Progressing', status: 'True' }, quota] } }, T0)).toEqual({
-      status: 'False', reason: 'FailedCreate', message: quota.message,
+      status: 'False',
+      reason: 'FailedCreate',
+      message: quota.message,
     });
     expect(
-      deploymentReadiness({ status: { conditions: [{ type: 'ReplicaFailure', status: 'False' }, { type: 'Progressing', status: 'True' }] } }, T0).status,
+      deploymentReadiness(
+        {
+          status: {
+            conditions: [
+              { type: 'ReplicaFailure', status: 'False' },
+              { type: 'Progressing', status: 'True' },
+            ],
+          },
+        },
+        T0,
+      ).status,
     ).toBe('True');
   });
   it('hasDeploymentTimedOut only for Progressing False ProgressDeadlineExceeded', () => {
@@ -241,7 +268,13 @@ describe('propagateDeploymentStatus (§3.3)', () => {
     expect(status.conditions).toEqual([
       { type: 'ContainerHealthy', status: 'Unknown', reason: 'Deploying', lastTransitionTime: T1 },
       { type: 'Ready', status: 'False', reason: 'ProgressDeadlineExceeded', message: progressDeadlineExceeded.message, lastTransitionTime: T2 },
-      { type: 'ResourcesAvailable', status: 'False', reason: 'ProgressDeadlineExceeded', message: progressDeadlineExceeded.message, lastTransitionTime: T2 },
+      {
+        type: 'ResourcesAvailable',
+        status: 'False',
+        reason: 'ProgressDeadlineExceeded',
+        message: progressDeadlineExceeded.message,
+        lastTransitionTime: T2,
+      },
     ]);
   });
 
@@ -250,7 +283,11 @@ describe('propagateDeploymentStatus (§3.3)', () => {
     const quota = { type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'exceeded quota' };
     propagateDeploymentStatus(status, deployment({ conditions: [{ type: 'Progressing', status: 'True' }, quota] }), undefined, schedulable, T2);
     expect(revisionConditionSet.get(status, 'ResourcesAvailable')).toEqual({
-      type: 'ResourcesAvailable', status: 'False', reason: 'FailedCreate', message: 'exceeded quota', lastTransitionTime: T2,
+      type: 'ResourcesAvailable',
+      status: 'False',
+      reason: 'FailedCreate',
+      message: 'exceeded quota',
+      lastTransitionTime: T2,
     });
     expect(revisionConditionSet.get(status, 'Ready')?.reason).toBe('FailedCreate');
   });
@@ -262,11 +299,23 @@ describe('propagateDeploymentStatus (§3.3)', () => {
         conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient cpu.' }],
       },
     };
-    propagateDeploymentStatus(status, deployment({ conditions: [{ type: 'Progressing', status: 'Unknown', reason: 'ReplicaSetUpdated' }] }), pod, schedulable, T2);
+    propagateDeploymentStatus(
+      status,
+      deployment({ conditions: [{ type: 'Progressing', status: 'Unknown', reason: 'ReplicaSetUpdated' }] }),
+      pod,
+      schedulable,
+      T2,
+    );
     expect(status.conditions).toEqual([
       { type: 'ContainerHealthy', status: 'Unknown', reason: 'Deploying', lastTransitionTime: T1 },
       { type: 'Ready', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient cpu.', lastTransitionTime: T2 },
-      { type: 'ResourcesAvailable', status: 'False', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient cpu.', lastTransitionTime: T2 },
+      {
+        type: 'ResourcesAvailable',
+        status: 'False',
+        reason: 'Unschedulable',
+        message: '0/3 nodes are available: 3 Insufficient cpu.',
+        lastTransitionTime: T2,
+      },
     ]);
   });
 
@@ -305,7 +354,11 @@ describe('propagateDeploymentStatus (§3.3)', () => {
     const pod: PodLike = { status: { containerStatuses: [{ name: 'user-container', lastState: { terminated: { exitCode: 0 } } }] } };
     propagateDeploymentStatus(status, deployment({}), pod, schedulable, T2);
     expect(revisionConditionSet.get(status, 'ContainerHealthy')).toEqual({
-      type: 'ContainerHealthy', status: 'False', reason: 'ExitCode0', message: 'Container failed with: container exited with no error', lastTransitionTime: T2,
+      type: 'ContainerHealthy',
+      status: 'False',
+      reason: 'ExitCode0',
+      message: 'Container failed with: container exited with no error',
+      lastTransitionTime: T2,
     });
   });
 
@@ -330,14 +383,28 @@ describe('propagateDeploymentStatus (§3.3)', () => {
   it('checklist 35: …but a waiting container before the deadline changes nothing', () => {
     const status = deploying();
     const pod: PodLike = { status: { containerStatuses: [{ name: 'user-container', state: { waiting: { reason: 'ImagePullBackOff' } } }] } };
-    propagateDeploymentStatus(status, deployment({ conditions: [{ type: 'Progressing', status: 'Unknown', reason: 'Deploying' }] }), pod, schedulable, T2);
+    propagateDeploymentStatus(
+      status,
+      deployment({ conditions: [{ type: 'Progressing', status: 'Unknown', reason: 'Deploying' }] }),
+      pod,
+      schedulable,
+      T2,
+    );
     expect(status).toEqual(deploying());
   });
 
   it('pods are not inspected when some replica is available, nor when 0 replicas are wanted', () => {
-    const crashing: PodLike = { status: { containerStatuses: [{ name: 'user-container', lastState: { terminated: { exitCode: 1, message: 'x' } } }] } };
+    const crashing: PodLike = {
+      status: { containerStatuses: [{ name: 'user-container', lastState: { terminated: { exitCode: 1, message: 'x' } } }] },
+    };
     const available = deploying();
-    propagateDeploymentStatus(available, deployment({ conditions: [{ type: 'Progressing', status: 'Unknown' }], availableReplicas: 1 }), crashing, schedulable, T2);
+    propagateDeploymentStatus(
+      available,
+      deployment({ conditions: [{ type: 'Progressing', status: 'Unknown' }], availableReplicas: 1 }),
+      crashing,
+      schedulable,
+      T2,
+    );
     expect(revisionConditionSet.get(available, 'ContainerHealthy')?.status).toBe('Unknown');
     const scaledToZero = deploying();
     propagateDeploymentStatus(scaledToZero, deployment({ conditions: [{ type: 'Progressing', status: 'Unknown' }] }, 0), crashing, schedulable, T2);
@@ -449,7 +516,14 @@ describe('propagateActive (hakn: Active from the ready pods, no scale to zero)',
   it('zero replicas wanted → False NoTraffic "The target is not receiving traffic."', () => {
     const status = deploying();
     propagateActive(status, deployment({}, 0), T2);
-    expect(active(status)).toEqual({ type: 'Active', status: 'False', severity: 'Info', reason: 'NoTraffic', message: 'The target is not receiving traffic.', lastTransitionTime: T2 });
+    expect(active(status)).toEqual({
+      type: 'Active',
+      status: 'False',
+      severity: 'Info',
+      reason: 'NoTraffic',
+      message: 'The target is not receiving traffic.',
+      lastTransitionTime: T2,
+    });
     expect(revisionConditionSet.get(status, 'Ready')?.status).toBe('Unknown');
   });
 });

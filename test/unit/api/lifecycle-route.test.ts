@@ -45,7 +45,11 @@ function fresh(): RouteStatus {
 
 const cond = (status: RouteStatus, type: string) => routeConditionSet.get(status, type);
 
-function ingress(generation: number, observedGeneration: number | undefined, ready?: { status: 'True' | 'False' | 'Unknown'; reason?: string; message?: string }): Pick<Ingress, 'metadata' | 'status'> {
+function ingress(
+  generation: number,
+  observedGeneration: number | undefined,
+  ready?: { status: 'True' | 'False' | 'Unknown'; reason?: string; message?: string },
+): Pick<Ingress, 'metadata' | 'status'> {
   return {
     metadata: { name: 'hello', namespace: 'default', generation },
     status: {
@@ -128,7 +132,13 @@ describe('AllTrafficAssigned (checklists 44–46)', () => {
     const status = fresh();
     markConfigurationNotReady(status, 'hello', T1);
     const message = 'Configuration "hello" is waiting for a Revision to become ready.';
-    expect(cond(status, 'AllTrafficAssigned')).toEqual({ type: 'AllTrafficAssigned', status: 'Unknown', reason: 'RevisionMissing', message, lastTransitionTime: T1 });
+    expect(cond(status, 'AllTrafficAssigned')).toEqual({
+      type: 'AllTrafficAssigned',
+      status: 'Unknown',
+      reason: 'RevisionMissing',
+      message,
+      lastTransitionTime: T1,
+    });
     expect(cond(status, 'Ready')).toEqual({ type: 'Ready', status: 'Unknown', reason: 'RevisionMissing', message, lastTransitionTime: T1 });
   });
 
@@ -136,24 +146,44 @@ describe('AllTrafficAssigned (checklists 44–46)', () => {
     const status = fresh();
     markConfigurationFailed(status, 'hello', T1);
     const message = 'Configuration "hello" does not have any ready Revision.';
-    expect(cond(status, 'AllTrafficAssigned')).toEqual({ type: 'AllTrafficAssigned', status: 'False', reason: 'RevisionMissing', message, lastTransitionTime: T1 });
+    expect(cond(status, 'AllTrafficAssigned')).toEqual({
+      type: 'AllTrafficAssigned',
+      status: 'False',
+      reason: 'RevisionMissing',
+      message,
+      lastTransitionTime: T1,
+    });
     expect(cond(status, 'Ready')).toEqual({ type: 'Ready', status: 'False', reason: 'RevisionMissing', message, lastTransitionTime: T1 });
   });
 
   it('a named Revision not ready → Unknown; failed → False (RevisionMissing)', () => {
     const a = fresh();
     markRevisionNotReady(a, 'hello-00002', T1);
-    expect(cond(a, 'AllTrafficAssigned')).toMatchObject({ status: 'Unknown', reason: 'RevisionMissing', message: 'Revision "hello-00002" is not yet ready.' });
+    expect(cond(a, 'AllTrafficAssigned')).toMatchObject({
+      status: 'Unknown',
+      reason: 'RevisionMissing',
+      message: 'Revision "hello-00002" is not yet ready.',
+    });
     const b = fresh();
     markRevisionFailed(b, 'hello-00002', T1);
-    expect(cond(b, 'AllTrafficAssigned')).toMatchObject({ status: 'False', reason: 'RevisionMissing', message: 'Revision "hello-00002" failed to become ready.' });
+    expect(cond(b, 'AllTrafficAssigned')).toMatchObject({
+      status: 'False',
+      reason: 'RevisionMissing',
+      message: 'Revision "hello-00002" failed to become ready.',
+    });
   });
 
-  it('checklist 46: another Service\'s Revision → False RevisionNotOwned', () => {
+  it("checklist 46: another Service's Revision → False RevisionNotOwned", () => {
     const a = fresh();
     markRevisionNotOwned(a, 'other-00001', 'other', 'hello', T1);
     const message = 'Revision "other-00001" belongs to Service "other", not Service "hello".';
-    expect(cond(a, 'AllTrafficAssigned')).toEqual({ type: 'AllTrafficAssigned', status: 'False', reason: 'RevisionNotOwned', message, lastTransitionTime: T1 });
+    expect(cond(a, 'AllTrafficAssigned')).toEqual({
+      type: 'AllTrafficAssigned',
+      status: 'False',
+      reason: 'RevisionNotOwned',
+      message,
+      lastTransitionTime: T1,
+    });
     expect(cond(a, 'Ready')).toMatchObject({ status: 'False', reason: 'RevisionNotOwned', message });
     const b = fresh();
     markRevisionNotOwned(b, 'loose-00001', undefined, 'hello', T1);
@@ -169,7 +199,11 @@ describe('AllTrafficAssigned (checklists 44–46)', () => {
     expect(cond(b, 'AllTrafficAssigned')).toMatchObject({ status: 'False', reason: 'ErrorConfig', message: 'bad domain template' });
     const c = fresh();
     markDomainNameError(c, 'domain name error: invalid domain name "a..b.com"', T1);
-    expect(cond(c, 'AllTrafficAssigned')).toMatchObject({ status: 'False', reason: 'ErrorConfig', message: 'domain name error: invalid domain name "a..b.com"' });
+    expect(cond(c, 'AllTrafficAssigned')).toMatchObject({
+      status: 'False',
+      reason: 'ErrorConfig',
+      message: 'domain name error: invalid domain name "a..b.com"',
+    });
     expect(cond(c, 'Ready')).toMatchObject({ status: 'False', reason: 'ErrorConfig' });
   });
 
@@ -187,7 +221,13 @@ describe('IngressReady (checklist 59)', () => {
     const status = fresh();
     markIngressNotConfigured(status, T1);
     const message = 'Ingress has not yet been reconciled.';
-    expect(cond(status, 'IngressReady')).toEqual({ type: 'IngressReady', status: 'Unknown', reason: 'IngressNotConfigured', message, lastTransitionTime: T1 });
+    expect(cond(status, 'IngressReady')).toEqual({
+      type: 'IngressReady',
+      status: 'Unknown',
+      reason: 'IngressNotConfigured',
+      message,
+      lastTransitionTime: T1,
+    });
   });
 
   it('checklist 59: an Ingress that has not observed its generation → IngressNotConfigured, even if its status says Ready', () => {
@@ -210,7 +250,11 @@ describe('IngressReady (checklist 59)', () => {
 
   it('checklist 59: an up-to-date Ingress waiting for its load balancer → Unknown with its reason', () => {
     const status = fresh();
-    propagateIngressStatus(status, ingress(3, 3, { status: 'Unknown', reason: 'Uninitialized', message: 'Waiting for load balancer to be ready' }), T1);
+    propagateIngressStatus(
+      status,
+      ingress(3, 3, { status: 'Unknown', reason: 'Uninitialized', message: 'Waiting for load balancer to be ready' }),
+      T1,
+    );
     expect(cond(status, 'IngressReady')).toEqual({
       type: 'IngressReady',
       status: 'Unknown',
@@ -245,10 +289,18 @@ describe('IngressReady (checklist 59)', () => {
   it('foreign placeholder Service / Endpoints → IngressReady False NotOwned', () => {
     const a = fresh();
     markServiceNotOwned(a, 'hello', T1);
-    expect(cond(a, 'IngressReady')).toMatchObject({ status: 'False', reason: 'NotOwned', message: 'There is an existing placeholder Service "hello" that we do not own.' });
+    expect(cond(a, 'IngressReady')).toMatchObject({
+      status: 'False',
+      reason: 'NotOwned',
+      message: 'There is an existing placeholder Service "hello" that we do not own.',
+    });
     const b = fresh();
     markEndpointNotOwned(b, 'hello', T1);
-    expect(cond(b, 'IngressReady')).toMatchObject({ status: 'False', reason: 'NotOwned', message: 'There is an existing placeholder Endpoint "hello" that we do not own.' });
+    expect(cond(b, 'IngressReady')).toMatchObject({
+      status: 'False',
+      reason: 'NotOwned',
+      message: 'There is an existing placeholder Endpoint "hello" that we do not own.',
+    });
   });
 });
 
@@ -256,10 +308,18 @@ describe('CertificateProvisioned', () => {
   it('TLS not enabled for cluster-local, HTTP downgrade: True with a reason', () => {
     const a = fresh();
     markTLSNotEnabled(a, TLSNotEnabledForClusterLocalMessage, T1);
-    expect(cond(a, 'CertificateProvisioned')).toMatchObject({ status: 'True', reason: 'TLSNotEnabled', message: 'TLS is not enabled for cluster-local' });
+    expect(cond(a, 'CertificateProvisioned')).toMatchObject({
+      status: 'True',
+      reason: 'TLSNotEnabled',
+      message: 'TLS is not enabled for cluster-local',
+    });
     const b = fresh();
     markHTTPDowngrade(b, 'route-abc', T1);
-    expect(cond(b, 'CertificateProvisioned')).toMatchObject({ status: 'True', reason: 'HTTPDowngrade', message: 'Certificate route-abc is not ready downgrade HTTP.' });
+    expect(cond(b, 'CertificateProvisioned')).toMatchObject({
+      status: 'True',
+      reason: 'HTTPDowngrade',
+      message: 'Certificate route-abc is not ready downgrade HTTP.',
+    });
   });
 
   it('certificate states: ready, not ready, failed, not owned', () => {
@@ -268,13 +328,25 @@ describe('CertificateProvisioned', () => {
     expect(cond(a, 'CertificateProvisioned')).toEqual({ type: 'CertificateProvisioned', status: 'True', lastTransitionTime: T1 });
     const b = fresh();
     markCertificateNotReady(b, 'route-abc', 'Pending', T1);
-    expect(cond(b, 'CertificateProvisioned')).toMatchObject({ status: 'Unknown', reason: 'CertificateNotReady', message: 'Certificate route-abc is not ready: Pending' });
+    expect(cond(b, 'CertificateProvisioned')).toMatchObject({
+      status: 'Unknown',
+      reason: 'CertificateNotReady',
+      message: 'Certificate route-abc is not ready: Pending',
+    });
     const c = fresh();
     markCertificateProvisionFailed(c, 'route-abc', 'Failed', T1);
-    expect(cond(c, 'CertificateProvisioned')).toMatchObject({ status: 'False', reason: 'CertificateProvisionFailed', message: 'Certificate route-abc fails to be provisioned: Failed' });
+    expect(cond(c, 'CertificateProvisioned')).toMatchObject({
+      status: 'False',
+      reason: 'CertificateProvisionFailed',
+      message: 'Certificate route-abc fails to be provisioned: Failed',
+    });
     const d = fresh();
     markCertificateNotOwned(d, 'route-abc', T1);
-    expect(cond(d, 'CertificateProvisioned')).toMatchObject({ status: 'False', reason: 'CertificateNotOwned', message: "There is an existing certificate route-abc that we don't own." });
+    expect(cond(d, 'CertificateProvisioned')).toMatchObject({
+      status: 'False',
+      reason: 'CertificateNotOwned',
+      message: "There is an existing certificate route-abc that we don't own.",
+    });
   });
 });
 

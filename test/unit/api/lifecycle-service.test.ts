@@ -249,7 +249,11 @@ describe('propagation (checklist 8)', () => {
     const failed = fresh();
     propagateRouteStatus(failed, { conditions: [{ type: 'Ready', status: 'False', reason: 'RevisionMissing', message: 'm' }] }, T1);
     expect(serviceConditionSet.get(failed, 'RoutesReady')).toEqual({
-      type: 'RoutesReady', status: 'False', reason: 'RevisionMissing', message: 'm', lastTransitionTime: T1,
+      type: 'RoutesReady',
+      status: 'False',
+      reason: 'RevisionMissing',
+      message: 'm',
+      lastTransitionTime: T1,
     });
     expect(serviceConditionSet.get(failed, 'Ready')?.status).toBe('False');
 

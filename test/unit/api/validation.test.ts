@@ -40,37 +40,75 @@ describe('valid objects', () => {
   it('a defaulted Service, Configuration and Route have no errors', () => {
     expect(validateService(svc(), cfg())).toEqual([]);
     const c = configuration('api', 'default');
-    c.spec.template.spec = { containers: [{ image: 'gcr.io/x/api:v1', ports: [{ containerPort: 8080, name: 'h2c' }] }], timeoutSeconds: 600, containerConcurrency: 1000 };
+    c.spec.template.spec = {
+      containers: [{ image: 'gcr.io/x/api:v1', ports: [{ containerPort: 8080, name: 'h2c' }] }],
+      timeoutSeconds: 600,
+      containerConcurrency: 1000,
+    };
     expect(validateConfiguration(c, cfg())).toEqual([]);
-    expect(validateRoute(route([{ configurationName: 'api', percent: 90, latestRevision: true }, { revisionName: 'api-00001', percent: 10, tag: 'old', latestRevision: false }]))).toEqual([]);
+    expect(
+      validateRoute(
+        route([
+          { configurationName: 'api', percent: 90, latestRevision: true },
+          { revisionName: 'api-00001', percent: 10, tag: 'old', latestRevision: false },
+        ]),
+      ),
+    ).toEqual([]);
   });
 
   it('formats errors like Knative ("message: path" and details)', () => {
-    expect(formatFieldErrors([{ path: 'spec.traffic', message: 'Traffic targets sum to 90, want 100' }, { path: 'a', message: 'b', details: 'c' }])).toBe('Traffic targets sum to 90, want 100: spec.traffic\nb: a\nc');
+    expect(
+      formatFieldErrors([
+        { path: 'spec.traffic', message: 'Traffic targets sum to 90, want 100' },
+        { path: 'a', message: 'b', details: 'c' },
+      ]),
+    ).toBe('Traffic targets sum to 90, want 100: spec.traffic\nb: a\nc');
   });
 });
 
 describe('traffic (spec §8.2)', () => {
   it('checklist 83: the percents must sum to exactly 100', () => {
-    expect(validateRoute(route([{ configurationName: 'c', percent: 90 }]))).toEqual([{ path: 'spec.traffic', message: 'Traffic targets sum to 90, want 100' }]);
+    expect(validateRoute(route([{ configurationName: 'c', percent: 90 }]))).toEqual([
+      { path: 'spec.traffic', message: 'Traffic targets sum to 90, want 100' },
+    ]);
     expect(messages(validateRoute(route([])))).toEqual(['spec.traffic: Traffic targets sum to 0, want 100']);
-    expect(messages(validateService(svc((s) => void (s.spec.traffic = [{ latestRevision: true, percent: 60 }, { revisionName: 'web-1', latestRevision: false, percent: 60 }])), cfg())))
-      .toEqual(['spec.traffic: Traffic targets sum to 120, want 100']);
+    expect(
+      messages(
+        validateService(
+          svc(
+            (s) =>
+              void (s.spec.traffic = [
+                { latestRevision: true, percent: 60 },
+                { revisionName: 'web-1', latestRevision: false, percent: 60 },
+              ]),
+          ),
+          cfg(),
+        ),
+      ),
+    ).toEqual(['spec.traffic: Traffic targets sum to 120, want 100']);
   });
 
   it('checklist 83: each percent is within 0..100', () => {
-    expect(messages(validateRoute(route([{ configurationName: 'c', percent: 150 }, { revisionName: 'r-1', percent: -50 }])))).toEqual([
-      'spec.traffic[0].percent: expected 0 <= 150 <= 100',
-      'spec.traffic[1].percent: expected 0 <= -50 <= 100',
-    ]);
+    expect(
+      messages(
+        validateRoute(
+          route([
+            { configurationName: 'c', percent: 150 },
+            { revisionName: 'r-1', percent: -50 },
+          ]),
+        ),
+      ),
+    ).toEqual(['spec.traffic[0].percent: expected 0 <= 150 <= 100', 'spec.traffic[1].percent: expected 0 <= -50 <= 100']);
   });
 
   it('checklist 83: tags are DNS-1035 labels and unique', () => {
-    const errs = validateRoute(route([
-      { configurationName: 'c', percent: 50, tag: 'Bad_Tag' },
-      { revisionName: 'r-1', percent: 25, tag: 'canary' },
-      { revisionName: 'r-2', percent: 25, tag: 'canary' },
-    ]));
+    const errs = validateRoute(
+      route([
+        { configurationName: 'c', percent: 50, tag: 'Bad_Tag' },
+        { revisionName: 'r-1', percent: 25, tag: 'canary' },
+        { revisionName: 'r-2', percent: 25, tag: 'canary' },
+      ]),
+    );
     expect(errs).toHaveLength(2);
     expect(errs[0]?.path).toBe('spec.traffic[0].tag');
     expect(errs[0]?.message).toMatch(/^invalid value: not a DNS 1035 label: \[a DNS-1035 label must consist of lower case/u);
@@ -78,24 +116,46 @@ describe('traffic (spec §8.2)', () => {
   });
 
   it('checklist 83: latestRevision must agree with revisionName', () => {
-    expect(messages(validateRoute(route([{ revisionName: 'r-1', latestRevision: true, percent: 50 }, { configurationName: 'c', latestRevision: false, percent: 50 }])))).toEqual([
+    expect(
+      messages(
+        validateRoute(
+          route([
+            { revisionName: 'r-1', latestRevision: true, percent: 50 },
+            { configurationName: 'c', latestRevision: false, percent: 50 },
+          ]),
+        ),
+      ),
+    ).toEqual([
       'spec.traffic[0].latestRevision: may not set revisionName "r-1" when latestRevision is true',
       'spec.traffic[1].latestRevision: may not set revisionName "" when latestRevision is false',
     ]);
   });
 
   it('checklist 83: no url in spec', () => {
-    expect(messages(validateRoute(route([{ configurationName: 'c', percent: 100, tag: 't', url: 'http://t-r.default' }])))).toEqual(['spec.traffic[0].url: must not set the field(s)']);
-  });
-
-  it('checklist 83: no configurationName in Service traffic', () => {
-    expect(messages(validateService(svc((s) => void (s.spec.traffic = [{ configurationName: 'web', percent: 100 }])), cfg()))).toEqual([
-      'spec.traffic[0].configurationName: must not set the field(s)',
+    expect(messages(validateRoute(route([{ configurationName: 'c', percent: 100, tag: 't', url: 'http://t-r.default' }])))).toEqual([
+      'spec.traffic[0].url: must not set the field(s)',
     ]);
   });
 
+  it('checklist 83: no configurationName in Service traffic', () => {
+    expect(
+      messages(
+        validateService(
+          svc((s) => void (s.spec.traffic = [{ configurationName: 'web', percent: 100 }])),
+          cfg(),
+        ),
+      ),
+    ).toEqual(['spec.traffic[0].configurationName: must not set the field(s)']);
+  });
+
   it('a Route target needs exactly one of revisionName and configurationName, each a qualified name', () => {
-    expect(messages(validateRoute(route([{ percent: 40 }, { revisionName: 'a', configurationName: 'b', percent: 40 }, { revisionName: 'not a name!', percent: 20 }])))).toEqual([
+    expect(
+      messages(
+        validateRoute(
+          route([{ percent: 40 }, { revisionName: 'a', configurationName: 'b', percent: 40 }, { revisionName: 'not a name!', percent: 20 }]),
+        ),
+      ),
+    ).toEqual([
       'spec.traffic[0].revisionName, spec.traffic[0].configurationName: expected exactly one, got neither',
       'spec.traffic[1].revisionName, spec.traffic[1].configurationName: expected exactly one, got both',
       'spec.traffic[2].revisionName: invalid key name "not a name!"',
@@ -103,24 +163,47 @@ describe('traffic (spec §8.2)', () => {
   });
 
   it('accepts an empty Service traffic list (defaulting fills it)', () => {
-    expect(validateService(svc((s) => void (s.spec.traffic = [])), cfg())).toEqual([]);
+    expect(
+      validateService(
+        svc((s) => void (s.spec.traffic = [])),
+        cfg(),
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('template name (spec §8.2)', () => {
   it('checklist 84: a BYO template name must start with "<parent>-"', () => {
-    expect(validateService(svc((s) => void (s.spec.template.metadata = { name: 'web-v2' })), cfg())).toEqual([]);
-    expect(validateService(svc((s) => void (s.spec.template.metadata = { name: 'other-v2' })), cfg())).toEqual([
-      { path: 'spec.template.metadata.name', message: 'invalid value: "other-v2" must have prefix "web-"' },
-    ]);
+    expect(
+      validateService(
+        svc((s) => void (s.spec.template.metadata = { name: 'web-v2' })),
+        cfg(),
+      ),
+    ).toEqual([]);
+    expect(
+      validateService(
+        svc((s) => void (s.spec.template.metadata = { name: 'other-v2' })),
+        cfg(),
+      ),
+    ).toEqual([{ path: 'spec.template.metadata.name', message: 'invalid value: "other-v2" must have prefix "web-"' }]);
   });
 
   it('checklist 84: a BYO template name must be a DNS-1035 label', () => {
-    const errs = validateService(svc((s) => void (s.spec.template.metadata = { name: 'web-V2' })), cfg());
+    const errs = validateService(
+      svc((s) => void (s.spec.template.metadata = { name: 'web-V2' })),
+      cfg(),
+    );
     expect(errs).toHaveLength(1);
     expect(errs[0]?.path).toBe('spec.template.metadata.name');
     expect(errs[0]?.message).toMatch(/^invalid value: not a DNS 1035 label: \[/u);
-    expect(messages(validateService(svc((s) => void (s.spec.template.metadata = { generateName: '9web-' })), cfg()))[0]).toMatch(/^spec\.template\.metadata\.generateName: invalid value: not a DNS 1035 label prefix/u);
+    expect(
+      messages(
+        validateService(
+          svc((s) => void (s.spec.template.metadata = { generateName: '9web-' })),
+          cfg(),
+        ),
+      )[0],
+    ).toMatch(/^spec\.template\.metadata\.generateName: invalid value: not a DNS 1035 label prefix/u);
   });
 
   it('checklist 84: a BYO name is not allowed when the parent only has generateName', () => {
@@ -138,11 +221,13 @@ describe('template name (spec §8.2)', () => {
       s.spec.template.metadata = { name: 'web-v1' };
       s.spec.template.spec.containers = [{ name: 'user-container', image: 'nginx:2', readinessProbe: { tcpSocket: {}, successThreshold: 1 } }];
     });
-    expect(validateService(changed, cfg(), { previous: prev })).toEqual([{
-      path: 'spec.template.metadata.name',
-      message: 'Saw the following changes without a name change (-old +new)',
-      details: 'changed: spec.containers',
-    }]);
+    expect(validateService(changed, cfg(), { previous: prev })).toEqual([
+      {
+        path: 'spec.template.metadata.name',
+        message: 'Saw the following changes without a name change (-old +new)',
+        details: 'changed: spec.containers',
+      },
+    ]);
     const renamed = svc((s) => {
       s.spec.template.metadata = { name: 'web-v2' };
       s.spec.template.spec.containers = [{ name: 'user-container', image: 'nginx:2', readinessProbe: { tcpSocket: {}, successThreshold: 1 } }];
@@ -152,7 +237,9 @@ describe('template name (spec §8.2)', () => {
     cPrev.spec.template.metadata = { name: 'api-1', annotations: { a: 'b' } };
     const cNext: Configuration = JSON.parse(JSON.stringify(cPrev)) as Configuration;
     cNext.spec.template.metadata = { name: 'api-1', annotations: { a: 'c' } };
-    expect(messages(validateConfiguration(cNext, cfg(), { previous: cPrev }))).toEqual(['spec.template.metadata.name: Saw the following changes without a name change (-old +new)']);
+    expect(messages(validateConfiguration(cNext, cfg(), { previous: cPrev }))).toEqual([
+      'spec.template.metadata.name: Saw the following changes without a name change (-old +new)',
+    ]);
   });
 });
 
@@ -169,8 +256,12 @@ describe('revision spec bounds (spec §8.2)', () => {
   it('checklist 85: containerConcurrency <= 1000 by default, configurable; 0 only when allowed', () => {
     expect(spec(one({ containerConcurrency: 1000 }))).toEqual([]);
     expect(spec(one({ containerConcurrency: 1001 }))).toEqual([{ path: 'spec.containerConcurrency', message: 'expected 0 <= 1001 <= 1000' }]);
-    expect(spec(one({ containerConcurrency: 50 }), cfg({ containerConcurrencyMaxLimit: 10 }))).toEqual([{ path: 'spec.containerConcurrency', message: 'expected 0 <= 50 <= 10' }]);
-    expect(spec(one({ containerConcurrency: 0 }), cfg({ allowContainerConcurrencyZero: false }))).toEqual([{ path: 'spec.containerConcurrency', message: 'expected 1 <= 0 <= 1000' }]);
+    expect(spec(one({ containerConcurrency: 50 }), cfg({ containerConcurrencyMaxLimit: 10 }))).toEqual([
+      { path: 'spec.containerConcurrency', message: 'expected 0 <= 50 <= 10' },
+    ]);
+    expect(spec(one({ containerConcurrency: 0 }), cfg({ allowContainerConcurrencyZero: false }))).toEqual([
+      { path: 'spec.containerConcurrency', message: 'expected 1 <= 0 <= 1000' },
+    ]);
   });
 
   it('bounds responseStartTimeoutSeconds by timeoutSeconds and idleTimeoutSeconds by the max', () => {
@@ -181,13 +272,27 @@ describe('revision spec bounds (spec §8.2)', () => {
   });
 
   it('uses the template path inside a Service', () => {
-    expect(messages(validateService(svc((s) => void (s.spec.template.spec.timeoutSeconds = 1000)), cfg()))).toEqual(['spec.template.spec.timeoutSeconds: expected 0 <= 1000 <= 600']);
+    expect(
+      messages(
+        validateService(
+          svc((s) => void (s.spec.template.spec.timeoutSeconds = 1000)),
+          cfg(),
+        ),
+      ),
+    ).toEqual(['spec.template.spec.timeoutSeconds: expected 0 <= 1000 <= 600']);
   });
 });
 
 describe('reserved names (spec §8.2)', () => {
   it('checklist 86: reserved env vars PORT, K_SERVICE, K_CONFIGURATION, K_REVISION are rejected in the serving container', () => {
-    const errs = spec({ containers: [{ image: 'a', env: [{ name: 'PORT', value: '1' }, { name: 'K_SERVICE' }, { name: 'K_CONFIGURATION' }, { name: 'K_REVISION' }, { name: 'OK' }] }] });
+    const errs = spec({
+      containers: [
+        {
+          image: 'a',
+          env: [{ name: 'PORT', value: '1' }, { name: 'K_SERVICE' }, { name: 'K_CONFIGURATION' }, { name: 'K_REVISION' }, { name: 'OK' }],
+        },
+      ],
+    });
     expect(messages(errs)).toEqual([
       'spec.containers[0].env[0].name: "PORT" is a reserved environment variable',
       'spec.containers[0].env[1].name: "K_SERVICE" is a reserved environment variable',
@@ -198,7 +303,10 @@ describe('reserved names (spec §8.2)', () => {
 
   it('checklist 86: PORT is allowed in sidecars and init containers, the K_* variables are not', () => {
     const errs = spec({
-      containers: [{ image: 'main', ports: [{ containerPort: 8080 }] }, { image: 'side', env: [{ name: 'PORT', value: '9' }, { name: 'K_REVISION' }] }],
+      containers: [
+        { image: 'main', ports: [{ containerPort: 8080 }] },
+        { image: 'side', env: [{ name: 'PORT', value: '9' }, { name: 'K_REVISION' }] },
+      ],
       initContainers: [{ image: 'init', env: [{ name: 'PORT' }, { name: 'K_SERVICE' }] }],
     });
     expect(messages(errs)).toEqual([
@@ -209,19 +317,32 @@ describe('reserved names (spec §8.2)', () => {
 
   it.each([8012, 8013, 8022, 9090, 9091, 8008])('checklist 86: port %i is reserved', (port) => {
     expect(spec({ containers: [{ image: 'a', ports: [{ containerPort: port }] }] })).toEqual([
-      { path: 'spec.containers[0].ports.containerPort', message: `${port} is a reserved port`, details: `${port} is a reserved port, please use a different value` },
+      {
+        path: 'spec.containers[0].ports.containerPort',
+        message: `${port} is a reserved port`,
+        details: `${port} is a reserved port, please use a different value`,
+      },
     ]);
   });
 
   it('checklist 86: the container name queue-proxy is reserved', () => {
-    expect(messages(spec({ containers: [{ image: 'a', name: 'queue-proxy' }] }))).toEqual(['spec.containers[0].name: "queue-proxy" is a reserved container name']);
+    expect(messages(spec({ containers: [{ image: 'a', name: 'queue-proxy' }] }))).toEqual([
+      'spec.containers[0].name: "queue-proxy" is a reserved container name',
+    ]);
   });
 
   it('container names are unique across init and regular containers', () => {
-    expect(messages(spec({ containers: [{ image: 'a', name: 'x', ports: [{ containerPort: 80 }] }, { image: 'b', name: 'x' }], initContainers: [{ image: 'i', name: 'x' }] }))).toEqual([
-      'spec.containers[0].name: duplicate container name "x"',
-      'spec.containers[1].name: duplicate container name "x"',
-    ]);
+    expect(
+      messages(
+        spec({
+          containers: [
+            { image: 'a', name: 'x', ports: [{ containerPort: 80 }] },
+            { image: 'b', name: 'x' },
+          ],
+          initContainers: [{ image: 'i', name: 'x' }],
+        }),
+      ),
+    ).toEqual(['spec.containers[0].name: duplicate container name "x"', 'spec.containers[1].name: duplicate container name "x"']);
   });
 });
 
@@ -246,16 +367,29 @@ describe('ports (spec §8.2)', () => {
 
   it('checklist 87: multi-container requires exactly one container with a port', () => {
     expect(spec({ containers: [{ image: 'a' }, { image: 'b' }] })).toEqual([{ path: 'spec.containers[*].ports', message: 'missing field(s)' }]);
-    expect(spec({ containers: [{ image: 'a', ports: [{ containerPort: 80 }] }, { image: 'b', ports: [{ containerPort: 81 }] }] })).toEqual([
-      { path: 'spec.containers[*].ports', message: 'more than one container port is set', details: 'Only a single port is allowed across all containers' },
+    expect(
+      spec({
+        containers: [
+          { image: 'a', ports: [{ containerPort: 80 }] },
+          { image: 'b', ports: [{ containerPort: 81 }] },
+        ],
+      }),
+    ).toEqual([
+      {
+        path: 'spec.containers[*].ports',
+        message: 'more than one container port is set',
+        details: 'Only a single port is allowed across all containers',
+      },
     ]);
     expect(spec({ containers: [{ image: 'a', ports: [{ containerPort: 80 }] }, { image: 'b' }] })).toEqual([]);
   });
 
   it('checklist 87: multi-container can be switched off', () => {
-    expect(validateRevisionSpec({ containers: [{ image: 'a', ports: [{ containerPort: 80 }] }, { image: 'b' }] }, 'spec', cfg(), { features: { multiContainer: false } })).toEqual([
-      { path: 'spec', message: 'multi-container is off, but found 2 containers' },
-    ]);
+    expect(
+      validateRevisionSpec({ containers: [{ image: 'a', ports: [{ containerPort: 80 }] }, { image: 'b' }] }, 'spec', cfg(), {
+        features: { multiContainer: false },
+      }),
+    ).toEqual([{ path: 'spec', message: 'multi-container is off, but found 2 containers' }]);
   });
 });
 
@@ -263,17 +397,34 @@ describe('containers: image, probes, misc (spec §8.2)', () => {
   it('requires a parseable image', () => {
     expect(messages(spec({ containers: [{ image: '' }] }))).toEqual(['spec.containers[0].image: missing field(s)']);
     expect(spec({ containers: [{ image: 'foo:bar:baz' }] })).toEqual([
-      { path: 'spec.containers[0].image', message: 'Failed to parse image reference', details: 'image: "foo:bar:baz", error: could not parse reference: foo:bar:baz' },
+      {
+        path: 'spec.containers[0].image',
+        message: 'Failed to parse image reference',
+        details: 'image: "foo:bar:baz", error: could not parse reference: foo:bar:baz',
+      },
     ]);
     expect(spec({ containers: [] })).toEqual([{ path: 'spec.containers', message: 'missing field(s)' }]);
   });
 
-  it.each(['nginx', 'nginx:1.27', 'library/nginx', 'gcr.io/p/img:v1', 'localhost:5000/img', 'kind.local/x', `ghcr.io/a/b@sha256:${'a'.repeat(64)}`, `ghcr.io/a/b:v1@sha256:${'0'.repeat(64)}`, 'reg.io:443/a/b-c_d.e:1.0-rc.1'])('accepts the image %s', (image) => {
+  it.each([
+    'nginx',
+    'nginx:1.27',
+    'library/nginx',
+    'gcr.io/p/img:v1',
+    'localhost:5000/img',
+    'kind.local/x',
+    `ghcr.io/a/b@sha256:${'a'.repeat(64)}`,
+    `ghcr.io/a/b:v1@sha256:${'0'.repeat(64)}`,
+    'reg.io:443/a/b-c_d.e:1.0-rc.1',
+  ])('accepts the image %s', (image) => {
     expect(isImageReference(image)).toBe(true);
   });
-  it.each(['foo:bar:baz', 'UPPER/case', 'a@sha256:xyz', 'a:', 'a//b', ':tag', 'ko://knative.dev/serving/cmd/queue'])('rejects the image %s', (image) => {
-    expect(isImageReference(image)).toBe(false);
-  });
+  it.each(['foo:bar:baz', 'UPPER/case', 'a@sha256:xyz', 'a:', 'a//b', ':tag', 'ko://knative.dev/serving/cmd/queue'])(
+    'rejects the image %s',
+    (image) => {
+      expect(isImageReference(image)).toBe(false);
+    },
+  );
 
   it('validates the serving container readiness probe like Knative', () => {
     const probe = (p: Record<string, unknown>): string[] => messages(spec({ containers: [{ image: 'a', readinessProbe: p }] }));
@@ -282,7 +433,9 @@ describe('containers: image, probes, misc (spec §8.2)', () => {
     expect(probe({ successThreshold: 1 })).toEqual([
       'spec.containers[0].readinessProbe.httpGet, spec.containers[0].readinessProbe.tcpSocket, spec.containers[0].readinessProbe.exec, spec.containers[0].readinessProbe.grpc: expected exactly one, got neither',
     ]);
-    expect(probe({ tcpSocket: {}, exec: {}, successThreshold: 1 })).toEqual(['spec.containers[0].readinessProbe.tcpSocket, spec.containers[0].readinessProbe.exec: expected exactly one, got both']);
+    expect(probe({ tcpSocket: {}, exec: {}, successThreshold: 1 })).toEqual([
+      'spec.containers[0].readinessProbe.tcpSocket, spec.containers[0].readinessProbe.exec: expected exactly one, got both',
+    ]);
     expect(probe({ tcpSocket: {}, successThreshold: 1, failureThreshold: 2, timeoutSeconds: 2 })).toEqual([
       'spec.containers[0].readinessProbe.failureThreshold: failureThreshold is disallowed when periodSeconds is zero',
       'spec.containers[0].readinessProbe.timeoutSeconds: timeoutSeconds is disallowed when periodSeconds is zero',
@@ -297,20 +450,40 @@ describe('containers: image, probes, misc (spec §8.2)', () => {
   });
 
   it('rejects probes on sidecars and probes or lifecycle on init containers', () => {
-    expect(messages(spec({
-      containers: [{ image: 'a', ports: [{ containerPort: 80 }] }, { image: 'b', readinessProbe: { tcpSocket: {} } }],
-      initContainers: [{ image: 'i', livenessProbe: { exec: {} }, lifecycle: {} }],
-    }))).toEqual([
+    expect(
+      messages(
+        spec({
+          containers: [
+            { image: 'a', ports: [{ containerPort: 80 }] },
+            { image: 'b', readinessProbe: { tcpSocket: {} } },
+          ],
+          initContainers: [{ image: 'i', livenessProbe: { exec: {} }, lifecycle: {} }],
+        }),
+      ),
+    ).toEqual([
       'spec.initContainers[0].lifecycle: field not allowed in an init container',
       'spec.initContainers[0].livenessProbe: field not allowed in an init container',
       'spec.containers[1].readinessProbe: must not set the field(s)',
     ]);
-    expect(messages(validateRevisionSpec({ containers: [{ image: 'a' }], initContainers: [{ image: 'i' }] }, 'spec', cfg(), { features: { initContainers: false } })))
-      .toEqual(['spec.initContainers: must not set the field(s)']);
+    expect(
+      messages(
+        validateRevisionSpec({ containers: [{ image: 'a' }], initContainers: [{ image: 'i' }] }, 'spec', cfg(), {
+          features: { initContainers: false },
+        }),
+      ),
+    ).toEqual(['spec.initContainers: must not set the field(s)']);
   });
 
   it('checks serviceAccountName and user/group ids', () => {
-    expect(messages(spec({ containers: [{ image: 'a', securityContext: { runAsUser: -1, runAsGroup: 2 ** 31 } }], serviceAccountName: 'Bad_SA', securityContext: { fsGroup: -5 } }))).toEqual([
+    expect(
+      messages(
+        spec({
+          containers: [{ image: 'a', securityContext: { runAsUser: -1, runAsGroup: 2 ** 31 } }],
+          serviceAccountName: 'Bad_SA',
+          securityContext: { fsGroup: -5 },
+        }),
+      ),
+    ).toEqual([
       'spec.containers[0].securityContext.runAsUser: expected 0 <= -1 <= 2147483647',
       'spec.containers[0].securityContext.runAsGroup: expected 0 <= 2147483648 <= 2147483647',
       'spec.serviceAccountName: invalid value: Bad_SA',
@@ -320,18 +493,37 @@ describe('containers: image, probes, misc (spec §8.2)', () => {
 });
 
 describe('volumes (spec §8.2)', () => {
-  const withVolumes = (volumes: unknown[], mounts: unknown[], extra: Record<string, unknown> = {}): RevisionSpec =>
-    ({ containers: [{ image: 'a', volumeMounts: mounts }], volumes, ...extra });
+  const withVolumes = (volumes: unknown[], mounts: unknown[], extra: Record<string, unknown> = {}): RevisionSpec => ({
+    containers: [{ image: 'a', volumeMounts: mounts }],
+    volumes,
+    ...extra,
+  });
 
   it('checklist 88: accepts mounted secret/configMap/projected (read-only) and emptyDir (writable) volumes', () => {
-    expect(spec(withVolumes(
-      [{ name: 's', secret: { secretName: 's' } }, { name: 'c', configMap: { name: 'c' } }, { name: 'p', projected: { sources: [] } }, { name: 'e', emptyDir: { medium: 'Memory' } }],
-      [{ name: 's', mountPath: '/s', readOnly: true }, { name: 'c', mountPath: '/c', readOnly: true }, { name: 'p', mountPath: '/p', readOnly: true }, { name: 'e', mountPath: '/e' }],
-    ))).toEqual([]);
+    expect(
+      spec(
+        withVolumes(
+          [
+            { name: 's', secret: { secretName: 's' } },
+            { name: 'c', configMap: { name: 'c' } },
+            { name: 'p', projected: { sources: [] } },
+            { name: 'e', emptyDir: { medium: 'Memory' } },
+          ],
+          [
+            { name: 's', mountPath: '/s', readOnly: true },
+            { name: 'c', mountPath: '/c', readOnly: true },
+            { name: 'p', mountPath: '/p', readOnly: true },
+            { name: 'e', mountPath: '/e' },
+          ],
+        ),
+      ),
+    ).toEqual([]);
   });
 
   it('checklist 88: volumes must be mounted, mounts must resolve', () => {
-    expect(messages(spec(withVolumes([{ name: 'unused', secret: { secretName: 's' } }], [{ name: 'ghost', mountPath: '/g', readOnly: true }])))).toEqual([
+    expect(
+      messages(spec(withVolumes([{ name: 'unused', secret: { secretName: 's' } }], [{ name: 'ghost', mountPath: '/g', readOnly: true }]))),
+    ).toEqual([
       'spec.volumes[0].name: volume with name "unused" not mounted',
       'spec.containers[0].volumeMounts[0].name: volumeMount has no matching volume',
     ]);
@@ -344,15 +536,33 @@ describe('volumes (spec §8.2)', () => {
   });
 
   it('checklist 88: reserved, relative and duplicate mount paths are rejected', () => {
-    expect(messages(spec(withVolumes(
-      [{ name: 'a', secret: {} }, { name: 'b', secret: {} }, { name: 'c', secret: {} }, { name: 'd', secret: {} }],
-      [{ name: 'a', mountPath: '//dev//', readOnly: true }, { name: 'b', mountPath: 'rel/path', readOnly: true }, { name: 'c', mountPath: '/x', readOnly: true }, { name: 'd', mountPath: '/x/', readOnly: true }],
-    )))).toEqual([
+    expect(
+      messages(
+        spec(
+          withVolumes(
+            [
+              { name: 'a', secret: {} },
+              { name: 'b', secret: {} },
+              { name: 'c', secret: {} },
+              { name: 'd', secret: {} },
+            ],
+            [
+              { name: 'a', mountPath: '//dev//', readOnly: true },
+              { name: 'b', mountPath: 'rel/path', readOnly: true },
+              { name: 'c', mountPath: '/x', readOnly: true },
+              { name: 'd', mountPath: '/x/', readOnly: true },
+            ],
+          ),
+        ),
+      ),
+    ).toEqual([
       'spec.containers[0].volumeMounts[0].mountPath: mountPath "/dev" is a reserved path',
       'spec.containers[0].volumeMounts[1].mountPath: invalid value: rel/path',
       'spec.containers[0].volumeMounts[3].mountPath: invalid value: "/x/" must be unique',
     ]);
-    expect(messages(spec(withVolumes([{ name: 'a', secret: {} }], [{ name: 'a', readOnly: true }])))).toEqual(['spec.containers[0].volumeMounts[0].mountPath: missing field(s)']);
+    expect(messages(spec(withVolumes([{ name: 'a', secret: {} }], [{ name: 'a', readOnly: true }])))).toEqual([
+      'spec.containers[0].volumeMounts[0].mountPath: missing field(s)',
+    ]);
   });
 
   it('checklist 88: gated volume types are rejected unless their feature is enabled', () => {
@@ -371,16 +581,33 @@ describe('volumes (spec §8.2)', () => {
     expect(messages(validateRevisionSpec(roClaim, 'spec', cfg(), { features: { persistentVolumeClaim: true } }))).toEqual([
       'spec.containers[0].volumeMounts[0].readOnly: volume is readOnly but volume mount is not',
     ]);
-    expect(messages(spec(withVolumes([{ name: 'h', hostPath: { path: '/' } }], [{ name: 'h', mountPath: '/h', readOnly: true }])))).toEqual(['spec.volumes[0].hostPath: must not set the field(s)']);
-    expect(messages(validateRevisionSpec(withVolumes([{ name: 'e', emptyDir: {} }], [{ name: 'e', mountPath: '/e' }]), 'spec', cfg(), { features: { emptyDir: false } })))
-      .toEqual(['spec.volumes[0].emptyDir: must not set the field(s)']);
+    expect(messages(spec(withVolumes([{ name: 'h', hostPath: { path: '/' } }], [{ name: 'h', mountPath: '/h', readOnly: true }])))).toEqual([
+      'spec.volumes[0].hostPath: must not set the field(s)',
+    ]);
+    expect(
+      messages(
+        validateRevisionSpec(withVolumes([{ name: 'e', emptyDir: {} }], [{ name: 'e', mountPath: '/e' }]), 'spec', cfg(), {
+          features: { emptyDir: false },
+        }),
+      ),
+    ).toEqual(['spec.volumes[0].emptyDir: must not set the field(s)']);
   });
 
   it('checklist 88: each volume has exactly one source, a unique DNS-1123 name, and a valid emptyDir medium', () => {
-    expect(messages(spec(withVolumes(
-      [{ name: 'a' }, { name: 'b', secret: {}, configMap: {} }, { name: 'b', secret: {} }, { name: 'Bad', emptyDir: { medium: 'HugePages' } }],
-      [{ name: 'a', mountPath: '/a', readOnly: true }, { name: 'b', mountPath: '/b', readOnly: true }, { name: 'Bad', mountPath: '/c', readOnly: true }],
-    )))).toEqual([
+    expect(
+      messages(
+        spec(
+          withVolumes(
+            [{ name: 'a' }, { name: 'b', secret: {}, configMap: {} }, { name: 'b', secret: {} }, { name: 'Bad', emptyDir: { medium: 'HugePages' } }],
+            [
+              { name: 'a', mountPath: '/a', readOnly: true },
+              { name: 'b', mountPath: '/b', readOnly: true },
+              { name: 'Bad', mountPath: '/c', readOnly: true },
+            ],
+          ),
+        ),
+      ),
+    ).toEqual([
       'spec.volumes[0].secret, spec.volumes[0].configMap, spec.volumes[0].projected, spec.volumes[0].emptyDir: expected exactly one, got neither',
       'spec.volumes[1].secret, spec.volumes[1].configMap: expected exactly one, got both',
       'spec.volumes[2].name: duplicate volume name "b"',
@@ -397,51 +624,107 @@ describe('metadata annotations (spec §8.2)', () => {
       message: 'invalid key name "autoscaling.knative.dev/min-scale"',
       details: 'autoscaling annotations must be put under "spec.template.metadata.annotations" to work',
     };
-    expect(validateService(svc((s) => void (s.metadata.annotations = { 'autoscaling.knative.dev/min-scale': '3' })), cfg())).toEqual([want]);
+    expect(
+      validateService(
+        svc((s) => void (s.metadata.annotations = { 'autoscaling.knative.dev/min-scale': '3' })),
+        cfg(),
+      ),
+    ).toEqual([want]);
     const c = configuration('api', 'default');
     c.metadata.annotations = { 'autoscaling.knative.dev/min-scale': '3' };
     expect(validateConfiguration(c, cfg())).toEqual([want]);
-    expect(validateRoute(route([{ configurationName: 'c', percent: 100 }], (r) => void (r.metadata.annotations = { 'autoscaling.knative.dev/min-scale': '3' })))).toEqual([want]);
+    expect(
+      validateRoute(
+        route([{ configurationName: 'c', percent: 100 }], (r) => void (r.metadata.annotations = { 'autoscaling.knative.dev/min-scale': '3' })),
+      ),
+    ).toEqual([want]);
   });
 
   it('checklist 89: rollout-duration must be a non-negative whole-second Go duration (Service and Route, both spellings)', () => {
-    const onSvc = (v: string, key = 'serving.knative.dev/rollout-duration'): string[] => messages(validateService(svc((s) => void (s.metadata.annotations = { [key]: v })), cfg()));
+    const onSvc = (v: string, key = 'serving.knative.dev/rollout-duration'): string[] =>
+      messages(
+        validateService(
+          svc((s) => void (s.metadata.annotations = { [key]: v })),
+          cfg(),
+        ),
+      );
     expect(onSvc('120s')).toEqual([]);
     expect(onSvc('0')).toEqual([]);
     expect(onSvc('1.5s')).toEqual(['metadata.annotations.serving.knative.dev/rollout-duration: rollout-duration=1.5s is not at second precision']);
     expect(onSvc('-5s')).toEqual(['metadata.annotations.serving.knative.dev/rollout-duration: rollout-duration=-5s must be positive']);
-    expect(onSvc('soon', 'serving.knative.dev/rolloutDuration')).toEqual(['metadata.annotations.serving.knative.dev/rolloutDuration: invalid value: soon']);
-    expect(messages(validateRoute(route([{ configurationName: 'c', percent: 100 }], (r) => void (r.metadata.annotations = { 'serving.knative.dev/rollout-duration': '2m500ms' })))))
-      .toEqual(['metadata.annotations.serving.knative.dev/rollout-duration: rollout-duration=2m500ms is not at second precision']);
+    expect(onSvc('soon', 'serving.knative.dev/rolloutDuration')).toEqual([
+      'metadata.annotations.serving.knative.dev/rolloutDuration: invalid value: soon',
+    ]);
+    expect(
+      messages(
+        validateRoute(
+          route(
+            [{ configurationName: 'c', percent: 100 }],
+            (r) => void (r.metadata.annotations = { 'serving.knative.dev/rollout-duration': '2m500ms' }),
+          ),
+        ),
+      ),
+    ).toEqual(['metadata.annotations.serving.knative.dev/rollout-duration: rollout-duration=2m500ms is not at second precision']);
   });
 
   it('checklist 89: the template progress-deadline must be a non-negative whole-second Go duration', () => {
-    const onTmpl = (v: string): string[] => messages(validateService(svc((s) => void (s.spec.template.metadata = { annotations: { 'serving.knative.dev/progress-deadline': v } })), cfg()));
+    const onTmpl = (v: string): string[] =>
+      messages(
+        validateService(
+          svc((s) => void (s.spec.template.metadata = { annotations: { 'serving.knative.dev/progress-deadline': v } })),
+          cfg(),
+        ),
+      );
     expect(onTmpl('300s')).toEqual([]);
     expect(onTmpl('10')).toEqual(['spec.template.metadata.annotations.serving.knative.dev/progress-deadline: invalid value: 10']);
-    expect(onTmpl('1.5s')).toEqual(['spec.template.metadata.annotations.serving.knative.dev/progress-deadline: progress-deadline=1.5s is not at second precision']);
-    expect(onTmpl('-1m')).toEqual(['spec.template.metadata.annotations.serving.knative.dev/progress-deadline: progress-deadline=-1m must be positive']);
+    expect(onTmpl('1.5s')).toEqual([
+      'spec.template.metadata.annotations.serving.knative.dev/progress-deadline: progress-deadline=1.5s is not at second precision',
+    ]);
+    expect(onTmpl('-1m')).toEqual([
+      'spec.template.metadata.annotations.serving.knative.dev/progress-deadline: progress-deadline=-1m must be positive',
+    ]);
   });
 
   it('validates template autoscaling annotations: min/max-scale >= 0, max >= min, initial-scale, class, metric, target', () => {
-    const onTmpl = (anns: Record<string, string>, opts = {}): string[] => messages(validateService(svc((s) => void (s.spec.template.metadata = { annotations: anns })), cfg(), opts));
+    const onTmpl = (anns: Record<string, string>, opts = {}): string[] =>
+      messages(
+        validateService(
+          svc((s) => void (s.spec.template.metadata = { annotations: anns })),
+          cfg(),
+          opts,
+        ),
+      );
     const p = 'spec.template.metadata.annotations.autoscaling.knative.dev/';
-    expect(onTmpl({ 'autoscaling.knative.dev/min-scale': '2', 'autoscaling.knative.dev/max-scale': '30', 'autoscaling.knative.dev/initial-scale': '3' })).toEqual([]);
+    expect(
+      onTmpl({ 'autoscaling.knative.dev/min-scale': '2', 'autoscaling.knative.dev/max-scale': '30', 'autoscaling.knative.dev/initial-scale': '3' }),
+    ).toEqual([]);
     expect(onTmpl({ 'autoscaling.knative.dev/min-scale': '-1', 'autoscaling.knative.dev/maxScale': 'many' })).toEqual([
       `${p}min-scale: expected 0 <= -1 <= 2147483647`,
       `${p}maxScale: invalid value: many`,
     ]);
-    expect(onTmpl({ 'autoscaling.knative.dev/minScale': '5', 'autoscaling.knative.dev/max-scale': '3' })).toEqual([`${p}max-scale, ${p}minScale: max-scale=3 is less than min-scale=5`]);
-    expect(onTmpl({ 'autoscaling.knative.dev/max-scale': '0' }, { autoscaler: { ...defaultAutoscalerConfig(), maxScaleLimit: 10 } })).toEqual([`${p}max-scale: expected 1 <= 0 <= 10`]);
+    expect(onTmpl({ 'autoscaling.knative.dev/minScale': '5', 'autoscaling.knative.dev/max-scale': '3' })).toEqual([
+      `${p}max-scale, ${p}minScale: max-scale=3 is less than min-scale=5`,
+    ]);
+    expect(onTmpl({ 'autoscaling.knative.dev/max-scale': '0' }, { autoscaler: { ...defaultAutoscalerConfig(), maxScaleLimit: 10 } })).toEqual([
+      `${p}max-scale: expected 1 <= 0 <= 10`,
+    ]);
     expect(onTmpl({ 'autoscaling.knative.dev/initial-scale': '0' })).toEqual([`${p}initial-scale: invalid value: 0`]);
-    expect(onTmpl({ 'autoscaling.knative.dev/initial-scale': '0' }, { autoscaler: { ...defaultAutoscalerConfig(), allowZeroInitialScale: true } })).toEqual([]);
+    expect(
+      onTmpl({ 'autoscaling.knative.dev/initial-scale': '0' }, { autoscaler: { ...defaultAutoscalerConfig(), allowZeroInitialScale: true } }),
+    ).toEqual([]);
     expect(onTmpl({ 'autoscaling.knative.dev/class': 'xpa.autoscaling.knative.dev', 'autoscaling.knative.dev/target': '0' })).toEqual([
       `${p}class: invalid value: xpa.autoscaling.knative.dev`,
       `${p}target: target 0 should be at least 0.01`,
     ]);
     expect(onTmpl({ 'autoscaling.knative.dev/metric': 'cpu' })).toEqual([`${p}metric: invalid value: cpu`]);
     expect(onTmpl({ 'autoscaling.knative.dev/class': 'hpa.autoscaling.knative.dev', 'autoscaling.knative.dev/metric': 'cpu' })).toEqual([]);
-    expect(onTmpl({ 'autoscaling.knative.dev/window': '5s', 'autoscaling.knative.dev/target-burst-capacity': '-2', 'autoscaling.knative.dev/target-utilization-percentage': '150' })).toEqual([
+    expect(
+      onTmpl({
+        'autoscaling.knative.dev/window': '5s',
+        'autoscaling.knative.dev/target-burst-capacity': '-2',
+        'autoscaling.knative.dev/target-utilization-percentage': '150',
+      }),
+    ).toEqual([
       `${p}target-utilization-percentage: expected 1 <= 150 <= 100`,
       `${p}target-burst-capacity: invalid value: -2`,
       `${p}window: expected 6s <= 5s <= 1h0m0s`,
@@ -451,7 +734,14 @@ describe('metadata annotations (spec §8.2)', () => {
 
 describe('labels and ownership (spec §8.2)', () => {
   it('rejects serving.knative.dev labels a user may not set and checks visibility', () => {
-    expect(messages(validateService(svc((s) => void (s.metadata.labels = { 'serving.knative.dev/route': 'x', 'networking.knative.dev/visibility': 'public' })), cfg()))).toEqual([
+    expect(
+      messages(
+        validateService(
+          svc((s) => void (s.metadata.labels = { 'serving.knative.dev/route': 'x', 'networking.knative.dev/visibility': 'public' })),
+          cfg(),
+        ),
+      ),
+    ).toEqual([
       'metadata.labels.networking.knative.dev/visibility: invalid value: public',
       'metadata.labels: invalid key name "serving.knative.dev/route"',
     ]);
@@ -467,6 +757,8 @@ describe('labels and ownership (spec §8.2)', () => {
   });
 
   it('requires DNS-1035 object names', () => {
-    expect(messages(validateRoute(route([{ configurationName: 'c', percent: 100 }], (r) => void (r.metadata.name = '1route'))))[0]).toMatch(/^metadata\.name: not a DNS 1035 label: \[/u);
+    expect(messages(validateRoute(route([{ configurationName: 'c', percent: 100 }], (r) => void (r.metadata.name = '1route'))))[0]).toMatch(
+      /^metadata\.name: not a DNS 1035 label: \[/u,
+    );
   });
 });

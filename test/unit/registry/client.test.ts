@@ -3,7 +3,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MANIFEST_MEDIA_TYPES } from '../../../activities/registry/client.js';
 import { RegistryError } from '../../../activities/registry/errors.js';
 import { makeRegistryResolver, type RegistryResolver } from '../../../activities/registry/resolver.js';
-import { closedPort, digestOf, DOCKER_MANIFEST, manifest, multiArchIndex, OCI_INDEX, startFakeRegistry, type FakeRegistry, type FakeRegistryOptions } from './fake-registry.js';
+import {
+  closedPort,
+  digestOf,
+  DOCKER_MANIFEST,
+  manifest,
+  multiArchIndex,
+  OCI_INDEX,
+  startFakeRegistry,
+  type FakeRegistry,
+  type FakeRegistryOptions,
+} from './fake-registry.js';
 import { basicAuth, dockerConfigJsonSecret, fakeKube, resolveCtx, serviceAccount, type FakeKube } from './fixtures.js';
 
 const APP = manifest('app-v1');
@@ -69,7 +79,9 @@ describe('registry resolver: pass-through and skipping', () => {
 describe('registry resolver: resolution', () => {
   it('anonymous: HEAD with the manifest Accept list, digest from Docker-Content-Digest', async () => {
     const reg = await registry();
-    await expect(resolver(fakeKube(), [reg.host]).resolve(`${reg.host}/team/app:v1`, resolveCtx())).resolves.toBe(`${reg.host}/team/app@${digestOf(APP.body)}`);
+    await expect(resolver(fakeKube(), [reg.host]).resolve(`${reg.host}/team/app:v1`, resolveCtx())).resolves.toBe(
+      `${reg.host}/team/app@${digestOf(APP.body)}`,
+    );
     expect(reg.requests).toHaveLength(1);
     expect(reg.requests[0]).toMatchObject({ method: 'HEAD', path: '/v2/team/app/manifests/v1' });
     expect(reg.requests[0]!.accept!.split(', ').sort()).toEqual([...MANIFEST_MEDIA_TYPES].sort());
@@ -94,7 +106,9 @@ describe('registry resolver: resolution', () => {
   it('Basic auth with credentials from a Revision imagePullSecret (key with scheme and /v2/ path)', async () => {
     const reg = await registry({ auth: { type: 'basic', username: 'me', password: PASSWORD } });
     const kube = fakeKube([dockerConfigJsonSecret('regcred', { [`https://${reg.host}/v2/`]: { auth: basicAuth('me', PASSWORD) } })]);
-    await expect(resolver(kube, [reg.host]).resolve(`${reg.host}/x:v1`, resolveCtx({ imagePullSecrets: ['regcred'] }))).resolves.toBe(`${reg.host}/x@${digestOf(APP.body)}`);
+    await expect(resolver(kube, [reg.host]).resolve(`${reg.host}/x:v1`, resolveCtx({ imagePullSecrets: ['regcred'] }))).resolves.toBe(
+      `${reg.host}/x@${digestOf(APP.body)}`,
+    );
     expect(reg.requests.map((q) => [q.method, q.authorization?.split(' ')[0] ?? 'none'])).toEqual([
       ['HEAD', 'none'],
       ['HEAD', 'Basic'],
@@ -103,9 +117,18 @@ describe('registry resolver: resolution', () => {
 
   it("Bearer token flow: 401 challenge → token from the realm with Basic credentials from the ServiceAccount's secret → retry", async () => {
     const reg = await registry({ auth: { type: 'bearer', token: TOKEN, username: 'robot', password: PASSWORD } });
-    const kube = fakeKube([serviceAccount('builder', ['sa-cred']), dockerConfigJsonSecret('sa-cred', { [reg.host]: { username: 'robot', password: PASSWORD } })]);
-    await expect(resolver(kube, [reg.host]).resolve(`${reg.host}/x:v1`, resolveCtx({ serviceAccountName: 'builder' }))).resolves.toBe(`${reg.host}/x@${digestOf(APP.body)}`);
-    expect(reg.requests.map((q) => q.method + ' ' + q.path)).toEqual(['HEAD /v2/x/manifests/v1', 'GET /token?service=fake&scope=repository%3Ax%3Apull', 'HEAD /v2/x/manifests/v1']);
+    const kube = fakeKube([
+      serviceAccount('builder', ['sa-cred']),
+      dockerConfigJsonSecret('sa-cred', { [reg.host]: { username: 'robot', password: PASSWORD } }),
+    ]);
+    await expect(resolver(kube, [reg.host]).resolve(`${reg.host}/x:v1`, resolveCtx({ serviceAccountName: 'builder' }))).resolves.toBe(
+      `${reg.host}/x@${digestOf(APP.body)}`,
+    );
+    expect(reg.requests.map((q) => q.method + ' ' + q.path)).toEqual([
+      'HEAD /v2/x/manifests/v1',
+      'GET /token?service=fake&scope=repository%3Ax%3Apull',
+      'HEAD /v2/x/manifests/v1',
+    ]);
     expect(reg.requests[1]!.authorization).toBe(`Basic ${basicAuth('robot', PASSWORD)}`);
     expect(reg.requests[2]!.authorization).toBe(`Bearer ${TOKEN}`);
   });
@@ -118,8 +141,13 @@ describe('registry resolver: resolution', () => {
 
   it('tries equally matching credentials in order until one is accepted', async () => {
     const reg = await registry({ auth: { type: 'basic', username: 'me', password: PASSWORD } });
-    const kube = fakeKube([dockerConfigJsonSecret('old', { [reg.host]: { username: 'me', password: 'rotated-out' } }), dockerConfigJsonSecret('new', { [reg.host]: { username: 'me', password: PASSWORD } })]);
-    await expect(resolver(kube, [reg.host]).resolve(`${reg.host}/x:v1`, resolveCtx({ imagePullSecrets: ['old', 'new'] }))).resolves.toBe(`${reg.host}/x@${digestOf(APP.body)}`);
+    const kube = fakeKube([
+      dockerConfigJsonSecret('old', { [reg.host]: { username: 'me', password: 'rotated-out' } }),
+      dockerConfigJsonSecret('new', { [reg.host]: { username: 'me', password: PASSWORD } }),
+    ]);
+    await expect(resolver(kube, [reg.host]).resolve(`${reg.host}/x:v1`, resolveCtx({ imagePullSecrets: ['old', 'new'] }))).resolves.toBe(
+      `${reg.host}/x@${digestOf(APP.body)}`,
+    );
   });
 
   it('works through an injected fetch as well', async () => {
@@ -142,7 +170,9 @@ describe('registry resolver: failures in plain words', () => {
     const kube = fakeKube([dockerConfigJsonSecret('regcred', { [reg.host]: { username: 'me', password: 'wrong' } })]);
     const e = await failure(resolver(kube, [reg.host]).resolve(`${reg.host}/x:v1`, resolveCtx({ imagePullSecrets: ['regcred'] })));
     expect(e.kind).toBe('unauthorized');
-    expect(e.message).toBe(`registry ${reg.host} denied access: unauthorized (check the image pull secret): tried "${reg.host}" from secret "regcred"`);
+    expect(e.message).toBe(
+      `registry ${reg.host} denied access: unauthorized (check the image pull secret): tried "${reg.host}" from secret "regcred"`,
+    );
   });
 
   it('401 from the token server with wrong credentials → unauthorized', async () => {
@@ -155,7 +185,9 @@ describe('registry resolver: failures in plain words', () => {
   it('401 without any usable secret says why none applied', async () => {
     const reg = await registry({ auth: { type: 'basic', username: 'me', password: PASSWORD } });
     const none = await failure(resolver(fakeKube(), [reg.host]).resolve(`${reg.host}/x:v1`, resolveCtx()));
-    expect(none.message).toBe(`registry ${reg.host} denied access: unauthorized (check the image pull secret): the revision and its service account have no image pull secrets`);
+    expect(none.message).toBe(
+      `registry ${reg.host} denied access: unauthorized (check the image pull secret): the revision and its service account have no image pull secrets`,
+    );
     const kube = fakeKube([dockerConfigJsonSecret('hub', { 'docker.io': { username: 'me', password: PASSWORD } })]);
     const other = await failure(resolver(kube, [reg.host]).resolve(`${reg.host}/x:v1`, resolveCtx({ imagePullSecrets: ['hub', 'typo'] })));
     expect(other.message).toBe(
@@ -174,7 +206,9 @@ describe('registry resolver: failures in plain words', () => {
     const reg = await registry();
     const e = await failure(resolver(fakeKube(), []).resolve(`${reg.host}/x:v1`, resolveCtx()));
     expect(e.kind).toBe('unreachable');
-    expect(e.message).toBe(`cannot reach registry ${reg.host}: it does not speak HTTPS (EPROTO: wrong version number); list it as an insecure registry if plain HTTP is intended`);
+    expect(e.message).toBe(
+      `cannot reach registry ${reg.host}: it does not speak HTTPS (EPROTO: wrong version number); list it as an insecure registry if plain HTTP is intended`,
+    );
     expect(reg.requests).toEqual([]);
   });
 

@@ -50,7 +50,12 @@ export function manifest(seed: string, mediaType = OCI_MANIFEST): FakeManifest {
 }
 
 export function multiArchIndex(amd64: FakeManifest, arm64: FakeManifest): FakeManifest {
-  const entry = (m: FakeManifest, architecture: string) => ({ mediaType: m.mediaType, digest: digestOf(m.body), size: m.body.length, platform: { os: 'linux', architecture } });
+  const entry = (m: FakeManifest, architecture: string) => ({
+    mediaType: m.mediaType,
+    digest: digestOf(m.body),
+    size: m.body.length,
+    platform: { os: 'linux', architecture },
+  });
   const body = JSON.stringify({ schemaVersion: 2, mediaType: OCI_INDEX, manifests: [entry(amd64, 'amd64'), entry(arm64, 'arm64')] });
   return { mediaType: OCI_INDEX, body, platform: amd64 };
 }
@@ -83,22 +88,31 @@ export async function startFakeRegistry(opts: FakeRegistryOptions): Promise<Fake
     if (opts.hang) return; // never answer
 
     if (auth?.type === 'basic' && req.headers.authorization !== basic(auth.username, auth.password)) {
-      return void res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="fake"', 'Content-Type': 'application/json' }).end(errors('UNAUTHORIZED', 'authentication required'));
+      return void res
+        .writeHead(401, { 'WWW-Authenticate': 'Basic realm="fake"', 'Content-Type': 'application/json' })
+        .end(errors('UNAUTHORIZED', 'authentication required'));
     }
     if (auth?.type === 'bearer' && req.headers.authorization !== `Bearer ${auth.token}`) {
       return void res
-        .writeHead(401, { 'WWW-Authenticate': `Bearer realm="${base}/token",service="fake",scope="repository:${repo}:pull"`, 'Content-Type': 'application/json' })
+        .writeHead(401, {
+          'WWW-Authenticate': `Bearer realm="${base}/token",service="fake",scope="repository:${repo}:pull"`,
+          'Content-Type': 'application/json',
+        })
         .end(errors('UNAUTHORIZED', 'authentication required'));
     }
     if (opts.failWith) {
-      return void res.writeHead(opts.failWith, { 'Content-Type': 'application/json' }).end(errors('UNKNOWN', `internal error handling ${req.headers.authorization ?? 'no auth'}`));
+      return void res
+        .writeHead(opts.failWith, { 'Content-Type': 'application/json' })
+        .end(errors('UNKNOWN', `internal error handling ${req.headers.authorization ?? 'no auth'}`));
     }
 
     let found = ref.startsWith('sha256:')
       ? Object.entries(opts.manifests).find(([k, v]) => k.startsWith(`${repo}:`) && digestOf(v.body) === ref)?.[1]
       : opts.manifests[`${repo}:${ref}`];
     if (!found) {
-      return void res.writeHead(404, { 'Content-Type': 'application/json' }).end(req.method === 'HEAD' ? undefined : errors('MANIFEST_UNKNOWN', 'manifest unknown'));
+      return void res
+        .writeHead(404, { 'Content-Type': 'application/json' })
+        .end(req.method === 'HEAD' ? undefined : errors('MANIFEST_UNKNOWN', 'manifest unknown'));
     }
     if (found.platform && !(req.headers.accept ?? '').includes(found.mediaType)) found = found.platform;
     res.writeHead(200, {

@@ -38,11 +38,22 @@ export function dockerConfigJsonSecret(name: string, auths: Record<string, AuthE
 }
 
 export function dockercfgSecret(name: string, auths: Record<string, AuthEntry>, namespace = 'default'): KubeObject {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'kubernetes.io/dockercfg', data: { '.dockercfg': b64(JSON.stringify(auths)) } } as KubeObject;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace },
+    type: 'kubernetes.io/dockercfg',
+    data: { '.dockercfg': b64(JSON.stringify(auths)) },
+  } as KubeObject;
 }
 
 export function serviceAccount(name: string, pullSecrets: string[], namespace = 'default'): KubeObject {
-  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace }, imagePullSecrets: pullSecrets.map((n) => ({ name: n })) } as KubeObject;
+  return {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name, namespace },
+    imagePullSecrets: pullSecrets.map((n) => ({ name: n })),
+  } as KubeObject;
 }
 
 export function basicAuth(username: string, password: string): string {
@@ -50,5 +61,12 @@ export function basicAuth(username: string, password: string): string {
 }
 
 export function resolveCtx(over: Partial<ResolveContext> = {}): ResolveContext {
-  return { namespace: 'default', serviceAccountName: undefined, imagePullSecrets: [], skipRegistries: ['kind.local', 'ko.local', 'dev.local'], timeoutSeconds: 5, ...over };
+  return {
+    namespace: 'default',
+    serviceAccountName: undefined,
+    imagePullSecrets: [],
+    skipRegistries: ['kind.local', 'ko.local', 'dev.local'],
+    timeoutSeconds: 5,
+    ...over,
+  };
 }

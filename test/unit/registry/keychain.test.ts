@@ -45,7 +45,13 @@ describe('matchCredentials', () => {
   const e = (key: string, secret: string, username: string): KeychainEntry => ({ key, secret, credential: { username, password: 'p' } });
 
   it('orders the most specific key first, then exact hosts before globs, then secret order; drops duplicates', () => {
-    const entries = [e('*.example.com', 's1', 'glob'), e('r.example.com', 's1', 'host'), e('r.example.com/team', 's2', 'team'), e('r.example.com', 's3', 'host2'), e('r.example.com', 's4', 'host')];
+    const entries = [
+      e('*.example.com', 's1', 'glob'),
+      e('r.example.com', 's1', 'host'),
+      e('r.example.com/team', 's2', 'team'),
+      e('r.example.com', 's3', 'host2'),
+      e('r.example.com', 's4', 'host'),
+    ];
     expect(matchCredentials(entries, 'r.example.com', 'team/app').map((x) => x.credential.username)).toEqual(['team', 'host', 'host2', 'glob']);
     expect(matchCredentials(entries, 'r.example.com', 'other/app').map((x) => x.credential.username)).toEqual(['host', 'host2', 'glob']);
     expect(matchCredentials(entries, 'ghcr.io', 'x/y')).toEqual([]);
@@ -87,7 +93,14 @@ describe('parsePullSecret', () => {
       parsePullSecret('a', { type: 'Opaque', data: { '.dockerconfigjson': garbage } }),
       parsePullSecret('b', { type: 'kubernetes.io/dockerconfigjson', data: {} }),
       parsePullSecret('c', { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': garbage } }),
-      parsePullSecret('d', { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { 'ghcr.io': { auth: Buffer.from('hunter2-secret').toString('base64') } } })).toString('base64') } }),
+      parsePullSecret('d', {
+        type: 'kubernetes.io/dockerconfigjson',
+        data: {
+          '.dockerconfigjson': Buffer.from(
+            JSON.stringify({ auths: { 'ghcr.io': { auth: Buffer.from('hunter2-secret').toString('base64') } } }),
+          ).toString('base64'),
+        },
+      }),
     ];
     expect(cases.map((c) => c.problems)).toEqual([
       ['image pull secret "a" has type Opaque, not kubernetes.io/dockerconfigjson or kubernetes.io/dockercfg'],

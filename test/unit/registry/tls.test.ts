@@ -10,11 +10,20 @@ import { basicAuth, dockerConfigJsonSecret, fakeKube, resolveCtx } from './fixtu
 
 function keyPair() {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { privatePem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(), publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString() };
+  return {
+    privatePem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
+    publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+  };
 }
 
 function makePki(): { caPem: string; certPem: string; keyPem: string } {
-  const sign = (publicPem: string, subject: forge.pki.CertificateField[], issuer: forge.pki.CertificateField[], signer: string, extensions: object[]) => {
+  const sign = (
+    publicPem: string,
+    subject: forge.pki.CertificateField[],
+    issuer: forge.pki.CertificateField[],
+    signer: string,
+    extensions: object[],
+  ) => {
     const cert = forge.pki.createCertificate();
     cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
     cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
@@ -66,7 +75,11 @@ describe('registry resolver over HTTPS', () => {
     } finally {
       r.close();
     }
-    expect(reg.requests.map((q) => q.method + ' ' + q.path.split('?')[0])).toEqual(['HEAD /v2/x/manifests/v1', 'GET /token', 'HEAD /v2/x/manifests/v1']);
+    expect(reg.requests.map((q) => q.method + ' ' + q.path.split('?')[0])).toEqual([
+      'HEAD /v2/x/manifests/v1',
+      'GET /token',
+      'HEAD /v2/x/manifests/v1',
+    ]);
   });
 
   it('without the CA the certificate is not trusted, and the message says so', async () => {
@@ -75,7 +88,9 @@ describe('registry resolver over HTTPS', () => {
       const err = await r.resolve(`${reg.host}/x:v1`, resolveCtx()).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(RegistryError);
       expect((err as RegistryError).kind).toBe('unreachable');
-      expect((err as RegistryError).message).toMatch(new RegExp(`^cannot verify the TLS certificate of registry ${reg.host}: .+ \\(is its CA configured\\?\\)$`));
+      expect((err as RegistryError).message).toMatch(
+        new RegExp(`^cannot verify the TLS certificate of registry ${reg.host}: .+ \\(is its CA configured\\?\\)$`),
+      );
     } finally {
       r.close();
     }

@@ -4,13 +4,23 @@ import { computeConfigurationStatus } from '../../../resources/configuration-sta
 import { cfgForRevisions, cond, revAt, revNamed, T0, T1, T2, withByoName } from '../../fixtures/status.js';
 
 /** The Configuration at `gen` whose previous reconcile (at generation `observed`) left this status. */
-const cfgWithStatus = (gen: number, observed: number, latestCreated: string, latestReady: string | undefined, ...conditions: ReturnType<typeof cond>[]) =>
-  cfgForRevisions(gen, (c: Configuration) => void (c.status = {
-    observedGeneration: observed,
-    latestCreatedRevisionName: latestCreated,
-    ...(latestReady !== undefined ? { latestReadyRevisionName: latestReady } : {}),
-    conditions,
-  }));
+const cfgWithStatus = (
+  gen: number,
+  observed: number,
+  latestCreated: string,
+  latestReady: string | undefined,
+  ...conditions: ReturnType<typeof cond>[]
+) =>
+  cfgForRevisions(
+    gen,
+    (c: Configuration) =>
+      void (c.status = {
+        observedGeneration: observed,
+        latestCreatedRevisionName: latestCreated,
+        ...(latestReady !== undefined ? { latestReadyRevisionName: latestReady } : {}),
+        conditions,
+      }),
+  );
 
 const readyEvent = { type: 'Normal', reason: 'ConfigurationReady', message: 'Configuration becomes ready' };
 const updateEvent = (name: string) => ({ type: 'Normal', reason: 'LatestReadyUpdate', message: `LatestReadyRevisionName updated to "${name}"` });
@@ -32,7 +42,10 @@ describe('computeConfigurationStatus (spec §2.3)', () => {
     });
 
     it('the Revision of the current generation is found by the configurationGeneration label', () => {
-      const { status } = computeConfigurationStatus({ configuration: cfgForRevisions(3), revisions: [revAt(1, 'True'), revAt(3, 'Unknown'), revAt(2, 'True')] }, T1);
+      const { status } = computeConfigurationStatus(
+        { configuration: cfgForRevisions(3), revisions: [revAt(1, 'True'), revAt(3, 'Unknown'), revAt(2, 'True')] },
+        T1,
+      );
       expect(status.latestCreatedRevisionName).toBe('hello-00003');
     });
   });

@@ -4,12 +4,17 @@ import { configuration, service, withAnnotations, withLabels } from '../../fixtu
 
 describe('makeConfiguration (spec §1.2)', () => {
   it('checklist 1: builds the Configuration named after the Service, owned by it (golden)', () => {
-    const svc = service('nginx', 'default', withLabels({ app: 'web' }), withAnnotations({
-      'kubectl.kubernetes.io/last-applied-configuration': '{}',
-      'serving.knative.dev/rollout-duration': '60s',
-      'serving.knative.dev/rolloutDuration': '60s',
-      'example.com/team': 'a',
-    }));
+    const svc = service(
+      'nginx',
+      'default',
+      withLabels({ app: 'web' }),
+      withAnnotations({
+        'kubectl.kubernetes.io/last-applied-configuration': '{}',
+        'serving.knative.dev/rollout-duration': '60s',
+        'serving.knative.dev/rolloutDuration': '60s',
+        'example.com/team': 'a',
+      }),
+    );
     svc.spec.template.spec.containers = [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }];
     expect(makeConfiguration(svc)).toEqual({
       apiVersion: 'serving.knative.dev/v1',

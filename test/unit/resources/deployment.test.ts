@@ -192,7 +192,9 @@ describe('makeDeployment (spec §3.2)', () => {
   it('checklist 25/32: routing bookkeeping on the Revision does not change the Deployment hash', () => {
     const base = makeDeployment(revision('hello-00001', 'default'), revisionConfig(), opts);
     const rerouted = makeDeployment(
-      revision('hello-00001', 'default',
+      revision(
+        'hello-00001',
+        'default',
         withRevLabels({ 'serving.knative.dev/routingState': 'reserve', 'serving.knative.dev/route': 'x' }),
         withRevAnnotations({
           'serving.knative.dev/routes': 'a,b',
@@ -200,8 +202,11 @@ describe('makeDeployment (spec §3.2)', () => {
           'serving.knative.dev/lastPinned': '123',
           'serving.knative.dev/no-gc': 'true',
           'autoscaling.knative.dev/target': '50',
-        })),
-      revisionConfig(), opts);
+        }),
+      ),
+      revisionConfig(),
+      opts,
+    );
     expect(rerouted).toEqual(base);
   });
 
@@ -213,14 +218,18 @@ describe('makeDeployment (spec §3.2)', () => {
   });
 
   it('checklist 27: Deployment/pod annotations drop routing, GC and autoscaling keys; the pod names its default container', () => {
-    const rev = revision('hello-00001', 'default', withRevAnnotations({
-      'serving.knative.dev/lastPinned': '1',
-      'serving.knative.dev/no-gc': 'true',
-      'autoscaling.knative.dev/min-scale': '3',
-      'autoscaling.knative.dev/class': 'kpa.autoscaling.knative.dev',
-      'serving.knative.dev/progress-deadline': '42s',
-      'sidecar.istio.io/inject': 'true',
-    }));
+    const rev = revision(
+      'hello-00001',
+      'default',
+      withRevAnnotations({
+        'serving.knative.dev/lastPinned': '1',
+        'serving.knative.dev/no-gc': 'true',
+        'autoscaling.knative.dev/min-scale': '3',
+        'autoscaling.knative.dev/class': 'kpa.autoscaling.knative.dev',
+        'serving.knative.dev/progress-deadline': '42s',
+        'sidecar.istio.io/inject': 'true',
+      }),
+    );
     expect(makeRevisionAnnotations(rev)).toEqual({
       'serving.knative.dev/creator': 'alice',
       'serving.knative.dev/progress-deadline': '42s',
@@ -267,29 +276,47 @@ describe('makeDeployment (spec §3.2)', () => {
   });
 
   it('checklist 29: resolved digests replace the images of containers and init containers', () => {
-    const rev = revision('hello-00001', 'default',
+    const rev = revision(
+      'hello-00001',
+      'default',
       withContainers(
         { name: 'user-container', image: 'ghcr.io/example/hello:1', ports: [{ containerPort: 8888 }] },
         { name: 'sidecar', image: 'ghcr.io/example/side:1' },
       ),
-      (r) => void (r.spec.initContainers = [{ name: 'init', image: 'busybox:1' }, { name: 'init2', image: 'kind.local/x' }]),
+      (r) =>
+        void (r.spec.initContainers = [
+          { name: 'init', image: 'busybox:1' },
+          { name: 'init2', image: 'kind.local/x' },
+        ]),
       withContainerStatuses(
-        [{ name: 'user-container', imageDigest: 'ghcr.io/example/hello@sha256:aaa' }, { name: 'sidecar', imageDigest: 'ghcr.io/example/side@sha256:bbb' }],
-        [{ name: 'init', imageDigest: 'busybox@sha256:ccc' }, { name: 'init2', imageDigest: '' }],
-      ));
+        [
+          { name: 'user-container', imageDigest: 'ghcr.io/example/hello@sha256:aaa' },
+          { name: 'sidecar', imageDigest: 'ghcr.io/example/side@sha256:bbb' },
+        ],
+        [
+          { name: 'init', imageDigest: 'busybox@sha256:ccc' },
+          { name: 'init2', imageDigest: '' },
+        ],
+      ),
+    );
     const pod = makePodSpec(rev, revisionConfig(), opts);
     expect(pod.containers.map((c) => c.image)).toEqual([
       'ghcr.io/example/hello@sha256:aaa',
       'ghcr.io/example/side@sha256:bbb',
       'ghcr.io/tidal/queue-proxy:test',
     ]);
-    expect(pod.initContainers).toEqual([{ name: 'init', image: 'busybox@sha256:ccc' }, { name: 'init2', image: 'kind.local/x' }]);
+    expect(pod.initContainers).toEqual([
+      { name: 'init', image: 'busybox@sha256:ccc' },
+      { name: 'init2', image: 'kind.local/x' },
+    ]);
     // Only the container with ports serves; the sidecar gets the K_* env, no port, no PORT.
-    expect(pod.containers[0]).toEqual(servingContainer({
-      image: 'ghcr.io/example/hello@sha256:aaa',
-      ports: [{ name: 'user-port', containerPort: 8888 }],
-      env: [{ name: 'PORT', value: '8888' }, ...knativeEnv],
-    }));
+    expect(pod.containers[0]).toEqual(
+      servingContainer({
+        image: 'ghcr.io/example/hello@sha256:aaa',
+        ports: [{ name: 'user-port', containerPort: 8888 }],
+        env: [{ name: 'PORT', value: '8888' }, ...knativeEnv],
+      }),
+    );
     expect(pod.containers[1]).toEqual({
       name: 'sidecar',
       image: 'ghcr.io/example/side@sha256:bbb',
@@ -299,12 +326,15 @@ describe('makeDeployment (spec §3.2)', () => {
       tty: false,
       terminationMessagePolicy: 'FallbackToLogsOnError',
     });
-    expect(makeDeployment(rev, revisionConfig(), opts).spec.template.metadata.annotations['kubectl.kubernetes.io/default-container'])
-      .toBe('user-container');
+    expect(makeDeployment(rev, revisionConfig(), opts).spec.template.metadata.annotations['kubectl.kubernetes.io/default-container']).toBe(
+      'user-container',
+    );
   });
 
   it('checklist 28: user env and settings are kept, Knative-only spec fields are dropped, user affinity wins', () => {
-    const rev = revision('hello-00001', 'default',
+    const rev = revision(
+      'hello-00001',
+      'default',
       withUserContainer({ env: [{ name: 'FOO', value: 'bar' }], terminationMessagePolicy: 'File', stdin: true }),
       (r) => {
         r.spec.containerConcurrency = 10;
@@ -313,19 +343,22 @@ describe('makeDeployment (spec §3.2)', () => {
         r.spec.serviceAccountName = 'sa';
         r.spec.enableServiceLinks = true;
         r.spec.affinity = { nodeAffinity: {} };
-      });
+      },
+    );
     const pod = makePodSpec(rev, revisionConfig(withoutQueueProxy), opts);
     expect(pod).toEqual({
-      containers: [{
-        name: 'user-container',
-        image: 'ghcr.io/example/hello:1',
-        ports: [{ name: 'user-port', containerPort: 8080 }],
-        env: [{ name: 'FOO', value: 'bar' }, { name: 'PORT', value: '8080' }, ...knativeEnv],
-        readinessProbe: { tcpSocket: { port: 8080 }, successThreshold: 1 },
-        stdin: false,
-        tty: false,
-        terminationMessagePolicy: 'File',
-      }],
+      containers: [
+        {
+          name: 'user-container',
+          image: 'ghcr.io/example/hello:1',
+          ports: [{ name: 'user-port', containerPort: 8080 }],
+          env: [{ name: 'FOO', value: 'bar' }, { name: 'PORT', value: '8080' }, ...knativeEnv],
+          readinessProbe: { tcpSocket: { port: 8080 }, successThreshold: 1 },
+          stdin: false,
+          tty: false,
+          terminationMessagePolicy: 'File',
+        },
+      ],
       serviceAccountName: 'sa',
       enableServiceLinks: true,
       affinity: { nodeAffinity: {} },
@@ -342,7 +375,13 @@ describe('makeDeployment (spec §3.2)', () => {
     const pod = makePodSpec(rev, unsetDefault, opts);
     expect(pod).not.toHaveProperty('enableServiceLinks');
     expect(pod).not.toHaveProperty('affinity');
-    expect(makePodSpec(rev, revisionConfig((c) => void (c.defaults.enableServiceLinks = true)), opts).enableServiceLinks).toBe(true);
+    expect(
+      makePodSpec(
+        rev,
+        revisionConfig((c) => void (c.defaults.enableServiceLinks = true)),
+        opts,
+      ).enableServiceLinks,
+    ).toBe(true);
   });
 });
 
@@ -351,22 +390,25 @@ describe('queue-proxy on/off (hakn: only when config-deployment names an image)'
     const rev = revision('hello-00001', 'default');
     const d = makeDeployment(rev, revisionConfig(withoutQueueProxy), opts);
     expect(d.spec.template.spec).toEqual({
-      containers: [{
-        name: 'user-container',
-        image: 'ghcr.io/example/hello:1',
-        ports: [{ name: 'user-port', containerPort: 8080 }],
-        env: [{ name: 'PORT', value: '8080' }, ...knativeEnv],
-        readinessProbe: { tcpSocket: { port: 8080 }, successThreshold: 1 },
-        stdin: false,
-        tty: false,
-        terminationMessagePolicy: 'FallbackToLogsOnError',
-      }],
+      containers: [
+        {
+          name: 'user-container',
+          image: 'ghcr.io/example/hello:1',
+          ports: [{ name: 'user-port', containerPort: 8080 }],
+          env: [{ name: 'PORT', value: '8080' }, ...knativeEnv],
+          readinessProbe: { tcpSocket: { port: 8080 }, successThreshold: 1 },
+          stdin: false,
+          tty: false,
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+        },
+      ],
       enableServiceLinks: false,
       terminationGracePeriodSeconds: 300,
       affinity: antiAffinity,
     });
-    expect(d.metadata.labels['serving.knative.dev/deployment-hash'])
-      .not.toBe(makeDeployment(rev, revisionConfig(), opts).metadata.labels['serving.knative.dev/deployment-hash']);
+    expect(d.metadata.labels['serving.knative.dev/deployment-hash']).not.toBe(
+      makeDeployment(rev, revisionConfig(), opts).metadata.labels['serving.knative.dev/deployment-hash'],
+    );
   });
 
   it('without queue-proxy: HTTP and gRPC probes get the user port only when unset; an explicit port is kept', () => {
@@ -388,11 +430,15 @@ describe('queue-proxy on/off (hakn: only when config-deployment names an image)'
       requests: { cpu: '50m', 'ephemeral-storage': '1Gi' },
       limits: { memory: '200Mi' },
     });
-    const annotated = revision('r', 'ns', withRevAnnotations({
-      'queue.sidecar.serving.knative.dev/cpu-resource-request': '100m',
-      'queue.sidecar.serving.knative.dev/memory-resource-request': '64Mi',
-      'queue.sidecar.serving.knative.dev/cpu-resource-limit': 'not-a-quantity',
-    }));
+    const annotated = revision(
+      'r',
+      'ns',
+      withRevAnnotations({
+        'queue.sidecar.serving.knative.dev/cpu-resource-request': '100m',
+        'queue.sidecar.serving.knative.dev/memory-resource-request': '64Mi',
+        'queue.sidecar.serving.knative.dev/cpu-resource-limit': 'not-a-quantity',
+      }),
+    );
     expect(makeQueueContainer(annotated, cfg, opts).resources).toEqual({
       requests: { cpu: '100m', memory: '64Mi', 'ephemeral-storage': '1Gi' },
       limits: { memory: '200Mi' },
@@ -400,16 +446,14 @@ describe('queue-proxy on/off (hakn: only when config-deployment names an image)'
   });
 
   it('checklist 30: env values come from the revision and the options', () => {
-    const rev = revision('hello-00001', 'default',
-      withRevAnnotations({ 'features.knative.dev/http-full-duplex': 'enabled' }),
-      (r) => {
-        r.spec.containerConcurrency = 5;
-        r.spec.timeoutSeconds = 120;
-        r.spec.responseStartTimeoutSeconds = 30;
-        r.spec.idleTimeoutSeconds = 60;
-        r.metadata.ownerReferences = [];
-        delete r.metadata.labels!['serving.knative.dev/service'];
-      });
+    const rev = revision('hello-00001', 'default', withRevAnnotations({ 'features.knative.dev/http-full-duplex': 'enabled' }), (r) => {
+      r.spec.containerConcurrency = 5;
+      r.spec.timeoutSeconds = 120;
+      r.spec.responseStartTimeoutSeconds = 30;
+      r.spec.idleTimeoutSeconds = 60;
+      r.metadata.ownerReferences = [];
+      delete r.metadata.labels!['serving.knative.dev/service'];
+    });
     const c = makeQueueContainer(rev, revisionConfig(), {
       systemNamespace: 'knative-serving',
       loggingLevel: 'debug',
@@ -417,40 +461,44 @@ describe('queue-proxy on/off (hakn: only when config-deployment names an image)'
       enableHTTP2AutoDetection: true,
       tlsMinVersion: '1.3',
     });
-    expect(c.env).toEqual(queueEnv({
-      SERVING_SERVICE: '',
-      SERVING_CONFIGURATION: '',
-      CONTAINER_CONCURRENCY: '5',
-      REVISION_TIMEOUT_SECONDS: '120',
-      REVISION_RESPONSE_START_TIMEOUT_SECONDS: '30',
-      REVISION_IDLE_TIMEOUT_SECONDS: '60',
-      SERVING_LOGGING_LEVEL: 'debug',
-      SYSTEM_NAMESPACE: 'knative-serving',
-      ENABLE_HTTP2_AUTO_DETECTION: 'true',
-      ENABLE_HTTP_FULL_DUPLEX: 'true',
-      ROOT_CA: 'PEM',
-      QUEUE_PROXY_TLS_MIN_VERSION: '1.3',
-    }));
+    expect(c.env).toEqual(
+      queueEnv({
+        SERVING_SERVICE: '',
+        SERVING_CONFIGURATION: '',
+        CONTAINER_CONCURRENCY: '5',
+        REVISION_TIMEOUT_SECONDS: '120',
+        REVISION_RESPONSE_START_TIMEOUT_SECONDS: '30',
+        REVISION_IDLE_TIMEOUT_SECONDS: '60',
+        SERVING_LOGGING_LEVEL: 'debug',
+        SYSTEM_NAMESPACE: 'knative-serving',
+        ENABLE_HTTP2_AUTO_DETECTION: 'true',
+        ENABLE_HTTP_FULL_DUPLEX: 'true',
+        ROOT_CA: 'PEM',
+        QUEUE_PROXY_TLS_MIN_VERSION: '1.3',
+      }),
+    );
   });
 
   it('h2c: queue-proxy serves on 8013 and the user port keeps its number but is renamed user-port', () => {
     const rev = revision('hello-00001', 'default', withUserContainer({ ports: [{ name: 'h2c', containerPort: 9000 }] }));
     const pod = makePodSpec(rev, revisionConfig(), opts);
     expect(pod.containers[0]!.ports).toEqual([{ name: 'user-port', containerPort: 9000 }]);
-    expect(pod.containers[1]).toEqual(queueContainer({
-      ports: [
-        { name: 'http-autometric', containerPort: 9090 },
-        { name: 'http-usermetric', containerPort: 9091 },
-        { name: 'queue-port', containerPort: 8013 },
-        { name: 'https-port', containerPort: 8112 },
-      ],
-      readinessProbe: { successThreshold: 1, httpGet: { port: 8013, httpHeaders: [{ name: 'K-Network-Probe', value: 'queue' }] } },
-      env: queueEnv({
-        QUEUE_SERVING_PORT: '8013',
-        USER_PORT: '9000',
-        SERVING_READINESS_PROBE: '{"tcpSocket":{"port":9000,"host":"127.0.0.1"},"successThreshold":1}',
+    expect(pod.containers[1]).toEqual(
+      queueContainer({
+        ports: [
+          { name: 'http-autometric', containerPort: 9090 },
+          { name: 'http-usermetric', containerPort: 9091 },
+          { name: 'queue-port', containerPort: 8013 },
+          { name: 'https-port', containerPort: 8112 },
+        ],
+        readinessProbe: { successThreshold: 1, httpGet: { port: 8013, httpHeaders: [{ name: 'K-Network-Probe', value: 'queue' }] } },
+        env: queueEnv({
+          QUEUE_SERVING_PORT: '8013',
+          USER_PORT: '9000',
+          SERVING_READINESS_PROBE: '{"tcpSocket":{"port":9000,"host":"127.0.0.1"},"successThreshold":1}',
+        }),
       }),
-    }));
+    );
   });
 });
 
@@ -461,13 +509,19 @@ describe('readiness probes move to queue-proxy (checklist 31)', () => {
   it('checklist 31: an HTTP probe leaves the user container; its timings go to queue-proxy, the probe to the env', () => {
     const pod = podFor({ httpGet: { path: '/ready', httpHeaders: [{ name: 'X', value: 'y' }] }, periodSeconds: 5, failureThreshold: 3 });
     expect(pod.containers[0]).toEqual(servingContainer());
-    expect(pod.containers[1]).toEqual(queueContainer({
-      readinessProbe: { periodSeconds: 5, failureThreshold: 3, httpGet: { port: 8012, httpHeaders: [{ name: 'K-Network-Probe', value: 'queue' }] } },
-      env: queueEnv({
-        SERVING_READINESS_PROBE:
-          '{"httpGet":{"path":"/ready","port":8080,"host":"127.0.0.1","scheme":"HTTP","httpHeaders":[{"name":"X","value":"y"}]},"timeoutSeconds":1,"periodSeconds":5,"failureThreshold":3}',
+    expect(pod.containers[1]).toEqual(
+      queueContainer({
+        readinessProbe: {
+          periodSeconds: 5,
+          failureThreshold: 3,
+          httpGet: { port: 8012, httpHeaders: [{ name: 'K-Network-Probe', value: 'queue' }] },
+        },
+        env: queueEnv({
+          SERVING_READINESS_PROBE:
+            '{"httpGet":{"path":"/ready","port":8080,"host":"127.0.0.1","scheme":"HTTP","httpHeaders":[{"name":"X","value":"y"}]},"timeoutSeconds":1,"periodSeconds":5,"failureThreshold":3}',
+        }),
       }),
-    }));
+    );
   });
 
   it('checklist 31: a TCP probe with its own port keeps that port in SERVING_READINESS_PROBE', () => {
@@ -514,10 +568,12 @@ describe('readiness probes move to queue-proxy (checklist 31)', () => {
   });
 
   it('queueSideReadinessProbe/encodeProbe follow Knative: named ports fall back to the user port, Go field order', () => {
-    expect(encodeProbe(queueSideReadinessProbe({ httpGet: { port: 'http', scheme: 'HTTPS' }, timeoutSeconds: 0 }, 8080)))
-      .toBe('{"httpGet":{"port":8080,"host":"127.0.0.1","scheme":"HTTPS"}}');
-    expect(encodeProbe({ tcpSocket: { port: 1 }, successThreshold: 1, failureThreshold: 0, custom: true }))
-      .toBe('{"tcpSocket":{"port":1},"successThreshold":1,"custom":true}');
+    expect(encodeProbe(queueSideReadinessProbe({ httpGet: { port: 'http', scheme: 'HTTPS' }, timeoutSeconds: 0 }, 8080))).toBe(
+      '{"httpGet":{"port":8080,"host":"127.0.0.1","scheme":"HTTPS"}}',
+    );
+    expect(encodeProbe({ tcpSocket: { port: 1 }, successThreshold: 1, failureThreshold: 0, custom: true })).toBe(
+      '{"tcpSocket":{"port":1},"successThreshold":1,"custom":true}',
+    );
   });
 });
 
@@ -531,7 +587,8 @@ describe('hash.ts', () => {
 
   it('stableStringify sorts keys at every depth and keeps array order', () => {
     expect(stableStringify({ b: 1, a: { d: [2, 1], c: undefined, e: 'x' } })).toBe('{"a":{"d":[2,1],"e":"x"},"b":1}');
-    expect(deploymentHash({ spec: { x: 1, y: 2 }, annotations: { b: '1', a: '2' }, labels: undefined }))
-      .toBe(deploymentHash({ spec: { y: 2, x: 1 }, annotations: { a: '2', b: '1' }, labels: {} }));
+    expect(deploymentHash({ spec: { x: 1, y: 2 }, annotations: { b: '1', a: '2' }, labels: undefined })).toBe(
+      deploymentHash({ spec: { y: 2, x: 1 }, annotations: { a: '2', b: '1' }, labels: {} }),
+    );
   });
 });

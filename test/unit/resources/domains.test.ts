@@ -73,16 +73,20 @@ describe('checklist 48: Route status.url via domain-template, status.address.url
 
   it("uses the Route's config-domain domain (selectors on its labels)", () => {
     const cfg = domains({ 'example.com': '', 'svc.coolcoffee.company': 'selector:\n  app: coolcoffee.company' });
-    expect(value(routeURL(route('menu', 'shop', { app: 'coolcoffee.company' }), defaultNetworkConfig(), cfg))).toBe('http://menu.shop.svc.coolcoffee.company');
+    expect(value(routeURL(route('menu', 'shop', { app: 'coolcoffee.company' }), defaultNetworkConfig(), cfg))).toBe(
+      'http://menu.shop.svc.coolcoffee.company',
+    );
     expect(value(routeURL(route('menu', 'shop', { app: 'tea' }), defaultNetworkConfig(), cfg))).toBe('http://menu.shop.example.com');
   });
 
   it('reports a host that is not a fully qualified domain name (ErrDomainName) with the reason', () => {
     const net = network({ 'domain-template': '{{.Name}}.{{index .Annotations "sub"}}.{{.Domain}}' });
     expect(error(routeURL(route('nginx', 'default'), net, exampleCom))).toBe(
-      'invalid domain name "nginx..example.com": url: Invalid value: "nginx..example.com": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\')',
+      "invalid domain name \"nginx..example.com\": url: Invalid value: \"nginx..example.com\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
     );
-    expect(error(routeDomain(route('Nginx', 'default'), defaultNetworkConfig(), exampleCom))).toMatch(/^invalid domain name "Nginx\.default\.example\.com": /u);
+    expect(error(routeDomain(route('Nginx', 'default'), defaultNetworkConfig(), exampleCom))).toMatch(
+      /^invalid domain name "Nginx\.default\.example\.com": /u,
+    );
     const oneLabel = network({ 'domain-template': '{{.Name}}' });
     expect(error(routeDomain(route('nginx', 'default'), oneLabel, exampleCom))).toBe(
       'invalid domain name "nginx": url: Invalid value: "nginx": should be a domain with at least two segments separated by dots',
@@ -91,7 +95,9 @@ describe('checklist 48: Route status.url via domain-template, status.address.url
 
   it('reports a template that does not parse (a hand-built config) as an error, not a throw', () => {
     const bad: NetworkConfig = { ...defaultNetworkConfig(), domainTemplate: '{{.Nope}}.x.com' };
-    expect(error(routeDomain(route('a', 'b'), bad, exampleCom))).toMatch(/^error executing the DomainTemplate "\{\{\.Nope\}\}\.x\.com": can't evaluate field Nope/u);
+    expect(error(routeDomain(route('a', 'b'), bad, exampleCom))).toMatch(
+      /^error executing the DomainTemplate "\{\{\.Nope\}\}\.x\.com": can't evaluate field Nope/u,
+    );
     const badTag: NetworkConfig = { ...defaultNetworkConfig(), tagTemplate: '{{.Namespace}}' };
     expect(error(tagURL(route('a', 'b'), 'v1', badTag, exampleCom))).toMatch(/^error executing the TagTemplate/u);
   });
@@ -110,7 +116,11 @@ describe('checklist 49: tag URL host = tag-template rendered through domain-temp
   });
 
   it('custom tag-template and domain-template compose', () => {
-    const net = network({ 'tag-template': '{{.Name}}-{{.Tag}}', 'domain-template': '{{.Name}}.{{.Namespace}}.apps.{{.Domain}}', 'default-external-scheme': 'https' });
+    const net = network({
+      'tag-template': '{{.Name}}-{{.Tag}}',
+      'domain-template': '{{.Name}}.{{.Namespace}}.apps.{{.Domain}}',
+      'default-external-scheme': 'https',
+    });
     expect(value(tagURL(route('nginx', 'default'), 'canary', net, exampleCom))).toBe('https://nginx-canary.default.apps.example.com');
   });
 });
@@ -172,7 +182,14 @@ describe('checklist 52: the label on a tag placeholder Service makes only that t
 
 describe('domainNameFromTemplate and fullyQualifiedDomainNameError', () => {
   it('render the given domain and annotations, then check the host', () => {
-    expect(value(domainNameFromTemplate({ name: 'a', namespace: 'b', domain: 'c.com', annotations: { sub: 's' } }, '{{.Name}}.{{.Annotations.sub}}.{{.Domain}}'))).toBe('a.s.c.com');
+    expect(
+      value(
+        domainNameFromTemplate(
+          { name: 'a', namespace: 'b', domain: 'c.com', annotations: { sub: 's' } },
+          '{{.Name}}.{{.Annotations.sub}}.{{.Domain}}',
+        ),
+      ),
+    ).toBe('a.s.c.com');
     expect(error(domainNameFromTemplate({ name: 'a', namespace: 'b', domain: 'c.com' }, '{{.Name}}.{{.Annotations.sub}}.{{.Domain}}'))).toMatch(
       /^invalid domain name "a\.<no value>\.c\.com": /u,
     );
@@ -184,7 +201,9 @@ describe('domainNameFromTemplate and fullyQualifiedDomainNameError', () => {
     expect(fullyQualifiedDomainNameError('')).toBe('url: Required value');
     expect(fullyQualifiedDomainNameError('a')).toMatch(/at least two segments/u);
     expect(fullyQualifiedDomainNameError('-a.b')).toMatch(/RFC 1123 subdomain/u);
-    expect(fullyQualifiedDomainNameError(`${'x'.repeat(64)}.com`)).toBe(`url: Invalid value: "${'x'.repeat(64)}": must be no more than 63 characters`);
+    expect(fullyQualifiedDomainNameError(`${'x'.repeat(64)}.com`)).toBe(
+      `url: Invalid value: "${'x'.repeat(64)}": must be no more than 63 characters`,
+    );
     expect(fullyQualifiedDomainNameError(`${'abcdefghi.'.repeat(26)}com`)).toMatch(/must be no more than 253 characters$/u);
   });
 });

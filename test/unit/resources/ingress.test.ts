@@ -18,7 +18,12 @@ function rev(name: string, h2c = false): Revision {
   return {
     apiVersion: 'serving.knative.dev/v1',
     kind: 'Revision',
-    metadata: { name, namespace: NS, generation: 1, labels: { 'serving.knative.dev/configuration': 'hello', 'serving.knative.dev/service': 'hello' } },
+    metadata: {
+      name,
+      namespace: NS,
+      generation: 1,
+      labels: { 'serving.knative.dev/configuration': 'hello', 'serving.knative.dev/service': 'hello' },
+    },
     spec: { containers: [{ image: 'nginx', ...(h2c ? { ports: [{ name: 'h2c', containerPort: 8080 }] } : {}) }] },
     status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' }] },
   };
@@ -53,9 +58,22 @@ const hostsFor = (name: string, external = true): TrafficHosts => ({
 });
 
 const revHeaders = (r: string) => ({ 'Knative-Serving-Revision': r, 'Knative-Serving-Namespace': NS });
-const split = (r: string, percent: number, port = 80) => ({ serviceNamespace: NS, serviceName: r, servicePort: port, percent, appendHeaders: revHeaders(r) });
+const split = (r: string, percent: number, port = 80) => ({
+  serviceNamespace: NS,
+  serviceName: r,
+  servicePort: port,
+  percent,
+  appendHeaders: revHeaders(r),
+});
 const localHosts = (name: string) => [`${name}.${NS}`, `${name}.${NS}.svc`, `${name}.${NS}.svc.cluster.local`];
-const ownerRef = { apiVersion: 'serving.knative.dev/v1', kind: 'Route', name: 'hello', uid: 'uid-route-hello', controller: true, blockOwnerDeletion: true };
+const ownerRef = {
+  apiVersion: 'serving.knative.dev/v1',
+  kind: 'Route',
+  name: 'hello',
+  uid: 'uid-route-hello',
+  controller: true,
+  blockOwnerDeletion: true,
+};
 
 describe('makeIngress metadata (checklist 55)', () => {
   it('checklist 55: named like the Route, route labels, ingress.class, rollout JSON, tag-to-host, controller ownerRef (golden)', () => {
@@ -102,13 +120,17 @@ describe('makeIngress metadata (checklist 55)', () => {
     });
   });
 
-  it('checklist 55: the Route\'s ingress.class annotation beats config; the alternative key is honoured and dropped', () => {
-    const r = route([{ revisionName: 'hello-00001', percent: 100 }], { annotations: { 'networking.knative.dev/ingress.class': 'kourier.ingress.networking.knative.dev' } });
+  it("checklist 55: the Route's ingress.class annotation beats config; the alternative key is honoured and dropped", () => {
+    const r = route([{ revisionName: 'hello-00001', percent: 100 }], {
+      annotations: { 'networking.knative.dev/ingress.class': 'kourier.ingress.networking.knative.dev' },
+    });
     expect(makeIngress(r, resolve(r), { '': hostsFor('hello') }, ISTIO).metadata.annotations).toEqual({
       'networking.knative.dev/ingress.class': 'kourier.ingress.networking.knative.dev',
       'networking.internal.knative.dev/rollout': '{}',
     });
-    const alt = route([{ revisionName: 'hello-00001', percent: 100 }], { annotations: { 'networking.knative.dev/ingress-class': 'contour.ingress.networking.knative.dev' } });
+    const alt = route([{ revisionName: 'hello-00001', percent: 100 }], {
+      annotations: { 'networking.knative.dev/ingress-class': 'contour.ingress.networking.knative.dev' },
+    });
     expect(makeIngress(alt, resolve(alt), { '': hostsFor('hello') }, ISTIO).metadata.annotations).toEqual({
       'networking.knative.dev/ingress.class': 'contour.ingress.networking.knative.dev',
       'networking.internal.knative.dev/rollout': '{}',
@@ -133,7 +155,9 @@ describe('makeIngressSpec rules and splits (checklists 56, 57)', () => {
       { revisionName: 'hello-00003', latestRevision: false, percent: 0 },
     ]);
     const config = resolve(r, [rev('hello-00001'), rev('hello-00002', true), rev('hello-00003')]);
-    const spec = makeIngressSpec(r, config, { '': { clusterLocal: 'hello.default.svc.cluster.local', external: ['hello.default.example.com', 'hello.example.org'] } });
+    const spec = makeIngressSpec(r, config, {
+      '': { clusterLocal: 'hello.default.svc.cluster.local', external: ['hello.default.example.com', 'hello.example.org'] },
+    });
     const paths = [{ splits: [split('hello-00002', 80, 81), split('hello-00001', 20)] }];
     expect(spec).toEqual({
       rules: [
@@ -146,7 +170,10 @@ describe('makeIngressSpec rules and splits (checklists 56, 57)', () => {
   });
 
   it('checklist 56: a cluster-local name gets only the ClusterLocal rule', () => {
-    const r = route([{ configurationName: 'hello', percent: 100 }, { revisionName: 'hello-00001', percent: 0, tag: 'internal' }]);
+    const r = route([
+      { configurationName: 'hello', percent: 100 },
+      { revisionName: 'hello-00001', percent: 0, tag: 'internal' },
+    ]);
     const spec = makeIngressSpec(r, resolve(r), { '': hostsFor('hello'), internal: hostsFor('internal-hello', false) });
     expect(spec.rules!.map((x) => [x.visibility, x.hosts])).toEqual([
       ['ClusterLocal', localHosts('hello')],
@@ -155,7 +182,7 @@ describe('makeIngressSpec rules and splits (checklists 56, 57)', () => {
     ]);
   });
 
-  it('checklist 57: a tag\'s path sends 100 % to its revision regardless of its percent', () => {
+  it("checklist 57: a tag's path sends 100 % to its revision regardless of its percent", () => {
     const r = route([
       { configurationName: 'hello', latestRevision: true, percent: 90, tag: 'current' },
       { revisionName: 'hello-00001', latestRevision: false, percent: 10, tag: 'old' },
@@ -196,13 +223,23 @@ describe('makeIngressSpec rules and splits (checklists 56, 57)', () => {
     expect(httpOptionForRoute(route([]), 'Redirected')).toBe('Redirected');
     expect(httpOptionForRoute(route([], { annotations: { 'networking.knative.dev/http-protocol': 'Redirected' } }), 'Enabled')).toBe('Redirected');
     expect(
-      httpOptionForRoute(route([], { annotations: { 'networking.knative.dev/httpOption': 'enabled', 'networking.knative.dev/http-protocol': 'redirected' } }), 'Redirected'),
+      httpOptionForRoute(
+        route([], { annotations: { 'networking.knative.dev/httpOption': 'enabled', 'networking.knative.dev/http-protocol': 'redirected' } }),
+        'Redirected',
+      ),
     ).toBe('Enabled');
     expect(() => httpOptionForRoute(route([], { annotations: { 'networking.knative.dev/http-protocol': 'Disabled' } }), 'Enabled')).toThrow(
       new InvalidHTTPProtocolError('disabled'),
     );
     const r = route([{ revisionName: 'hello-00001', percent: 100 }]);
-    expect(makeIngressSpec(r, resolve(r), { '': hostsFor('hello') }, { httpOption: 'Redirected', tls: [{ hosts: ['hello.default.example.com'], secretName: 's', secretNamespace: NS }] })).toMatchObject({
+    expect(
+      makeIngressSpec(
+        r,
+        resolve(r),
+        { '': hostsFor('hello') },
+        { httpOption: 'Redirected', tls: [{ hosts: ['hello.default.example.com'], secretName: 's', secretNamespace: NS }] },
+      ),
+    ).toMatchObject({
       tls: [{ hosts: ['hello.default.example.com'], secretName: 's', secretNamespace: NS }],
       httpOption: 'Redirected',
     });
@@ -210,18 +247,26 @@ describe('makeIngressSpec rules and splits (checklists 56, 57)', () => {
 
   it('a rollout of two or more revisions expands the latestRevision split', () => {
     const r = route([{ configurationName: 'hello', latestRevision: true, percent: 100 }]);
-    const spec = makeIngressSpec(r, resolve(r), { '': hostsFor('hello') }, {
-      rollout: {
-        configurations: [
-          {
-            configurationName: 'hello',
-            percent: 100,
-            revisions: [{ revisionName: 'hello-00001', percent: 99 }, { revisionName: 'hello-00002', percent: 1 }],
-            stepParams: {},
-          },
-        ],
+    const spec = makeIngressSpec(
+      r,
+      resolve(r),
+      { '': hostsFor('hello') },
+      {
+        rollout: {
+          configurations: [
+            {
+              configurationName: 'hello',
+              percent: 100,
+              revisions: [
+                { revisionName: 'hello-00001', percent: 99 },
+                { revisionName: 'hello-00002', percent: 1 },
+              ],
+              stepParams: {},
+            },
+          ],
+        },
       },
-    });
+    );
     expect(spec.rules![0]!.http!.paths[0]!.splits).toEqual([split('hello-00001', 99), split('hello-00002', 1)]);
   });
 

@@ -26,7 +26,9 @@ describe('routingPatch (spec §4.7)', () => {
   });
 
   it('changes nothing when the Revision already says so', () => {
-    expect(routingPatch(rev({ 'serving.knative.dev/routingState': 'active' }, { 'serving.knative.dev/routes': 'web' }), 'web', true, now)).toBeUndefined();
+    expect(
+      routingPatch(rev({ 'serving.knative.dev/routingState': 'active' }, { 'serving.knative.dev/routes': 'web' }), 'web', true, now),
+    ).toBeUndefined();
   });
 
   it('checklist 61: the last Route letting go makes the Revision reserve and removes the annotation', () => {
@@ -37,7 +39,9 @@ describe('routingPatch (spec §4.7)', () => {
   });
 
   it('stays active while another Route still carries it', () => {
-    expect(routingPatch(rev({ 'serving.knative.dev/routingState': 'active' }, { 'serving.knative.dev/routes': 'other,web' }), 'web', false, now)).toEqual({
+    expect(
+      routingPatch(rev({ 'serving.knative.dev/routingState': 'active' }, { 'serving.knative.dev/routes': 'other,web' }), 'web', false, now),
+    ).toEqual({
       labels: {},
       annotations: { 'serving.knative.dev/routes': 'other' },
     });
@@ -53,7 +57,11 @@ const cfg = (name: string, routes?: string, latestCreated?: string): Configurati
 });
 const owned = (name: string, config: string): Revision => ({
   ...rev({}),
-  metadata: { name, namespace: 'ns', ownerReferences: [{ apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: config, uid: 'u', controller: true }] },
+  metadata: {
+    name,
+    namespace: 'ns',
+    ownerReferences: [{ apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: config, uid: 'u', controller: true }],
+  },
 });
 
 describe('configurationRoutesPatch (spec §4.7: Configurations carry the routes annotation, no state)', () => {

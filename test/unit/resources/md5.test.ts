@@ -11,8 +11,7 @@ describe('md5Hex (pure-JS MD5 for ChildName, spec §0.3)', () => {
     expect(md5Hex('abcdefghijklmnopqrstuvwxyz')).toBe('c3fcd3d76192e4007dfb496cca67e13b');
     expect(md5Hex('The quick brown fox jumps over the lazy dog')).toBe('9e107d9d372bb6826bd81d3542a419d6');
     expect(md5Hex('The quick brown fox jumps over the lazy dog.')).toBe('e4d909c290d0fb1ca068ffaddf22cbd0');
-    expect(md5Hex('12345678901234567890123456789012345678901234567890123456789012345678901234567890'))
-      .toBe('57edf4a22be3c955ac49da2e2107b67a');
+    expect(md5Hex('12345678901234567890123456789012345678901234567890123456789012345678901234567890')).toBe('57edf4a22be3c955ac49da2e2107b67a');
   });
 
   it('hashes the UTF-8 bytes of multi-byte strings (2-, 3- and 4-byte sequences)', () => {

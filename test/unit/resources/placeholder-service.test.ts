@@ -66,8 +66,10 @@ describe('makePlaceholderService (checklist 53)', () => {
 });
 
 describe('placeholder visibility (checklist 52)', () => {
-  it('checklist 52: the Route\'s visibility label is not copied; a placeholder carrying one makes its name cluster-local', () => {
-    expect(makePlaceholderService(route, 'v1', 'v1-hello.default.svc.cluster.local').metadata.labels).not.toHaveProperty('networking.knative.dev/visibility');
+  it("checklist 52: the Route's visibility label is not copied; a placeholder carrying one makes its name cluster-local", () => {
+    expect(makePlaceholderService(route, 'v1', 'v1-hello.default.svc.cluster.local').metadata.labels).not.toHaveProperty(
+      'networking.knative.dev/visibility',
+    );
     expect(placeholderVisibility(undefined)).toBe('ExternalIP');
     expect(placeholderVisibility({ metadata: { labels: { 'networking.knative.dev/visibility': 'cluster-local' } } })).toBe('ClusterLocal');
     expect(placeholderVisibility({ metadata: { labels: { 'networking.knative.dev/visibility': '' } } })).toBe('ExternalIP');

@@ -39,7 +39,12 @@ describe('isRevisionNameTaken (spec §1.4 step 3, §2.1; checklist 12)', () => {
   });
 
   it('ours, no generation label, different spec → taken', () => {
-    const r = revision('hello-byo', 'default', (x) => void delete x.metadata.labels!['serving.knative.dev/configurationGeneration'], (x) => void (x.spec.timeoutSeconds = 10));
+    const r = revision(
+      'hello-byo',
+      'default',
+      (x) => void delete x.metadata.labels!['serving.knative.dev/configurationGeneration'],
+      (x) => void (x.spec.timeoutSeconds = 10),
+    );
     expect(isRevisionNameTaken(cfgForRevisions(3, withByoName('hello-byo')), r)).toBe(true);
   });
 });
@@ -62,7 +67,7 @@ describe('findRevisionForGeneration (spec §2.1)', () => {
     expect(findRevisionForGeneration(cfgForRevisions(1), [])).toBeUndefined();
   });
 
-  it("ignores Revisions labelled for another Configuration", () => {
+  it('ignores Revisions labelled for another Configuration', () => {
     const other = revAt(2, 'True', undefined, (x) => void (x.metadata.labels!['serving.knative.dev/configuration'] = 'other'));
     expect(findRevisionForGeneration(cfgForRevisions(2), [other])).toBeUndefined();
   });

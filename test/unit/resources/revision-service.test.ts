@@ -16,7 +16,14 @@ const metadata = {
     app: 'hello-00001',
   },
   ownerReferences: [
-    { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', name: 'hello-00001', uid: 'uid-hello-00001', controller: true, blockOwnerDeletion: true },
+    {
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Revision',
+      name: 'hello-00001',
+      uid: 'uid-hello-00001',
+      controller: true,
+      blockOwnerDeletion: true,
+    },
   ],
 };
 const selector = { 'serving.knative.dev/revisionUID': 'uid-hello-00001' };

@@ -23,7 +23,10 @@ const progressing = (status: 'True' | 'False', reason: string, message: string) 
   deployment(1, { conditions: [kcond('Progressing', status, reason, message)], replicas: 1, readyReplicas: 0, availableReplicas: 0 });
 
 /** The informational Active condition (severity Info). */
-const active = (status: 'True' | 'False' | 'Unknown', t: string, reason?: string, message?: string) => ({ ...cond('Active', status, t, reason, message), severity: 'Info' });
+const active = (status: 'True' | 'False' | 'Unknown', t: string, reason?: string, message?: string) => ({
+  ...cond('Active', status, t, reason, message),
+  severity: 'Info',
+});
 
 const deadline = () => progressing('False', 'ProgressDeadlineExceeded', 'ReplicaSet "hello-00001-deployment-abc" has timed out progressing.');
 
@@ -159,7 +162,11 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const p = pod({
         containerStatuses: [
           { name: 'queue-proxy', state: { waiting: { reason: 'Ignored' } }, lastState: { terminated: { exitCode: 2, message: 'not me' } } },
-          { name: 'user-container', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } }, lastState: { terminated: { exitCode: 1, reason: 'Error', message: 'panic: boom' } } },
+          {
+            name: 'user-container',
+            state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } },
+            lastState: { terminated: { exitCode: 1, reason: 'Error', message: 'panic: boom' } },
+          },
         ],
       });
       expect(computeRevisionStatus(observe({ deployment: d, pod: p }), T1)).toEqual({
@@ -236,7 +243,10 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
 
     it('checklist 36: PodScheduled False is ignored when pod-is-always-schedulable is on', () => {
       const p = pod({ conditions: [kcond('PodScheduled', 'False', 'Unschedulable', 'no nodes')] });
-      const { status } = computeRevisionStatus(observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p, podIsAlwaysSchedulable: true }), T1);
+      const { status } = computeRevisionStatus(
+        observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p, podIsAlwaysSchedulable: true }),
+        T1,
+      );
       expect(status.conditions).toEqual([
         active('Unknown', T1, 'Deploying'),
         cond('ContainerHealthy', 'Unknown', T1),
@@ -286,8 +296,16 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           cond('ResourcesAvailable', 'False', T0, 'ProgressDeadlineExceeded', 'x'),
         ],
       };
-      const { status, events } = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = failedStatus)), deployment: availableDeployment() }), T1);
-      expect(status.conditions).toEqual([active('True', T1), cond('ContainerHealthy', 'True', T0), cond('Ready', 'True', T1), cond('ResourcesAvailable', 'True', T1)]);
+      const { status, events } = computeRevisionStatus(
+        observe({ revision: rev((r) => void (r.status = failedStatus)), deployment: availableDeployment() }),
+        T1,
+      );
+      expect(status.conditions).toEqual([
+        active('True', T1),
+        cond('ContainerHealthy', 'True', T0),
+        cond('Ready', 'True', T1),
+        cond('ResourcesAvailable', 'True', T1),
+      ]);
       expect(events.map((e) => e.reason)).toEqual(['RevisionReady']);
     });
 
@@ -330,7 +348,10 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
     });
 
     it('a new Revision generation bumps observedGeneration', () => {
-      const r = rev((x) => void (x.metadata.generation = 2), (x) => void (x.status = { ...x.status, observedGeneration: 1 }));
+      const r = rev(
+        (x) => void (x.metadata.generation = 2),
+        (x) => void (x.status = { ...x.status, observedGeneration: 1 }),
+      );
       expect(computeRevisionStatus(observe({ revision: r, deployment: availableDeployment() }), T1).status.observedGeneration).toBe(2);
     });
 

@@ -7,16 +7,21 @@ const now = '2024-05-01T12:34:56.789Z';
 
 /** The Configuration a Service `hello` owns, at generation 3, last edited by bob. */
 function serviceConfig(...opts: ((c: Configuration) => void)[]): Configuration {
-  return configuration('hello', 'default', (c) => {
-    c.metadata.uid = 'uid-hello';
-    c.metadata.generation = 3;
-    c.metadata.labels = { 'serving.knative.dev/service': 'hello', 'serving.knative.dev/serviceUID': 'uid-svc', team: 'a' };
-    c.metadata.annotations = { 'serving.knative.dev/creator': 'alice', 'serving.knative.dev/lastModifier': 'bob', 'example.com/note': 'x' };
-    c.spec.template = {
-      metadata: { labels: { tier: 'web' }, annotations: { 'autoscaling.knative.dev/min-scale': '2' } },
-      spec: { containers: [{ name: 'user-container', image: 'ghcr.io/example/hello:1' }], timeoutSeconds: 300 },
-    };
-  }, ...opts);
+  return configuration(
+    'hello',
+    'default',
+    (c) => {
+      c.metadata.uid = 'uid-hello';
+      c.metadata.generation = 3;
+      c.metadata.labels = { 'serving.knative.dev/service': 'hello', 'serving.knative.dev/serviceUID': 'uid-svc', team: 'a' };
+      c.metadata.annotations = { 'serving.knative.dev/creator': 'alice', 'serving.knative.dev/lastModifier': 'bob', 'example.com/note': 'x' };
+      c.spec.template = {
+        metadata: { labels: { tier: 'web' }, annotations: { 'autoscaling.knative.dev/min-scale': '2' } },
+        spec: { containers: [{ name: 'user-container', image: 'ghcr.io/example/hello:1' }], timeoutSeconds: 300 },
+      };
+    },
+    ...opts,
+  );
 }
 
 describe('makeRevision (spec §2.2)', () => {
@@ -42,7 +47,14 @@ describe('makeRevision (spec §2.2)', () => {
           'serving.knative.dev/routingStateModified': '2024-05-01T12:34:56Z',
         },
         ownerReferences: [
-          { apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: 'hello', uid: 'uid-hello', controller: true, blockOwnerDeletion: true },
+          {
+            apiVersion: 'serving.knative.dev/v1',
+            kind: 'Configuration',
+            name: 'hello',
+            uid: 'uid-hello',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
         ],
       },
       spec: { containers: [{ name: 'user-container', image: 'ghcr.io/example/hello:1' }], timeoutSeconds: 300 },

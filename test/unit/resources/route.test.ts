@@ -4,10 +4,15 @@ import { service, withAnnotations, withLabels } from '../../fixtures/serving.js'
 
 describe('makeRoute (spec §1.3)', () => {
   it('checklist 4: builds the Route named after the Service with configurationName filled in (golden)', () => {
-    const svc = service('web', 'prod', withLabels({ team: 'a' }), withAnnotations({
-      'kubectl.kubernetes.io/last-applied-configuration': '{}',
-      'serving.knative.dev/rollout-duration': '120s',
-    }));
+    const svc = service(
+      'web',
+      'prod',
+      withLabels({ team: 'a' }),
+      withAnnotations({
+        'kubectl.kubernetes.io/last-applied-configuration': '{}',
+        'serving.knative.dev/rollout-duration': '120s',
+      }),
+    );
     svc.spec.traffic = [
       { latestRevision: true, percent: 90 },
       { revisionName: 'web-00001', percent: 10, tag: 'old' },
@@ -20,7 +25,9 @@ describe('makeRoute (spec §1.3)', () => {
         namespace: 'prod',
         labels: { team: 'a', 'serving.knative.dev/service': 'web' },
         annotations: { 'serving.knative.dev/rollout-duration': '120s' },
-        ownerReferences: [{ apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'web', uid: 'uid-web', controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'web', uid: 'uid-web', controller: true, blockOwnerDeletion: true },
+        ],
       },
       spec: {
         traffic: [

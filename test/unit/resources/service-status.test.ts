@@ -42,9 +42,17 @@ const byoRevision = (name: string, generation: string, ...opts: ((r: Revision) =
   revision(
     name,
     'default',
-    (r) => void (r.metadata.ownerReferences = [
-      { apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: 'hello', uid: 'uid-cfg-hello', controller: true, blockOwnerDeletion: true },
-    ]),
+    (r) =>
+      void (r.metadata.ownerReferences = [
+        {
+          apiVersion: 'serving.knative.dev/v1',
+          kind: 'Configuration',
+          name: 'hello',
+          uid: 'uid-cfg-hello',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]),
     (r) => void (r.metadata.labels = { ...r.metadata.labels, 'serving.knative.dev/configurationGeneration': generation }),
     ...opts,
   );
@@ -89,7 +97,9 @@ describe('computeServiceStatus (spec §1.4)', () => {
     });
 
     it('copies the children fields wholesale: fields absent on the child are cleared on the Service', () => {
-      const service = svc((s) => void (s.status = { observedGeneration: 1, url: 'http://old', traffic: TRAFFIC_1, latestCreatedRevisionName: 'old' }));
+      const service = svc(
+        (s) => void (s.status = { observedGeneration: 1, url: 'http://old', traffic: TRAFFIC_1, latestCreatedRevisionName: 'old' }),
+      );
       const configuration = childConfiguration(1, withConfigStatus(undefined, undefined), withConditions(cond('Ready', 'Unknown', T0)));
       const route = childRoute(1, withConditions(cond('Ready', 'Unknown', T0)));
       const status = computeServiceStatus({ service, configuration, route }, T1);
@@ -119,7 +129,12 @@ describe('computeServiceStatus (spec §1.4)', () => {
   describe('checklist 7: children not owned by the Service', () => {
     it('a foreign Configuration → ConfigurationsReady False NotOwned, Route not looked at (golden)', () => {
       const msg = 'There is an existing Configuration "hello" that we do not own.';
-      const foreign = childConfiguration(1, ownedBy('uid-other'), withConfigStatus('hello-00001', 'hello-00001'), withConditions(cond('Ready', 'True', T0)));
+      const foreign = childConfiguration(
+        1,
+        ownedBy('uid-other'),
+        withConfigStatus('hello-00001', 'hello-00001'),
+        withConditions(cond('Ready', 'True', T0)),
+      );
       expect(computeServiceStatus({ service: svc(), configuration: foreign, route: readyRoute() }, T1)).toEqual({
         observedGeneration: 1,
         conditions: [
@@ -157,7 +172,12 @@ describe('computeServiceStatus (spec §1.4)', () => {
 
   describe('checklist 9: children with a stale observedGeneration', () => {
     it('a Configuration that has not observed its generation → ConfigurationsReady Unknown OutOfDate, nothing copied (golden)', () => {
-      const cfg = childConfiguration(2, withObservedGeneration(1), withConfigStatus('hello-00001', 'hello-00001'), withConditions(cond('Ready', 'True', T0)));
+      const cfg = childConfiguration(
+        2,
+        withObservedGeneration(1),
+        withConfigStatus('hello-00001', 'hello-00001'),
+        withConditions(cond('Ready', 'True', T0)),
+      );
       expect(computeServiceStatus({ service: svc(), configuration: cfg, route: readyRoute() }, T1)).toEqual({
         observedGeneration: 1,
         url: URL,
@@ -240,7 +260,11 @@ describe('computeServiceStatus (spec §1.4)', () => {
   describe('isTrafficNotMigrated', () => {
     const cfg = childConfiguration(1, withConfigStatus('hello-00002', 'hello-00002'));
     const route = (spec: TrafficTarget[], status: TrafficTarget[]) =>
-      childRoute(1, (r) => void (r.spec.traffic = spec), (r) => void (r.status = { ...r.status, traffic: status }));
+      childRoute(
+        1,
+        (r) => void (r.spec.traffic = spec),
+        (r) => void (r.status = { ...r.status, traffic: status }),
+      );
 
     it('configuration targets resolve to latestReady; url and latestRevision are ignored', () => {
       expect(
@@ -282,9 +306,9 @@ describe('computeServiceStatus (spec §1.4)', () => {
     });
 
     it("only targets of this Configuration are resolved (another configuration's target stays as is)", () => {
-      expect(
-        isTrafficNotMigrated(route([{ configurationName: 'other', percent: 100 }], [{ revisionName: 'hello-00002', percent: 100 }]), cfg),
-      ).toBe(true);
+      expect(isTrafficNotMigrated(route([{ configurationName: 'other', percent: 100 }], [{ revisionName: 'hello-00002', percent: 100 }]), cfg)).toBe(
+        true,
+      );
     });
   });
 
@@ -299,10 +323,23 @@ describe('computeServiceStatus (spec §1.4)', () => {
         traffic: [{ revisionName: 'hello-v1', latestRevision: true, percent: 100 }],
         conditions: [cond('ConfigurationsReady', 'True', T0), cond('Ready', 'True', T0), cond('RoutesReady', 'True', T0)],
       };
-      const service = svc(withByoName('hello-v2'), (s) => void (s.metadata.generation = 2), (s) => void (s.status = structuredClone(previous)));
-      const cfg = childConfiguration(2, withByoName('hello-v2'), withObservedGeneration(1), withConfigStatus('hello-v1', 'hello-v1'), withConditions(cond('Ready', 'True', T0)));
+      const service = svc(
+        withByoName('hello-v2'),
+        (s) => void (s.metadata.generation = 2),
+        (s) => void (s.status = structuredClone(previous)),
+      );
+      const cfg = childConfiguration(
+        2,
+        withByoName('hello-v2'),
+        withObservedGeneration(1),
+        withConfigStatus('hello-v1', 'hello-v1'),
+        withConditions(cond('Ready', 'True', T0)),
+      );
       // The Route already moved on (it would point at a Revision that does not exist yet).
-      const route = childRoute(2, withConditions(cond('Ready', 'False', T0, 'RevisionMissing', 'Revision "hello-v2" referenced in traffic not found.')));
+      const route = childRoute(
+        2,
+        withConditions(cond('Ready', 'False', T0, 'RevisionMissing', 'Revision "hello-v2" referenced in traffic not found.')),
+      );
       expect(computeServiceStatus({ service, configuration: cfg, route, byoRevision: undefined }, T1)).toEqual({
         ...previous,
         observedGeneration: 2,
@@ -332,11 +369,18 @@ describe('computeServiceStatus (spec §1.4)', () => {
     const revFailed = 'Revision creation failed with message: revisions.serving.knative.dev "hello-v2" already exists.';
     const taken = 'The revision name "hello-v2" is taken by a conflicting Revision, so traffic will not be migrated';
     const cfg = () =>
-      childConfiguration(1, withByoName('hello-v2'), withConfigStatus('hello-v1', 'hello-v1'), withConditions(cond('Ready', 'False', T0, 'RevisionFailed', revFailed)));
+      childConfiguration(
+        1,
+        withByoName('hello-v2'),
+        withConfigStatus('hello-v1', 'hello-v1'),
+        withConditions(cond('Ready', 'False', T0, 'RevisionFailed', revFailed)),
+      );
 
     it('a Revision of that name controlled by someone else → RoutesReady False RevisionNameTaken, Route not propagated (golden)', () => {
       const foreign = byoRevision('hello-v2', '1', ownedBy('uid-other-cfg'));
-      expect(computeServiceStatus({ service: svc(withByoName('hello-v2')), configuration: cfg(), route: readyRoute(), byoRevision: foreign }, T1)).toEqual({
+      expect(
+        computeServiceStatus({ service: svc(withByoName('hello-v2')), configuration: cfg(), route: readyRoute(), byoRevision: foreign }, T1),
+      ).toEqual({
         observedGeneration: 1,
         latestCreatedRevisionName: 'hello-v1',
         latestReadyRevisionName: 'hello-v1',
@@ -350,7 +394,10 @@ describe('computeServiceStatus (spec §1.4)', () => {
 
     it('our own Revision of another generation with a different spec is taken too', () => {
       const stale = byoRevision('hello-v2', '7', (r) => void (r.spec = { containers: [{ image: 'other' }] }));
-      const status = computeServiceStatus({ service: svc(withByoName('hello-v2')), configuration: cfg(), route: readyRoute(), byoRevision: stale }, T1);
+      const status = computeServiceStatus(
+        { service: svc(withByoName('hello-v2')), configuration: cfg(), route: readyRoute(), byoRevision: stale },
+        T1,
+      );
       expect(status.conditions?.find((c) => c.type === 'RoutesReady')).toEqual(cond('RoutesReady', 'False', T1, 'RevisionNameTaken', taken));
     });
 
@@ -384,7 +431,10 @@ describe('computeServiceStatus (spec §1.4)', () => {
 
     it('a new Service generation bumps observedGeneration; Ready that ends where it was keeps its time', () => {
       const first = computeServiceStatus({ service: svc(), configuration: readyConfiguration(), route: readyRoute() }, T1);
-      const service = svc((s) => void (s.metadata.generation = 2), (s) => void (s.status = first));
+      const service = svc(
+        (s) => void (s.metadata.generation = 2),
+        (s) => void (s.status = first),
+      );
       const second = computeServiceStatus({ service, configuration: readyConfiguration(), route: readyRoute() }, T2);
       expect(second).toEqual({ ...first, observedGeneration: 2 });
     });

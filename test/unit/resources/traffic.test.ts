@@ -17,7 +17,10 @@ const T0 = '2025-01-01T00:00:00Z';
 
 type ReadyState = 'True' | 'False' | 'Unknown';
 
-function rev(name: string, opts: { config?: string | null; service?: string | null; ready?: ReadyState; h2c?: boolean; stale?: boolean } = {}): Revision {
+function rev(
+  name: string,
+  opts: { config?: string | null; service?: string | null; ready?: ReadyState; h2c?: boolean; stale?: boolean } = {},
+): Revision {
   const labels: Record<string, string> = {};
   if (opts.config !== null) labels['serving.knative.dev/configuration'] = opts.config ?? 'hello';
   if (opts.service !== null) labels['serving.knative.dev/service'] = opts.service ?? 'hello';
@@ -76,7 +79,7 @@ describe('buildTrafficConfiguration: resolution (checklist 43)', () => {
     });
   });
 
-  it('checklist 43: revision + configuration targets with a tag; the revision\'s configuration label is recorded (golden)', () => {
+  it("checklist 43: revision + configuration targets with a tag; the revision's configuration label is recorded (golden)", () => {
     const r1 = rev('hello-00001');
     const r2 = rev('hello-00002', { h2c: true });
     const c = cfg('hello', 'hello-00002');
@@ -121,19 +124,34 @@ describe('buildTrafficConfiguration: resolution (checklist 43)', () => {
   });
 
   it('a Revision that has not observed its generation is not ready', () => {
-    const { error } = buildTrafficConfiguration(route([{ revisionName: 'hello-00001', percent: 100 }]), byName(cfg('hello')), byName(rev('hello-00001', { stale: true })));
+    const { error } = buildTrafficConfiguration(
+      route([{ revisionName: 'hello-00001', percent: 100 }]),
+      byName(cfg('hello')),
+      byName(rev('hello-00001', { stale: true })),
+    );
     expect(error).toEqual({ type: 'UnreadyRevision', name: 'hello-00001', failed: false });
   });
 
   it('a failed Revision → failure', () => {
-    const { error } = buildTrafficConfiguration(route([{ revisionName: 'hello-00001', percent: 100 }]), byName(cfg('hello')), byName(rev('hello-00001', { ready: 'False' })));
+    const { error } = buildTrafficConfiguration(
+      route([{ revisionName: 'hello-00001', percent: 100 }]),
+      byName(cfg('hello')),
+      byName(rev('hello-00001', { ready: 'False' })),
+    );
     expect(error).toEqual({ type: 'UnreadyRevision', name: 'hello-00001', failed: true });
-    expect(conditionFor(error!)).toMatchObject({ status: 'False', reason: 'RevisionMissing', message: 'Revision "hello-00001" failed to become ready.' });
+    expect(conditionFor(error!)).toMatchObject({
+      status: 'False',
+      reason: 'RevisionMissing',
+      message: 'Revision "hello-00001" failed to become ready.',
+    });
   });
 
-  it('reads undefaulted traffic with Knative\'s defaults (latestRevision ← no revisionName, percent ← 0)', () => {
+  it("reads undefaulted traffic with Knative's defaults (latestRevision ← no revisionName, percent ← 0)", () => {
     const { config } = buildTrafficConfiguration(
-      route([{ configurationName: 'hello', percent: 100 }, { revisionName: 'hello-00001', tag: 'pinned' }]),
+      route([
+        { configurationName: 'hello', percent: 100 },
+        { revisionName: 'hello-00001', tag: 'pinned' },
+      ]),
       byName(cfg('hello', 'hello-00002')),
       byName(rev('hello-00001'), rev('hello-00002')),
     );
@@ -170,7 +188,11 @@ describe('buildTrafficConfiguration: missing targets (checklist 44)', () => {
     const { config, error } = buildTrafficConfiguration(route([{ revisionName: 'hello-00009', percent: 100 }]), byName(cfg('hello')), {});
     expect(error).toEqual({ type: 'Missing', kind: 'Revision', name: 'hello-00009' });
     expect(config.missingTargets).toEqual([{ apiVersion: 'serving.knative.dev/v1', kind: 'Revision', name: 'hello-00009', namespace: NS }]);
-    expect(conditionFor(error!)).toMatchObject({ status: 'False', reason: 'RevisionMissing', message: 'Revision "hello-00009" referenced in traffic not found.' });
+    expect(conditionFor(error!)).toMatchObject({
+      status: 'False',
+      reason: 'RevisionMissing',
+      message: 'Revision "hello-00009" referenced in traffic not found.',
+    });
   });
 
   it('checklist 44: a Revision whose configuration label names a missing Configuration → ConfigurationMissing', () => {
@@ -202,7 +224,11 @@ describe('buildTrafficConfiguration: missing targets (checklist 44)', () => {
 
 describe('buildTrafficConfiguration: not-ready Configurations (checklist 45)', () => {
   it('checklist 45: no ready Revision yet → Unknown RevisionMissing', () => {
-    const { error } = buildTrafficConfiguration(route([{ configurationName: 'hello', percent: 100 }]), byName(cfg('hello', undefined, 'Unknown')), {});
+    const { error } = buildTrafficConfiguration(
+      route([{ configurationName: 'hello', percent: 100 }]),
+      byName(cfg('hello', undefined, 'Unknown')),
+      {},
+    );
     expect(error).toEqual({ type: 'UnreadyConfiguration', name: 'hello', failed: false });
     expect(isTargetFailure(error!)).toBe(false);
     expect(conditionFor(error!)).toMatchObject({
@@ -215,24 +241,37 @@ describe('buildTrafficConfiguration: not-ready Configurations (checklist 45)', (
   it('checklist 45: failed Configuration → False RevisionMissing', () => {
     const { error } = buildTrafficConfiguration(route([{ configurationName: 'hello', percent: 100 }]), byName(cfg('hello', undefined, 'False')), {});
     expect(error).toEqual({ type: 'UnreadyConfiguration', name: 'hello', failed: true });
-    expect(conditionFor(error!)).toMatchObject({ status: 'False', reason: 'RevisionMissing', message: 'Configuration "hello" does not have any ready Revision.' });
+    expect(conditionFor(error!)).toMatchObject({
+      status: 'False',
+      reason: 'RevisionMissing',
+      message: 'Configuration "hello" does not have any ready Revision.',
+    });
   });
 
   it('a later failure overrides an earlier wait; a later wait does not override a failure', () => {
     const waitThenFail = buildTrafficConfiguration(
-      route([{ configurationName: 'slow', percent: 50 }, { configurationName: 'gone', percent: 50 }]),
+      route([
+        { configurationName: 'slow', percent: 50 },
+        { configurationName: 'gone', percent: 50 },
+      ]),
       byName(cfg('slow', undefined, 'Unknown')),
       {},
     );
     expect(waitThenFail.error).toEqual({ type: 'Missing', kind: 'Configuration', name: 'gone' });
     const failThenWait = buildTrafficConfiguration(
-      route([{ configurationName: 'gone', percent: 50 }, { configurationName: 'slow', percent: 50 }]),
+      route([
+        { configurationName: 'gone', percent: 50 },
+        { configurationName: 'slow', percent: 50 },
+      ]),
       byName(cfg('slow', undefined, 'Unknown')),
       {},
     );
     expect(failThenWait.error).toEqual({ type: 'Missing', kind: 'Configuration', name: 'gone' });
     const waitThenWait = buildTrafficConfiguration(
-      route([{ configurationName: 'a', percent: 50 }, { configurationName: 'b', percent: 50 }]),
+      route([
+        { configurationName: 'a', percent: 50 },
+        { configurationName: 'b', percent: 50 },
+      ]),
       byName(cfg('a', undefined, 'Unknown'), cfg('b', undefined, 'Unknown')),
       {},
     );
@@ -243,9 +282,12 @@ describe('buildTrafficConfiguration: not-ready Configurations (checklist 45)', (
 describe('buildTrafficConfiguration: ownership (checklist 46)', () => {
   const svcRoute = (traffic: TrafficTarget[]) => route(traffic, { 'serving.knative.dev/service': 'hello' });
 
-  it('checklist 46: a Service-owned Route naming another Service\'s Revision → RevisionNotOwned False', () => {
+  it("checklist 46: a Service-owned Route naming another Service's Revision → RevisionNotOwned False", () => {
     const { error, config } = buildTrafficConfiguration(
-      svcRoute([{ configurationName: 'hello', percent: 50 }, { revisionName: 'other-00001', percent: 50 }]),
+      svcRoute([
+        { configurationName: 'hello', percent: 50 },
+        { revisionName: 'other-00001', percent: 50 },
+      ]),
       byName(cfg('hello', 'hello-00001'), cfg('other')),
       byName(rev('hello-00001'), rev('other-00001', { config: 'other', service: 'other' })),
     );
@@ -271,7 +313,7 @@ describe('buildTrafficConfiguration: ownership (checklist 46)', () => {
     expect(conditionFor(error!)?.message).toBe('Revision "loose-00001" does not belong to Service "hello".');
   });
 
-  it('checklist 46: a standalone Route may name any Revision; its own Service\'s Revision is fine', () => {
+  it("checklist 46: a standalone Route may name any Revision; its own Service's Revision is fine", () => {
     const revs = byName(rev('other-00001', { config: 'other', service: 'other' }), rev('hello-00001'));
     const cfgs = byName(cfg('other'), cfg('hello'));
     expect(buildTrafficConfiguration(route([{ revisionName: 'other-00001', percent: 100 }]), cfgs, revs).error).toBeUndefined();
@@ -356,7 +398,11 @@ describe('statusTraffic (checklist 47)', () => {
   });
 
   it('a tag without a known URL gets none; an error config yields an empty list', () => {
-    const ok = buildTrafficConfiguration(route([{ revisionName: 'hello-00001', percent: 100, tag: 't' }]), byName(cfg('hello')), byName(rev('hello-00001')));
+    const ok = buildTrafficConfiguration(
+      route([{ revisionName: 'hello-00001', percent: 100, tag: 't' }]),
+      byName(cfg('hello')),
+      byName(rev('hello-00001')),
+    );
     expect(statusTraffic(ok.config)).toEqual([{ tag: 't', revisionName: 'hello-00001', latestRevision: false, percent: 100 }]);
     const bad = buildTrafficConfiguration(route([{ revisionName: 'nope', percent: 100 }]), {}, {});
     expect(statusTraffic(bad.config)).toEqual([]);

@@ -236,12 +236,18 @@ describe('Informer: watch events', () => {
   it('fills in apiVersion and kind that watch objects lack', async () => {
     const core = make([listOf('1')], [], {}, Resources.Pod);
     core.informer.start();
-    (await core.kube.watchOpened(1)).onEvent({ type: 'ADDED', object: { metadata: { namespace: 'ns', name: 'p', resourceVersion: '2' } } as KubeObject });
+    (await core.kube.watchOpened(1)).onEvent({
+      type: 'ADDED',
+      object: { metadata: { namespace: 'ns', name: 'p', resourceVersion: '2' } } as KubeObject,
+    });
     expect(core.informer.get('ns', 'p')).toMatchObject({ apiVersion: 'v1', kind: 'Pod' });
 
     const grouped = make([listOf('1')], [], {}, Resources.Deployment);
     grouped.informer.start();
-    (await grouped.kube.watchOpened(1)).onEvent({ type: 'ADDED', object: { metadata: { namespace: 'ns', name: 'd', resourceVersion: '2' } } as KubeObject });
+    (await grouped.kube.watchOpened(1)).onEvent({
+      type: 'ADDED',
+      object: { metadata: { namespace: 'ns', name: 'd', resourceVersion: '2' } } as KubeObject,
+    });
     expect(grouped.informer.get('ns', 'd')).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment' });
   });
 
@@ -306,15 +312,18 @@ describe('Informer: re-lists', () => {
     expect(second.at).toBe(h.kube.watchCalls[0]!.at); // no backoff after Gone
     expect(h.restarts).toEqual(['gone']);
     expect(h.log.warn).not.toHaveBeenCalled();
-    expect(h.informer.list().map((o) => o.metadata.name).sort()).toEqual(['a', 'b', 'd', 'e']);
+    expect(
+      h.informer
+        .list()
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual(['a', 'b', 'd', 'e']);
   });
 
   it('re-lists after relistMs even without errors; earlier stream ends only re-watch, with the remaining time as timeout', async () => {
-    const h = make(
-      [listOf('10', svc('a', '1'), svc('b', '2')), listOf('30', svc('a', '1'), svc('b', '3'))],
-      [openFor(4_000), openFor(6_000)],
-      { relistMs: 10_000 },
-    );
+    const h = make([listOf('10', svc('a', '1'), svc('b', '2')), listOf('30', svc('a', '1'), svc('b', '3'))], [openFor(4_000), openFor(6_000)], {
+      relistMs: 10_000,
+    });
     h.informer.start();
     await h.kube.watchOpened(1);
     await vi.advanceTimersByTimeAsync(4_000);
@@ -495,7 +504,10 @@ describe('Informer: handlers and close', () => {
   });
 
   it('a Gone from the watch after close() does not re-list', async () => {
-    const h = make([listOf('10')], [(call) => new Promise((_, reject) => call.opts.signal?.addEventListener('abort', () => reject(gone()), { once: true }))]);
+    const h = make(
+      [listOf('10')],
+      [(call) => new Promise((_, reject) => call.opts.signal?.addEventListener('abort', () => reject(gone()), { once: true }))],
+    );
     h.informer.start();
     await h.kube.watchOpened(1);
     await h.informer.close();

@@ -25,17 +25,25 @@ describe('pokeTargets (design.md §4)', () => {
   });
 
   it('a Deployment pokes its Revision; an owner from another API group is ignored', () => {
-    expect(pokeTargets('Deployment', owned('Deployment', 'd', 'Revision', 'r'), all)).toEqual([{ kind: 'Revision', key: { namespace: 'ns', name: 'r' } }]);
+    expect(pokeTargets('Deployment', owned('Deployment', 'd', 'Revision', 'r'), all)).toEqual([
+      { kind: 'Revision', key: { namespace: 'ns', name: 'r' } },
+    ]);
     expect(pokeTargets('Deployment', owned('Deployment', 'd', 'Revision', 'r', 'other.io/v1'), all)).toEqual([]);
   });
 
   it('a placeholder Service pokes its controlling Route', () => {
-    expect(pokeTargets('KubeService', owned('Service', 'web-tag', 'Route', 'web'), all)).toEqual([{ kind: 'Route', key: { namespace: 'ns', name: 'web' } }]);
+    expect(pokeTargets('KubeService', owned('Service', 'web-tag', 'Route', 'web'), all)).toEqual([
+      { kind: 'Route', key: { namespace: 'ns', name: 'web' } },
+    ]);
     expect(pokeTargets('KubeService', owned('Service', 'x', 'Route', 'web', 'other.io/v1'), all)).toEqual([]);
   });
 
   it('a Pod pokes the Revision named by its label', () => {
-    const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', labels: { 'serving.knative.dev/revision': 'r-00001' } } };
+    const pod: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'ns', labels: { 'serving.knative.dev/revision': 'r-00001' } },
+    };
     expect(pokeTargets('Pod', pod, all)).toEqual([{ kind: 'Revision', key: { namespace: 'ns', name: 'r-00001' } }]);
   });
 

@@ -131,7 +131,11 @@ describe('Poker: delivery', () => {
       ],
       staticSummary: 'Service ns/web',
     });
-    expect([searchAttributeKeys.kind.name, searchAttributeKeys.namespace.name, searchAttributeKeys.name.name]).toEqual(['KnativeKind', 'KnativeNamespace', 'KnativeName']);
+    expect([searchAttributeKeys.kind.name, searchAttributeKeys.namespace.name, searchAttributeKeys.name.name]).toEqual([
+      'KnativeKind',
+      'KnativeNamespace',
+      'KnativeName',
+    ]);
     await settle();
     expect(poker.backlog).toBe(0);
     expect(await counter('tidal_pokes_delivered_total', 'Service')).toBe(1);

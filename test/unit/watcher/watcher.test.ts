@@ -94,7 +94,13 @@ const open: Watcher[] = [];
 function make(cluster: FakeCluster, watched: WatchedKind[], enabled: ReadonlySet<EntityKind> = allKinds) {
   const poke = vi.fn();
   const poker = { poke } as unknown as Poker;
-  const watcher = new Watcher(cluster.client, poker, { enabled, watched, relistMs: 600_000, maxBackoffMs: 30_000 }, pino({ level: 'silent' }), registry);
+  const watcher = new Watcher(
+    cluster.client,
+    poker,
+    { enabled, watched, relistMs: 600_000, maxBackoffMs: 30_000 },
+    pino({ level: 'silent' }),
+    registry,
+  );
   open.push(watcher);
   const calls = () => poke.mock.calls as PokeCall[];
   /** Pokes so far as `Kind/ns/name <- reason source rv`, and forgets them. */
@@ -145,12 +151,18 @@ describe('Watcher: pokes for changes', () => {
     expect(h.watcher.hasSynced).toBe(true);
     expect(h.calls()).toHaveLength(3);
     // The object's own workflow gets the token of its spec (`s.`), an owner the token of spec and status (`d.`).
-    expect(h.poke).toHaveBeenCalledWith({ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Service/ns/web', reason: 'added', resourceVersion: '1', generation: 1, token: selfToken });
+    expect(h.poke).toHaveBeenCalledWith(
+      { kind: 'Service', key: { namespace: 'ns', name: 'web' } },
+      { source: 'Service/ns/web', reason: 'added', resourceVersion: '1', generation: 1, token: selfToken },
+    );
     expect(h.poke).toHaveBeenCalledWith(
       { kind: 'Configuration', key: { namespace: 'ns', name: 'web' } },
       { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1, token: selfToken },
     );
-    expect(h.poke).toHaveBeenCalledWith({ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1, token: depToken });
+    expect(h.poke).toHaveBeenCalledWith(
+      { kind: 'Service', key: { namespace: 'ns', name: 'web' } },
+      { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1, token: depToken },
+    );
     expect(await metric('tidal_watch_events_total', { kind: 'Service', type: 'added' })).toBe(1);
     expect(await metric('tidal_watch_events_total', { kind: 'Configuration', type: 'added' })).toBe(1);
     // Serving kinds are listed without a selector.
@@ -169,8 +181,14 @@ describe('Watcher: pokes for changes', () => {
     const cfg = await cluster.stream('Configuration');
     cfg.send('MODIFIED', { ...configuration('web', '3'), metadata: { ...configuration('web', '3').metadata, generation: 2 } });
     expect(h.calls()).toEqual([
-      [{ kind: 'Configuration', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: selfToken }],
-      [{ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: depToken }],
+      [
+        { kind: 'Configuration', key: { namespace: 'ns', name: 'web' } },
+        { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: selfToken },
+      ],
+      [
+        { kind: 'Service', key: { namespace: 'ns', name: 'web' } },
+        { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: depToken },
+      ],
     ]);
     h.take();
     cfg.send('MODIFIED', configuration('web', '3'));
@@ -246,7 +264,10 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
     (await cluster.stream('Service')).send('DELETED', service('web', '8'));
     expect(h.take()).toEqual(['Service/ns/web <- deleted Service/ns/web 8']);
     const cfg = await cluster.stream('Configuration');
-    cfg.send('MODIFIED', { ...configuration('web', '9'), metadata: { ...configuration('web', '9').metadata, deletionTimestamp: '2024-01-01T00:00:00Z' } });
+    cfg.send('MODIFIED', {
+      ...configuration('web', '9'),
+      metadata: { ...configuration('web', '9').metadata, deletionTimestamp: '2024-01-01T00:00:00Z' },
+    });
     cfg.send('DELETED', configuration('web', '10'));
     expect(h.take()).toEqual(['Configuration/ns/web <- updated Configuration/ns/web 9', 'Configuration/ns/web <- deleted Configuration/ns/web 10']);
   });
@@ -293,16 +314,30 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
     const cluster = new FakeCluster();
     const route = (name: string, traffic: unknown[], rv = '5'): KubeObject =>
       ({ ...ownedBy('Route', name, rv, 'Service', name), spec: { traffic } }) as KubeObject;
-    cluster.objects.set('Route', [route('direct', [{ configurationName: 'web', percent: 100 }]), route('pinned', [{ revisionName: 'web-00001', percent: 100 }])]);
+    cluster.objects.set('Route', [
+      route('direct', [{ configurationName: 'web', percent: 100 }]),
+      route('pinned', [{ revisionName: 'web-00001', percent: 100 }]),
+    ]);
     cluster.objects.set('Configuration', []);
     cluster.objects.set('Revision', []);
     const h = await started(cluster, ['Route', 'Configuration', 'Revision']);
     h.take();
     (await cluster.stream('Configuration')).send('MODIFIED', configuration('web', '6'));
-    expect(h.take()).toEqual(['Configuration/ns/web <- added Configuration/ns/web 6', 'Service/ns/web <- added Configuration/ns/web 6', 'Route/ns/direct <- added Configuration/ns/web 6']);
-    const rev = { ...ownedBy('Revision', 'web-00002', '7', 'Configuration', 'web'), metadata: { ...ownedBy('Revision', 'web-00002', '7', 'Configuration', 'web').metadata, labels: { 'serving.knative.dev/configuration': 'web' } } };
+    expect(h.take()).toEqual([
+      'Configuration/ns/web <- added Configuration/ns/web 6',
+      'Service/ns/web <- added Configuration/ns/web 6',
+      'Route/ns/direct <- added Configuration/ns/web 6',
+    ]);
+    const rev = {
+      ...ownedBy('Revision', 'web-00002', '7', 'Configuration', 'web'),
+      metadata: { ...ownedBy('Revision', 'web-00002', '7', 'Configuration', 'web').metadata, labels: { 'serving.knative.dev/configuration': 'web' } },
+    };
     (await cluster.stream('Revision')).send('MODIFIED', rev);
-    expect(h.take()).toEqual(['Revision/ns/web-00002 <- added Revision/ns/web-00002 7', 'Configuration/ns/web <- added Revision/ns/web-00002 7', 'Route/ns/direct <- added Revision/ns/web-00002 7']);
+    expect(h.take()).toEqual([
+      'Revision/ns/web-00002 <- added Revision/ns/web-00002 7',
+      'Configuration/ns/web <- added Revision/ns/web-00002 7',
+      'Route/ns/direct <- added Revision/ns/web-00002 7',
+    ]);
     // The Route no longer names the Configuration: it is not poked any more.
     (await cluster.stream('Route')).send('MODIFIED', route('direct', [{ revisionName: 'web-00002', percent: 100 }], '9'));
     h.take();
@@ -329,7 +364,11 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
   it('a Pod of a Revision not in the Revision cache pokes nothing', async () => {
     const cluster = new FakeCluster();
     const h = await started(cluster, ['Revision', 'Pod']);
-    (await cluster.stream('Pod')).send('ADDED', { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: 'ns', name: 'p', resourceVersion: '3', labels: { 'serving.knative.dev/revision': 'gone-00001' } } });
+    (await cluster.stream('Pod')).send('ADDED', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { namespace: 'ns', name: 'p', resourceVersion: '3', labels: { 'serving.knative.dev/revision': 'gone-00001' } },
+    });
     expect(h.take()).toEqual([]);
   });
 });

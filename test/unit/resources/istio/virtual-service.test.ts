@@ -104,13 +104,21 @@ describe('Case 2: header matches × several hosts (TestMakeVirtualServiceRoute_V
     expect(makeIngressVirtualService(ing, gateways(['gateway-1'], []))).toEqual({
       apiVersion: VS_API,
       kind: 'VirtualService',
-      metadata: { name: 'vanilla-ingress', namespace: 'test-ns', labels: { [INGRESS_LABEL]: 'vanilla' }, ownerReferences: [ownerRef('vanilla', 'uid-vanilla')] },
+      metadata: {
+        name: 'vanilla-ingress',
+        namespace: 'test-ns',
+        labels: { [INGRESS_LABEL]: 'vanilla' },
+        ownerReferences: [ownerRef('vanilla', 'uid-vanilla')],
+      },
       spec: { hosts: ['a.com', 'b.org'], gateways: ['gateway-1'], http: [expectedRoute] },
     });
   });
 
   it('a tag route has the same shape, with Knative-Serving-Tag as the header', () => {
-    const tagPath: HTTPIngressPathLike = { headers: { 'Knative-Serving-Tag': { exact: 'v1' } }, splits: [{ serviceNamespace: 'ns', serviceName: 'v1', servicePort: 80, percent: 100 }] };
+    const tagPath: HTTPIngressPathLike = {
+      headers: { 'Knative-Serving-Tag': { exact: 'v1' } },
+      splits: [{ serviceNamespace: 'ns', serviceName: 'v1', servicePort: 80, percent: 100 }],
+    };
     expect(makeVirtualServiceRoute(['r.ns.example.com'], tagPath, [INGRESS_GW])).toEqual({
       retries: {},
       match: [{ gateways: [INGRESS_GW], authority: { prefix: 'r.ns.example.com' }, headers: { 'Knative-Serving-Tag': { exact: 'v1' } } }],
@@ -137,7 +145,12 @@ describe('Case 3: cluster-local host collapse (TestMakeVirtualServiceRoute_Inter
     expect(makeIngressVirtualService(ing, gateways(['gateway-1'], []))).toEqual({
       apiVersion: VS_API,
       kind: 'VirtualService',
-      metadata: { name: 'internal-ingress', namespace: 'test-ns', labels: { [INGRESS_LABEL]: 'internal' }, ownerReferences: [ownerRef('internal', 'uid-internal')] },
+      metadata: {
+        name: 'internal-ingress',
+        namespace: 'test-ns',
+        labels: { [INGRESS_LABEL]: 'internal' },
+        ownerReferences: [ownerRef('internal', 'uid-internal')],
+      },
       spec: { hosts: ['a.default', 'a.default.svc', 'a.default.svc.cluster.local'], gateways: ['gateway-1'], http: [expectedRoute] },
     });
   });
@@ -153,37 +166,45 @@ describe('Case 4: mesh VirtualService (TestMakeMeshVirtualServiceSpec_CorrectRou
           hosts: ['test-route.test-ns.svc.cluster.local'],
           visibility: 'ClusterLocal',
           http: {
-            paths: [{
-              path: '/pets/',
-              splits: [{ serviceNamespace: 'test-ns', serviceName: 'v2-service', servicePort: 80, percent: 100, appendHeaders: { ugh: 'blah' } }],
-              appendHeaders: { foo: 'bar' },
-            }],
+            paths: [
+              {
+                path: '/pets/',
+                splits: [{ serviceNamespace: 'test-ns', serviceName: 'v2-service', servicePort: 80, percent: 100, appendHeaders: { ugh: 'blah' } }],
+                appendHeaders: { foo: 'bar' },
+              },
+            ],
           },
         },
         {
           hosts: ['v1.domain.com'],
           visibility: 'ClusterLocal',
           http: {
-            paths: [{
-              path: '/pets/',
-              splits: [{ serviceNamespace: 'test-ns', serviceName: 'v1-service', servicePort: 80, percent: 100 }],
-              appendHeaders: { foo: 'baz' },
-            }],
+            paths: [
+              {
+                path: '/pets/',
+                splits: [{ serviceNamespace: 'test-ns', serviceName: 'v1-service', servicePort: 80, percent: 100 }],
+                appendHeaders: { foo: 'baz' },
+              },
+            ],
           },
         },
       ],
     },
   };
-  const expectedHttp: HTTPRoute[] = [{
-    retries: {},
-    match: [{ uri: { prefix: '/pets/' }, authority: { prefix: 'test-route.test-ns' }, gateways: ['mesh'] }],
-    route: [{
-      destination: { host: 'v2-service.test-ns.svc.cluster.local', port: { number: 80 } },
-      weight: 100,
-      headers: { request: { set: { ugh: 'blah' } } },
-    }],
-    headers: { request: { set: { foo: 'bar' } } },
-  }];
+  const expectedHttp: HTTPRoute[] = [
+    {
+      retries: {},
+      match: [{ uri: { prefix: '/pets/' }, authority: { prefix: 'test-route.test-ns' }, gateways: ['mesh'] }],
+      route: [
+        {
+          destination: { host: 'v2-service.test-ns.svc.cluster.local', port: { number: 80 } },
+          weight: 100,
+          headers: { request: { set: { ugh: 'blah' } } },
+        },
+      ],
+      headers: { request: { set: { foo: 'bar' } } },
+    },
+  ];
   const metadata = {
     name: 'test-ingress-mesh',
     namespace: 'knative-serving',
@@ -222,7 +243,13 @@ describe('Case 4: mesh VirtualService (TestMakeMeshVirtualServiceSpec_CorrectRou
   });
 
   it('every match is on mesh, whatever the visibility (TestMakeMeshVirtualServiceSpec_CorrectGateways)', () => {
-    const ext = ingress('ext', [{ hosts: ['test-route.test-ns.svc.cluster.local'], visibility: 'ExternalIP', http: { paths: [{ splits: [{ serviceNamespace: 'test', serviceName: 'test', servicePort: 8080, percent: 100 }] }] } }]);
+    const ext = ingress('ext', [
+      {
+        hosts: ['test-route.test-ns.svc.cluster.local'],
+        visibility: 'ExternalIP',
+        http: { paths: [{ splits: [{ serviceNamespace: 'test', serviceName: 'test', servicePort: 8080, percent: 100 }] }] },
+      },
+    ]);
     const vs = makeMeshVirtualService(ext, gateways(['gateway'], ['private-gateway']))!;
     expect(vs.spec.gateways).toEqual(['mesh']);
     expect(vs.spec.http?.[0]?.match).toEqual([{ gateways: ['mesh'], authority: { prefix: 'test-route.test-ns' } }]);
@@ -238,22 +265,26 @@ describe('Case 5: ingress VS, mixed public/local hosts in one rule (TestMakeIngr
           hosts: ['domain.com', 'test-route.test-ns.svc.cluster.local'],
           visibility: 'ExternalIP',
           http: {
-            paths: [{
-              path: '/pets/',
-              splits: [{ serviceNamespace: 'test-ns', serviceName: 'v2-service', servicePort: 80, percent: 100, appendHeaders: { ugh: 'blah' } }],
-              appendHeaders: { foo: 'bar' },
-            }],
+            paths: [
+              {
+                path: '/pets/',
+                splits: [{ serviceNamespace: 'test-ns', serviceName: 'v2-service', servicePort: 80, percent: 100, appendHeaders: { ugh: 'blah' } }],
+                appendHeaders: { foo: 'bar' },
+              },
+            ],
           },
         },
         {
           hosts: ['v1.domain.com'],
           // visibility unset: the upstream test skips SetDefaults, so this rule has no gateways.
           http: {
-            paths: [{
-              path: '/pets/',
-              splits: [{ serviceNamespace: 'test-ns', serviceName: 'v1-service', servicePort: 80, percent: 100 }],
-              appendHeaders: { foo: 'baz' },
-            }],
+            paths: [
+              {
+                path: '/pets/',
+                splits: [{ serviceNamespace: 'test-ns', serviceName: 'v1-service', servicePort: 80, percent: 100 }],
+                appendHeaders: { foo: 'baz' },
+              },
+            ],
           },
         },
       ],
@@ -264,7 +295,12 @@ describe('Case 5: ingress VS, mixed public/local hosts in one rule (TestMakeIngr
     expect(makeIngressVirtualService(ing, gateways(['gateway.public'], ['gateway.private']))).toEqual({
       apiVersion: VS_API,
       kind: 'VirtualService',
-      metadata: { name: 'test-ingress-ingress', namespace: 'knative-testing', labels: { [INGRESS_LABEL]: 'test-ingress' }, ownerReferences: [ownerRef('test-ingress', 'uid-5')] },
+      metadata: {
+        name: 'test-ingress-ingress',
+        namespace: 'knative-testing',
+        labels: { [INGRESS_LABEL]: 'test-ingress' },
+        ownerReferences: [ownerRef('test-ingress', 'uid-5')],
+      },
       spec: {
         hosts: ['domain.com', 'test-route.test-ns', 'test-route.test-ns.svc', 'test-route.test-ns.svc.cluster.local', 'v1.domain.com'],
         gateways: ['gateway.public'],
@@ -275,11 +311,13 @@ describe('Case 5: ingress VS, mixed public/local hosts in one rule (TestMakeIngr
               { uri: { prefix: '/pets/' }, authority: { prefix: 'domain.com' }, gateways: ['gateway.public'] },
               { uri: { prefix: '/pets/' }, authority: { prefix: 'test-route.test-ns' }, gateways: ['gateway.public'] },
             ],
-            route: [{
-              destination: { host: 'v2-service.test-ns.svc.cluster.local', port: { number: 80 } },
-              weight: 100,
-              headers: { request: { set: { ugh: 'blah' } } },
-            }],
+            route: [
+              {
+                destination: { host: 'v2-service.test-ns.svc.cluster.local', port: { number: 80 } },
+                weight: 100,
+                headers: { request: { set: { ugh: 'blah' } } },
+              },
+            ],
             headers: { request: { set: { foo: 'bar' } } },
           },
           {
@@ -315,11 +353,18 @@ describe('Case 6: rewrite host, DomainMapping style (TestMakeVirtualServiceRoute
   });
 
   it('builds the whole ingress VirtualService', () => {
-    const ing = ingress('a.vanity.url', [{ hosts: ['a.vanity.url', 'another.vanity.url'], visibility: 'ExternalIP', http: { paths: [path] } }], { namespace: 'the-ns' });
+    const ing = ingress('a.vanity.url', [{ hosts: ['a.vanity.url', 'another.vanity.url'], visibility: 'ExternalIP', http: { paths: [path] } }], {
+      namespace: 'the-ns',
+    });
     expect(makeIngressVirtualService(ing, gateways(['gateway-1'], []))).toEqual({
       apiVersion: VS_API,
       kind: 'VirtualService',
-      metadata: { name: 'a.vanity.url-ingress', namespace: 'the-ns', labels: { [INGRESS_LABEL]: 'a.vanity.url' }, ownerReferences: [ownerRef('a.vanity.url', 'uid-a.vanity.url')] },
+      metadata: {
+        name: 'a.vanity.url-ingress',
+        namespace: 'the-ns',
+        labels: { [INGRESS_LABEL]: 'a.vanity.url' },
+        ownerReferences: [ownerRef('a.vanity.url', 'uid-a.vanity.url')],
+      },
       spec: { hosts: ['a.vanity.url', 'another.vanity.url'], gateways: ['gateway-1'], http: [expectedRoute] },
     });
   });
@@ -375,7 +420,10 @@ describe('Case 7: whole-object metadata (TestMakeVirtualServices_CorrectMetadata
     });
     const out = makeIngressVirtualService(ci, gateways([INGRESS_GW], [LOCAL_GW]));
     expect(out.metadata.labels).toEqual({ [INGRESS_LABEL]: 'test', ...routeLabels });
-    expect(out.metadata.annotations).toEqual({ 'networking.knative.dev/ingress.class': 'istio.ingress.networking.knative.dev', 'custom/anno': 'kept' });
+    expect(out.metadata.annotations).toEqual({
+      'networking.knative.dev/ingress.class': 'istio.ingress.networking.knative.dev',
+      'custom/anno': 'kept',
+    });
     expect(out.metadata.annotations).not.toBe(ci.metadata.annotations);
   });
 });
@@ -504,7 +552,9 @@ describe('Case 8 with tag-header-based-routing enabled', () => {
     {
       retries: {},
       // The probe copy of the tag path needs both header matches (net-istio PR #1349; hakn's v0.39.1 kept one).
-      match: [{ gateways: [gateway], authority: { prefix }, headers: { 'K-Network-Hash': { exact: 'override' }, 'Knative-Serving-Tag': { exact: 'v1' } } }],
+      match: [
+        { gateways: [gateway], authority: { prefix }, headers: { 'K-Network-Hash': { exact: 'override' }, 'Knative-Serving-Tag': { exact: 'v1' } } },
+      ],
       route: [dest('v1')],
       ...probeSet,
     },
@@ -514,8 +564,17 @@ describe('Case 8 with tag-header-based-routing enabled', () => {
       route: [dest('v2')],
       headers: { request: { set: { 'K-Network-Hash': HASH, 'Knative-Serving-Default-Route': 'true' } } },
     },
-    { retries: {}, match: [{ gateways: [gateway], authority: { prefix }, headers: { 'Knative-Serving-Tag': { exact: 'v1' } } }], route: [dest('v1')] },
-    { retries: {}, match: [{ gateways: [gateway], authority: { prefix } }], route: [dest('v2')], headers: { request: { set: { 'Knative-Serving-Default-Route': 'true' } } } },
+    {
+      retries: {},
+      match: [{ gateways: [gateway], authority: { prefix }, headers: { 'Knative-Serving-Tag': { exact: 'v1' } } }],
+      route: [dest('v1')],
+    },
+    {
+      retries: {},
+      match: [{ gateways: [gateway], authority: { prefix } }],
+      route: [dest('v2')],
+      headers: { request: { set: { 'Knative-Serving-Default-Route': 'true' } } },
+    },
   ];
   const tagRule = (prefix: string, gateway: string): HTTPRoute[] => [
     {
@@ -524,7 +583,12 @@ describe('Case 8 with tag-header-based-routing enabled', () => {
       route: [dest('v1')],
       headers: { request: { set: { 'K-Network-Hash': HASH, 'Knative-Serving-Tag': 'v1' } } },
     },
-    { retries: {}, match: [{ gateways: [gateway], authority: { prefix } }], route: [dest('v1')], headers: { request: { set: { 'Knative-Serving-Tag': 'v1' } } } },
+    {
+      retries: {},
+      match: [{ gateways: [gateway], authority: { prefix } }],
+      route: [dest('v1')],
+      headers: { request: { set: { 'Knative-Serving-Tag': 'v1' } } },
+    },
   ];
 
   it('makes the mesh VS then the ingress VS with the tag-header paths and their probes', () => {
@@ -533,7 +597,11 @@ describe('Case 8 with tag-header-based-routing enabled', () => {
         apiVersion: VS_API,
         kind: 'VirtualService',
         metadata: caseMetadata('test-route-mesh'),
-        spec: { hosts: meshHosts, gateways: ['mesh'], http: [...defaultRule('test-route.test-ns', 'mesh'), ...tagRule('v1-test-route.test-ns', 'mesh')] },
+        spec: {
+          hosts: meshHosts,
+          gateways: ['mesh'],
+          http: [...defaultRule('test-route.test-ns', 'mesh'), ...tagRule('v1-test-route.test-ns', 'mesh')],
+        },
       },
       {
         apiVersion: VS_API,
@@ -561,11 +629,18 @@ describe('gateways per visibility (TestMakeVirtualServicesSpec_CorrectGateways, 
   const gw = gateways(['knative-ingress-gateway/knative-serving'], ['knative-local-gateway/knative-serving']);
 
   it.each([
-    ['local visibility', [{ hosts: ['test.svc.cluster.local'], visibility: 'ClusterLocal' as const, http }], ['knative-local-gateway/knative-serving']],
+    [
+      'local visibility',
+      [{ hosts: ['test.svc.cluster.local'], visibility: 'ClusterLocal' as const, http }],
+      ['knative-local-gateway/knative-serving'],
+    ],
     ['public visibility', [{ hosts: ['test.example.com'], visibility: 'ExternalIP' as const, http }], ['knative-ingress-gateway/knative-serving']],
     [
       'local and public visibility',
-      [{ hosts: ['test.example.com'], visibility: 'ExternalIP' as const, http }, { hosts: ['test.svc.cluster.local'], visibility: 'ClusterLocal' as const, http }],
+      [
+        { hosts: ['test.example.com'], visibility: 'ExternalIP' as const, http },
+        { hosts: ['test.svc.cluster.local'], visibility: 'ClusterLocal' as const, http },
+      ],
       ['knative-ingress-gateway/knative-serving', 'knative-local-gateway/knative-serving'],
     ],
   ])('%s', (_name, rules, expected) => {
@@ -582,7 +657,8 @@ describe('gateways per visibility (TestMakeVirtualServicesSpec_CorrectGateways, 
 
 describe('makeVirtualServices: which VirtualServices are made', () => {
   const http = { paths: [{ splits: [{ serviceNamespace: 'ns', serviceName: 'rev', servicePort: 80, percent: 100 }] }] };
-  const names = (ci: IngressLike, opts: { ingressGateways: string[]; localGateways: string[] }) => makeVirtualServices(ci, opts, 'h').map((v) => v.metadata.name);
+  const names = (ci: IngressLike, opts: { ingressGateways: string[]; localGateways: string[] }) =>
+    makeVirtualServices(ci, opts, 'h').map((v) => v.metadata.name);
 
   it('no ingress VS when a public-only Ingress has no ingress gateway', () => {
     expect(names(ingress('r', [{ hosts: ['r.ns.example.com'], visibility: 'ExternalIP', http }]), gateways([], [LOCAL_GW]))).toEqual([]);
@@ -605,14 +681,35 @@ describe('makeVirtualServices: which VirtualServices are made', () => {
 
 describe('insertProbe (knative/networking InsertProbe)', () => {
   it('prepends a probe copy of every path, keeping existing headers', () => {
-    const ci = ingress('r', [{
-      hosts: ['a.example.com'],
-      http: { paths: [{ path: '/x', headers: { h: { exact: 'v' } }, appendHeaders: { a: 'b' }, splits: [{ serviceNamespace: 'ns', serviceName: 's', servicePort: 80, percent: 100 }] }] },
-    }]);
+    const ci = ingress('r', [
+      {
+        hosts: ['a.example.com'],
+        http: {
+          paths: [
+            {
+              path: '/x',
+              headers: { h: { exact: 'v' } },
+              appendHeaders: { a: 'b' },
+              splits: [{ serviceNamespace: 'ns', serviceName: 's', servicePort: 80, percent: 100 }],
+            },
+          ],
+        },
+      },
+    ]);
     const out = insertProbe(ci, 'HASH');
     expect(out.spec.rules?.[0]?.http?.paths).toEqual([
-      { path: '/x', headers: { h: { exact: 'v' }, 'K-Network-Hash': { exact: 'override' } }, appendHeaders: { a: 'b', 'K-Network-Hash': 'HASH' }, splits: [{ serviceNamespace: 'ns', serviceName: 's', servicePort: 80, percent: 100 }] },
-      { path: '/x', headers: { h: { exact: 'v' } }, appendHeaders: { a: 'b' }, splits: [{ serviceNamespace: 'ns', serviceName: 's', servicePort: 80, percent: 100 }] },
+      {
+        path: '/x',
+        headers: { h: { exact: 'v' }, 'K-Network-Hash': { exact: 'override' } },
+        appendHeaders: { a: 'b', 'K-Network-Hash': 'HASH' },
+        splits: [{ serviceNamespace: 'ns', serviceName: 's', servicePort: 80, percent: 100 }],
+      },
+      {
+        path: '/x',
+        headers: { h: { exact: 'v' } },
+        appendHeaders: { a: 'b' },
+        splits: [{ serviceNamespace: 'ns', serviceName: 's', servicePort: 80, percent: 100 }],
+      },
     ]);
     expect(ci.spec.rules?.[0]?.http?.paths).toHaveLength(1);
   });
@@ -625,7 +722,11 @@ describe('hosts and prefixes', () => {
 
   it('expandedHosts drops candidates whose last label is all digits or longer than 63 characters', () => {
     const long = 'a'.repeat(64);
-    expect(expandedHosts(['10.0.0.1', 'foo.123', `x.${long}`, 'ok.io', '123.svc.cluster.local'])).toEqual(['123.svc', '123.svc.cluster.local', 'ok.io']);
+    expect(expandedHosts(['10.0.0.1', 'foo.123', `x.${long}`, 'ok.io', '123.svc.cluster.local'])).toEqual([
+      '123.svc',
+      '123.svc.cluster.local',
+      'ok.io',
+    ]);
   });
 
   it('expandedHosts follows the cluster domain', () => {
@@ -636,9 +737,15 @@ describe('hosts and prefixes', () => {
   it.each([
     [[], []],
     [['a'], ['a']],
-    [['a', 'b'], ['a', 'b']],
+    [
+      ['a', 'b'],
+      ['a', 'b'],
+    ],
     [['a', 'ab', 'abc'], ['a']],
-    [['a', 'ab', 'abc', 'xyz', 'xy', 'm'], ['a', 'm', 'xy']],
+    [
+      ['a', 'ab', 'abc', 'xyz', 'xy', 'm'],
+      ['a', 'm', 'xy'],
+    ],
   ])('distinctHostPrefixes(%j) = %j (TestGetDistinctHostPrefixes)', (input, out) => {
     expect(distinctHostPrefixes(input)).toEqual(out);
   });

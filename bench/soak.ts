@@ -1,0 +1,84 @@
+// `npm run soak`: the randomized convergence run of test/e2e/convergence.test.ts at a larger scale (300 Services by
+// default), on its own stack and ports, with the controller's resync, relist and sweep at an hour. Prints the seed
+// and the last-change → converged figures; exits non-zero when anything did not converge.
+// SOAK_SERVICES, SOAK_WRITERS, SOAK_SECONDS, SOAK_CONVERGE_SECONDS and TIDAL_CONVERGENCE_SEED change the run;
+// TIDAL_KEEP_SOAK_STACK=1 keeps the stack running afterwards (for a look at what did not converge).
+import path from 'node:path';
+import { rmSync } from 'node:fs';
+import { Resources } from '../api/kinds.js';
+import { KubeClient } from '../activities/kube/client.js';
+import { repoRoot, stackDown, stackUp, type StackPorts } from '../dev/stack.js';
+import { cleanUp, runConvergence, SuiteLabel } from '../test/harness/convergence.js';
+
+const ports: StackPorts = {
+  etcdClient: 42379,
+  etcdPeer: 42380,
+  apiserver: 46443,
+  controllerManager: 40357,
+  scheduler: 40359,
+  temporal: 47233,
+  temporalUi: 48233,
+  temporalHttp: 47243,
+  temporalMetrics: 47244,
+  controllerMetrics: 49464,
+};
+const dir = path.join(repoRoot, '.tidal', 'soak');
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const log = (s: string) => console.error(`[soak] ${s}`);
+const namespace = 'convergence';
+const domain = 'conv.example.com';
+
+async function main(): Promise<number> {
+  const seed = num('TIDAL_CONVERGENCE_SEED', Math.floor(Math.random() * 2 ** 31));
+  await stackDown(dir);
+  rmSync(dir, { recursive: true, force: true });
+  const info = await stackUp({
+    dir,
+    ports,
+    ui: false,
+    // hakn keeps every Revision's Deployment at its min-scale: room for ~3,000 pods (110 per kwok node).
+    nodes: num('SOAK_NODES', 30),
+    controller: true,
+    controllerEnv: { TIDAL_RESYNC_SECONDS: '3600', TIDAL_RELIST_SECONDS: '3600', TIDAL_SWEEP_SECONDS: '3600' },
+    log,
+  });
+  const readyAt = Date.now();
+  const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'convergence' });
+  try {
+    await kube.apply(Resources.Namespace, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    await kube.mergePatch(Resources.ConfigMap, 'knative-serving', 'config-domain', {
+      data: { [domain]: `selector:\n  ${SuiteLabel.key}: ${SuiteLabel.value}\n` },
+    });
+    const report = await runConvergence({
+      kube,
+      kubeconfig: info.kubeconfig,
+      namespace,
+      domain,
+      seed,
+      services: num('SOAK_SERVICES', 300),
+      writers: num('SOAK_WRITERS', 8),
+      writeMs: num('SOAK_SECONDS', 240) * 1000,
+      thinkMs: [200, 1200],
+      convergeTimeoutMs: num('SOAK_CONVERGE_SECONDS', 180) * 1000,
+      notBefore: readyAt + 31_000,
+      log,
+    });
+    console.log(`\nsoak: seed ${report.seed}, ${num('SOAK_SERVICES', 300)} Services, operations ${JSON.stringify(report.operations)}`);
+    console.log(`last change → converged: p50 ${report.p50} ms, p99 ${report.p99} ms, max ${report.max} ms; ${report.failures.length} not converged`);
+    console.log(`controller log: ${path.join(dir, 'logs', 'tidal-controller.log')}`);
+    if (!process.env.TIDAL_KEEP_SOAK_STACK) await cleanUp(kube, info.kubeconfig, namespace);
+    return report.failures.length ? 1 : 0;
+  } finally {
+    kube.close();
+    if (process.env.TIDAL_KEEP_SOAK_STACK) log(`kept running in ${dir} (KUBECONFIG=${info.kubeconfig})`);
+    else await stackDown(dir, { log });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(2);
+  },
+);

@@ -1,0 +1,193 @@
+// An in-memory Kubernetes client for the activity unit tests. Objects are keyed by API group, plural, namespace and
+// name, so a Knative Service and a core Service of the same name are different objects. It serves get, list
+// (equality label selectors), server-side apply (as the API server's field ownership does for a single manager: a
+// field the previous apply set and this one does not is removed; lists are atomic; other writers' fields stay),
+// status apply, create (409 when the object exists), JSON merge patch and delete. Every call is recorded, so a test
+// can see that a pass with nothing to do writes nothing; `failNext` makes a call fail as the API server refuses it
+// (422, 403, a webhook's 400). Events are stored like any object, so tests can read them.
+import type { ResourceType } from '../../../api/kinds.js';
+import type { KubeObject } from '../../../api/meta.js';
+import { KubeApiError } from '../../../activities/kube/errors.js';
+import type { KubeClient } from '../../../activities/kube/client.js';
+
+type Json = Record<string, unknown>;
+
+const isObj = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+const clone = <T>(v: T): T => (v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T));
+const specOf = (o: object): string => JSON.stringify((o as Json)['spec']);
+
+/** RFC 7386 JSON merge patch. */
+function mergePatchJson(target: unknown, patch: unknown): unknown {
+  if (!isObj(patch)) return clone(patch);
+  const out: Json = isObj(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k];
+    else out[k] = mergePatchJson(out[k], v);
+  }
+  return out;
+}
+
+/** Removes from `live` every field `prev` (the last apply) set that `next` (this apply) no longer sets. */
+function prune(live: Json, prev: Json, next: Json): void {
+  for (const [k, v] of Object.entries(prev)) {
+    if (!(k in next)) delete live[k];
+    else if (isObj(v) && isObj(next[k]) && isObj(live[k])) prune(live[k], v, next[k]);
+  }
+}
+
+/** Deep merge of `patch` into `live` (objects merged, everything else replaced). */
+function merge(live: Json, patch: Json): Json {
+  for (const [k, v] of Object.entries(patch)) live[k] = isObj(v) && isObj(live[k]) ? merge(live[k], v) : clone(v);
+  return live;
+}
+
+export type Verb = 'get' | 'list' | 'apply' | 'status' | 'create' | 'patch' | 'delete';
+
+export interface Call {
+  verb: Verb;
+  /** `group/plural/namespace/name`, the core group spelled `core`. */
+  id: string;
+  kind: string;
+  name: string;
+  body?: unknown;
+}
+
+const READS: readonly Verb[] = ['get', 'list'];
+
+export class KubeFake {
+  readonly objects = new Map<string, KubeObject>();
+  private readonly applied = new Map<string, Json>();
+  private readonly failures: { verb: Verb; type: ResourceType; error: Error }[] = [];
+  private rv = 100;
+  private uids = 0;
+  /** Every call the client served, in order (reset it with `calls = []`). */
+  calls: Call[] = [];
+
+  private id(type: ResourceType, ns: string | undefined, name: string | undefined): string {
+    return `${type.group || 'core'}/${type.plural}/${ns ?? ''}/${name ?? ''}`;
+  }
+
+  private sameType(a: ResourceType, b: ResourceType): boolean {
+    return a.group === b.group && a.plural === b.plural;
+  }
+
+  /** Puts an object in the store as another writer made it (a uid, generation and resourceVersion are filled in). */
+  seed<T extends KubeObject>(type: ResourceType, obj: T): T {
+    const o = clone(obj);
+    o.metadata.uid ??= `uid-${o.metadata.name ?? ''}-${++this.uids}`;
+    o.metadata.generation ??= 1;
+    o.metadata.resourceVersion = String(++this.rv);
+    this.objects.set(this.id(type, o.metadata.namespace, o.metadata.name), o);
+    return clone(o);
+  }
+
+  /** Edits a stored object in place, as another writer (a user's `kubectl edit`) would: bumps resourceVersion, and
+   * generation on a spec change. */
+  edit<T extends KubeObject>(type: ResourceType, ns: string, name: string, fn: (o: T) => void): void {
+    const o = this.objects.get(this.id(type, ns, name)) as T | undefined;
+    if (!o) throw new Error(`no ${type.kind} ${ns}/${name}`);
+    const spec = specOf(o);
+    fn(o);
+    o.metadata.resourceVersion = String(++this.rv);
+    if (specOf(o) !== spec) o.metadata.generation = (o.metadata.generation ?? 1) + 1;
+  }
+
+  /** The stored object (a copy), without recording a call. */
+  get<T extends KubeObject>(type: ResourceType, ns: string, name: string): T | undefined {
+    return clone(this.objects.get(this.id(type, ns, name)) as T | undefined);
+  }
+
+  /** The stored objects of a type (copies), in one namespace or all, without recording a call. */
+  list<T extends KubeObject = KubeObject>(type: ResourceType, ns?: string): T[] {
+    const prefix = `${type.group || 'core'}/${type.plural}/${ns === undefined ? '' : `${ns}/`}`;
+    return [...this.objects.entries()].filter(([k]) => k.startsWith(prefix)).map(([, v]) => clone(v) as T);
+  }
+
+  /** The next `verb` call on `type` fails with `error`. */
+  failNext(verb: Verb, type: ResourceType, error: Error): void {
+    this.failures.push({ verb, type, error });
+  }
+
+  /** The recorded writes (every call but get and list), optionally of one verb. */
+  writes(verb?: Verb): Call[] {
+    return this.calls.filter((c) => !READS.includes(c.verb) && (verb === undefined || c.verb === verb));
+  }
+
+  private record(verb: Verb, type: ResourceType, ns: string | undefined, name: string | undefined, body?: unknown): string {
+    const id = this.id(type, ns, name);
+    this.calls.push({ verb, id, kind: type.kind, name: name ?? '', ...(body === undefined ? {} : { body: clone(body) }) });
+    const i = this.failures.findIndex((f) => f.verb === verb && this.sameType(f.type, type));
+    if (i >= 0) throw this.failures.splice(i, 1)[0]!.error;
+    return id;
+  }
+
+  private store(id: string, next: KubeObject, before: KubeObject | undefined): KubeObject {
+    next.metadata.resourceVersion = String(++this.rv);
+    if (!before) {
+      next.metadata.uid ??= `uid-${next.metadata.name ?? ''}-${++this.uids}`;
+      next.metadata.generation = 1;
+    } else if (specOf(before) !== specOf(next)) {
+      next.metadata.generation = (before.metadata.generation ?? 1) + 1;
+    }
+    this.objects.set(id, next);
+    return clone(next);
+  }
+
+  client(): KubeClient {
+    const api = {
+      fieldManager: 'tidal',
+      get: async (type: ResourceType, ns: string, name: string) => clone(this.objects.get(this.record('get', type, ns, name))),
+      list: async (type: ResourceType, ns?: string, opts: { labelSelector?: string } = {}) => {
+        this.record('list', type, ns, undefined);
+        const want = (opts.labelSelector ?? '')
+          .split(',')
+          .filter((s) => s !== '')
+          .map((s) => s.split('=') as [string, string]);
+        const items = this.list(type, ns).filter((o) => want.every(([k, v]) => o.metadata.labels?.[k] === v));
+        return { items, resourceVersion: String(this.rv) };
+      },
+      apply: async (type: ResourceType, obj: KubeObject, subresource?: 'status') => {
+        const id = this.record(subresource === 'status' ? 'status' : 'apply', type, obj.metadata.namespace, obj.metadata.name, obj);
+        const before = this.objects.get(id);
+        if (subresource === 'status') {
+          if (!before) throw new KubeApiError(404, 'NotFound', `${id} not found`, 'APPLY', id);
+          const next = clone(before);
+          (next as unknown as Json)['status'] = clone((obj as unknown as Json)['status']);
+          next.metadata.resourceVersion = String(++this.rv);
+          this.objects.set(id, next);
+          return clone(next);
+        }
+        const next = clone(before ?? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: {} }) as Json & KubeObject;
+        const prev = this.applied.get(id);
+        if (prev) prune(next, clone(prev), obj as unknown as Json);
+        merge(next, clone(obj) as unknown as Json);
+        this.applied.set(id, clone(obj) as unknown as Json);
+        return this.store(id, next, before);
+      },
+      create: async (type: ResourceType, obj: KubeObject) => {
+        const id = this.record('create', type, obj.metadata.namespace, obj.metadata.name, obj);
+        if (this.objects.has(id)) throw new KubeApiError(409, 'AlreadyExists', `${id} already exists`, 'CREATE', id);
+        return this.store(id, clone(obj), undefined);
+      },
+      mergePatch: async (type: ResourceType, ns: string, name: string, patch: unknown) => {
+        const id = this.record('patch', type, ns, name, patch);
+        const before = this.objects.get(id);
+        if (!before) throw new KubeApiError(404, 'NotFound', `${id} not found`, 'PATCH', id);
+        return this.store(id, mergePatchJson(before, patch) as KubeObject, before);
+      },
+      delete: async (type: ResourceType, ns: string, name: string) => {
+        const id = this.record('delete', type, ns, name);
+        if (!this.objects.has(id)) return false;
+        this.objects.delete(id);
+        this.applied.delete(id);
+        return true;
+      },
+    };
+    return api as unknown as KubeClient;
+  }
+}
+
+/** A KubeApiError as KubeClient throws it for a refused write. */
+export function refused(code: number, reason: string, message: string, verb = 'APPLY', path = '/apis/x'): KubeApiError {
+  return new KubeApiError(code, reason, message, verb, path);
+}
