@@ -2,9 +2,9 @@
 import path from 'node:path';
 import { rmSync, readFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
-import { Resources } from '../api/kinds.js';
+import { Resources, type ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
-import type { Revision, Service } from '../api/serving.js';
+import type { Service } from '../api/serving.js';
 import { KubeClient } from '../activities/kube/client.js';
 import { repoRoot, stackDown, stackUp, type StackPorts } from '../dev/stack.js';
 import { ProcessTable } from '../dev/processes.js';
@@ -26,6 +26,18 @@ const ports: StackPorts = {
 const dir = path.join(repoRoot, '.tidal', 'bench');
 const counts = (process.env.BENCH_COUNTS ?? '1,50').split(',').map(Number);
 const log = makeLogger('warn', 'bench');
+
+/** CPU seconds (user + system) a process has used so far, from /proc. */
+function cpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+function rssMiB(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+}
 
 function pct(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
@@ -115,46 +127,38 @@ async function main(): Promise<void> {
   const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
   const readyAt = new Map<string, number>();
   const serviceReadyAt = new Map<string, number>();
-  const services = new Informer(
-    kube,
-    Resources.Service,
-    {
-      relistMs: 3_600_000,
-      maxBackoffMs: 1000,
-      onChange: (_t, obj: KubeObject) => {
-        const s = obj as Service;
-        const ready = s.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-        const name = s.metadata.name ?? '';
-        if (ready && !serviceReadyAt.has(name)) serviceReadyAt.set(name, performance.now());
+  // When each Service, and the first Revision of each Service, was first seen Ready.
+  const readyInformer = async (type: ResourceType, keyOf: (o: KubeObject) => string | undefined, seen: Map<string, number>) => {
+    const informer = new Informer(
+      kube,
+      type,
+      {
+        relistMs: 3_600_000,
+        maxBackoffMs: 1000,
+        onChange: (_t, obj: KubeObject) => {
+          const ready = (obj as Service).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+          const key = keyOf(obj);
+          if (ready && key && !seen.has(key)) seen.set(key, performance.now());
+        },
       },
-    },
-    log,
-  );
-  services.start();
-  await services.synced;
-  const revisions = new Informer(
-    kube,
-    Resources.Revision,
-    {
-      relistMs: 3_600_000,
-      maxBackoffMs: 1000,
-      onChange: (_t, obj: KubeObject) => {
-        const r = obj as Revision;
-        const ready = r.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-        const svc = r.metadata.labels?.['serving.knative.dev/service'];
-        if (ready && svc && !readyAt.has(svc)) readyAt.set(svc, performance.now());
-      },
-    },
-    log,
-  );
-  revisions.start();
-  await revisions.synced;
+      log,
+    );
+    informer.start();
+    await informer.synced;
+    return informer;
+  };
+  const services = await readyInformer(Resources.Service, (o) => o.metadata.name, serviceReadyAt);
+  const revisions = await readyInformer(Resources.Revision, (o) => o.metadata.labels?.['serving.knative.dev/service'], readyAt);
   const connection = await Connection.connect({ address: info.temporalAddress });
   const client = new Client({ connection });
 
   console.log('\nTidal: create N Services at once → Revision Ready and → Service Ready (local stack, kwok nodes, 2 cores)');
-  console.log('N\trev p50\trev p95\tsvc p50\tsvc p95\tsvc max\tall ready s\tServices/s\tAPI writes/Service');
+  const procs = new ProcessTable(dir);
+  const controllerPid = procs.running('tidal-controller')?.pid;
+  const temporalPid = procs.running('temporal')?.pid;
+  console.log('N\trev p50\trev p95\tsvc p50\tsvc p95\tsvc max\tall ready s\tServices/s\tAPI writes/Service\tCPU s/Service (Tidal + Temporal)');
   for (const n of counts) {
+    const cpuBefore = [cpuSeconds(controllerPid), cpuSeconds(temporalPid)];
     const names = Array.from({ length: n }, (_, i) => `b${n}-${i}`);
     const start = new Map<string, number>();
     const t0 = performance.now();
@@ -170,11 +174,14 @@ async function main(): Promise<void> {
     // Let the echoes settle, then count what Tidal wrote for this batch.
     await new Promise((r) => setTimeout(r, 3000));
     const writes = ((await tidalWrites()) - writesBefore) / n;
+    // CPU over the batch including the 3 s settle: what creating these Services cost, idle included.
+    const cpuTidal = (cpuSeconds(controllerPid) - cpuBefore[0]!) / n;
+    const cpuTemporal = (cpuSeconds(temporalPid) - cpuBefore[1]!) / n;
     const rev = names.map((x) => (readyAt.get(x) ?? NaN) - (start.get(x) ?? 0)).sort((a, b) => a - b);
     const svc = names.map((x) => (serviceReadyAt.get(x) ?? NaN) - (start.get(x) ?? 0)).sort((a, b) => a - b);
     const all = (Math.max(...names.map((x) => serviceReadyAt.get(x) ?? NaN)) - t0) / 1000;
     console.log(
-      `${n}\t${pct(rev, 50).toFixed(0)}\t${pct(rev, 95).toFixed(0)}\t${pct(svc, 50).toFixed(0)}\t${pct(svc, 95).toFixed(0)}\t${svc.at(-1)?.toFixed(0)}\t${all.toFixed(2)}\t${(n / all).toFixed(1)}\t${writes.toFixed(1)}`,
+      `${n}\t${pct(rev, 50).toFixed(0)}\t${pct(rev, 95).toFixed(0)}\t${pct(svc, 50).toFixed(0)}\t${pct(svc, 95).toFixed(0)}\t${svc.at(-1)?.toFixed(0)}\t${all.toFixed(2)}\t${(n / all).toFixed(1)}\t${writes.toFixed(1)}\t${(cpuTidal + cpuTemporal).toFixed(2)} (${cpuTidal.toFixed(2)} + ${cpuTemporal.toFixed(2)})`,
     );
   }
 
@@ -195,11 +202,7 @@ async function main(): Promise<void> {
       `history ${kind}/default/${name}: ${events} events, ${st.totalReconciles} passes, ${st.totalPokes} pokes → ${(events / st.totalReconciles).toFixed(1)} events/pass`,
     );
   }
-  const rec = new ProcessTable(dir).running('tidal-controller');
-  if (rec) {
-    const rss = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${rec.pid}/status`, 'utf8'))?.[1];
-    console.log(`controller RSS after the run: ${(Number(rss) / 1024).toFixed(0)} MiB`);
-  }
+  console.log(`RSS after the run: controller ${rssMiB(controllerPid).toFixed(0)} MiB, Temporal server ${rssMiB(temporalPid).toFixed(0)} MiB`);
   await revisions.close();
   await services.close();
   await connection.close();

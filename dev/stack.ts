@@ -163,8 +163,9 @@ export async function kubectl(info: Pick<StackInfo, 'kubeconfig' | 'bins'>, args
   });
 }
 
-function nodeManifest(name: string): string {
-  return JSON.stringify({
+/** A kwok Node (32 CPUs, 256 GiB, 110 pods): kwok makes pods scheduled onto it Running and Ready. */
+export function kwokNode(name: string) {
+  return {
     apiVersion: 'v1',
     kind: 'Node',
     metadata: {
@@ -176,7 +177,11 @@ function nodeManifest(name: string): string {
       allocatable: { cpu: '32', memory: '256Gi', pods: '110' },
       capacity: { cpu: '32', memory: '256Gi', pods: '110' },
     },
-  });
+  };
+}
+
+function nodeManifest(name: string): string {
+  return JSON.stringify(kwokNode(name));
 }
 
 export async function stackUp(opts: StackOptions): Promise<StackInfo> {

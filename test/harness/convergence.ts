@@ -3,6 +3,7 @@
 // is checked against what the LATEST spec implies, and the time from each Service's last change to its convergence
 // is measured. The checks are written from Knative's documented behaviour, not from Tidal's builders, so that a bug
 // in a builder is caught too. Not vitest-specific: the soak runs it from a plain script.
+import { kwokNode } from '../../dev/stack.js';
 import { Resources, type ResourceType } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import type { Condition, Configuration, Revision, Route, Service, TrafficTarget } from '../../api/serving.js';
@@ -821,16 +822,7 @@ export const NodeResource: ResourceType = { group: '', version: 'v1', kind: 'Nod
 export async function addKwokNodes(kube: KubeClient, count: number, prefix = 'kwok-conv'): Promise<string[]> {
   const names = Array.from({ length: count }, (_, i) => `${prefix}-${i}`);
   for (const name of names) {
-    await kube.apply(NodeResource, {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: {
-        name,
-        annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-        labels: { 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name, type: 'kwok' },
-      },
-      status: { allocatable: { cpu: '32', memory: '256Gi', pods: '110' }, capacity: { cpu: '32', memory: '256Gi', pods: '110' } },
-    } as KubeObject);
+    await kube.apply(NodeResource, kwokNode(name));
   }
   return names;
 }

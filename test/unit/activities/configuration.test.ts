@@ -1,14 +1,10 @@
 // The Configuration's Revision step when the API server refuses the Revision (issue 8: failures nobody sees).
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createConfigurationActivities } from '../../../activities/configuration.js';
-import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
-import type { EventRecorder } from '../../../activities/events.js';
 import { Resources } from '../../../api/kinds.js';
 import type { Configuration } from '../../../api/serving.js';
-import { revisionConfig } from '../../fixtures/revision.js';
 import { configuration } from '../../fixtures/serving.js';
-import { KubeFake, refused } from './kube-fake.js';
+import { KubeFake, refused, fakeDeps } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello' };
 
@@ -18,16 +14,7 @@ function setup() {
     Resources.Configuration,
     configuration('hello', 'default', (c) => void (c.metadata.generation = 1)),
   );
-  const recorded: { type: string; reason: string; message: string }[] = [];
-  const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
-  const config = { revisionConfig: () => revisionConfig(), systemNamespace: 'knative-serving' } as unknown as ConfigSource;
-  const deps = {
-    kube: fake.client(),
-    events,
-    log: pino({ level: 'silent' }),
-    config,
-    now: () => new Date('2025-01-01T00:00:00Z'),
-  } as unknown as ActivityDeps;
+  const { deps, recorded } = fakeDeps(fake);
   return { fake, recorded, acts: createConfigurationActivities(deps) };
 }
 

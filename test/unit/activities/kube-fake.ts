@@ -5,6 +5,12 @@
 // status apply, create (409 when the object exists), JSON merge patch and delete. Every call is recorded, so a test
 // can see that a pass with nothing to do writes nothing; `failNext` makes a call fail as the API server refuses it
 // (422, 403, a webhook's 400). Events are stored like any object, so tests can read them.
+import pino from 'pino';
+import type { RevisionConfig } from '../../../api/config/index.js';
+import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
+import type { DigestResolver } from '../../../activities/digests.js';
+import type { EventRecorder } from '../../../activities/events.js';
+import { revisionConfig as testRevisionConfig } from '../../fixtures/revision.js';
 import type { ResourceType } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import { KubeApiError } from '../../../activities/kube/errors.js';
@@ -190,4 +196,32 @@ export class KubeFake {
 /** A KubeApiError as KubeClient throws it for a refused write. */
 export function refused(code: number, reason: string, message: string, verb = 'APPLY', path = '/apis/x'): KubeApiError {
   return new KubeApiError(code, reason, message, verb, path);
+}
+
+/** Events an activity recorded, in order. */
+export type RecordedEvent = { type: string; reason: string; message: string };
+
+/**
+ * Activity dependencies over `fake`: an event recorder that keeps what it is given, today's (or `revisionConfig`'s)
+ * config maps, a fixed clock and a silent log. `digests` defaults to a resolver that pins nothing.
+ */
+export function fakeDeps(
+  fake: KubeFake,
+  opts: { revisionConfig?: () => RevisionConfig; digests?: DigestResolver } = {},
+): { deps: ActivityDeps; recorded: RecordedEvent[] } {
+  const recorded: RecordedEvent[] = [];
+  const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
+  const config = {
+    revisionConfig: opts.revisionConfig ?? (() => testRevisionConfig()),
+    systemNamespace: 'knative-serving',
+  } as unknown as ConfigSource;
+  const deps = {
+    kube: fake.client(),
+    events,
+    log: pino({ level: 'silent' }),
+    config,
+    digests: opts.digests ?? { resolve: async () => '' },
+    now: () => new Date('2025-01-01T00:00:00Z'),
+  } as unknown as ActivityDeps;
+  return { deps, recorded };
 }

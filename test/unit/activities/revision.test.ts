@@ -1,19 +1,16 @@
 // The Revision activities against an in-memory API server (issue 8): the ContainerMissing message names the image
 // that failed; the Deployment and the revision Service follow what Tidal last applied (a dropped label leaves, an
 // edited replica count is reverted); a refused apply shows on the Revision.
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
 import type { DigestResolver } from '../../../activities/digests.js';
-import type { EventRecorder } from '../../../activities/events.js';
 import { createRevisionActivities } from '../../../activities/revision.js';
 import { Resources } from '../../../api/kinds.js';
 import { revisionConditionSet } from '../../../api/lifecycle/revision.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { Revision } from '../../../api/serving.js';
 import type { Deployment } from '../../../resources/deployment.js';
-import { revision, revisionConfig, withContainers, withContainerStatuses, withRevLabels } from '../../fixtures/revision.js';
-import { KubeFake, refused } from './kube-fake.js';
+import { revision, withContainers, withContainerStatuses, withRevLabels } from '../../fixtures/revision.js';
+import { KubeFake, refused, fakeDeps } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello-00001' };
 const digest = (c: string) => `ghcr.io/example/${c}@sha256:${c.charCodeAt(0).toString(16).padStart(64, '0')}`;
@@ -21,17 +18,7 @@ const digest = (c: string) => `ghcr.io/example/${c}@sha256:${c.charCodeAt(0).toS
 function setup(rev: Revision, digests?: DigestResolver) {
   const fake = new KubeFake();
   fake.seed(Resources.Revision, rev);
-  const recorded: { type: string; reason: string; message: string }[] = [];
-  const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
-  const config = { revisionConfig: () => revisionConfig(), systemNamespace: 'knative-serving' } as unknown as ConfigSource;
-  const deps = {
-    kube: fake.client(),
-    events,
-    log: pino({ level: 'silent' }),
-    config,
-    digests: digests ?? { resolve: async () => '' },
-    now: () => new Date('2025-01-01T00:00:00Z'),
-  } as unknown as ActivityDeps;
+  const { deps, recorded } = fakeDeps(fake, digests ? { digests } : {});
   return { fake, recorded, acts: createRevisionActivities(deps) };
 }
 

@@ -1,32 +1,20 @@
 // The Service activities against an in-memory API server: removed fields reach the Configuration and Route, edits
 // to them are reverted, a pass with nothing to do writes nothing, and a refused apply shows on the Service.
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
-import type { EventRecorder } from '../../../activities/events.js';
 import { createServiceActivities } from '../../../activities/service.js';
 import { Resources } from '../../../api/kinds.js';
 import { serviceConditionSet } from '../../../api/lifecycle/service.js';
 import type { Configuration, Route, Service } from '../../../api/serving.js';
 import { revisionConfig } from '../../fixtures/revision.js';
 import { service, withLabels } from '../../fixtures/serving.js';
-import { KubeFake, refused } from './kube-fake.js';
+import { KubeFake, refused, fakeDeps } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello' };
 
 function setup(svc: Service, current: () => ReturnType<typeof revisionConfig> = () => revisionConfig()) {
   const fake = new KubeFake();
   fake.seed(Resources.Service, svc);
-  const recorded: { type: string; reason: string; message: string }[] = [];
-  const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
-  const config = { revisionConfig: current, systemNamespace: 'knative-serving' } as unknown as ConfigSource;
-  const deps = {
-    kube: fake.client(),
-    events,
-    log: pino({ level: 'silent' }),
-    config,
-    now: () => new Date('2025-01-01T00:00:00Z'),
-  } as unknown as ActivityDeps;
+  const { deps, recorded } = fakeDeps(fake, { revisionConfig: current });
   return { fake, recorded, acts: createServiceActivities(deps) };
 }
 
