@@ -8,6 +8,7 @@ import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js'
 import type { Configuration, Revision, Route, Service } from '../api/serving.js';
 import { makeConfiguration } from '../resources/configuration.js';
 import { makeRoute } from '../resources/route.js';
+import { isRevisionNameTaken } from '../resources/revision-lookup.js';
 import { computeServiceStatus } from '../resources/service-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { applyReportingFailures } from './apply.js';
@@ -17,6 +18,8 @@ import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 export type ChildOutcome =
   | { outcome: 'gone' }
   | { outcome: 'notOwned'; name: string }
+  /** Not applied this pass (a bring-your-own Revision name the Configuration has not created yet). */
+  | { outcome: 'held'; name: string; reason: string }
   | {
       outcome: 'applied';
       action: 'created' | 'updated' | 'unchanged';
@@ -84,6 +87,20 @@ export function createServiceActivities(deps: ActivityDeps) {
       // The Route reads no field config-defaults sets: today's defaults do.
       const svc = (await readService(key))?.svc;
       if (!svc) return { outcome: 'gone' };
+      // A bring-your-own Revision name (spec §1.4 step 2): the Route is not reprogrammed until the Configuration has
+      // caught up with this template and the named Revision exists, so traffic never names a Revision that is not
+      // there. The Configuration's status change pokes this workflow when it has.
+      const byo = svc.spec.template.metadata?.name;
+      if (byo) {
+        const [cfg, rev] = await Promise.all([
+          kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
+          kube.get<Revision>(Resources.Revision, key.namespace, byo),
+        ]);
+        const caughtUp = cfg !== undefined && cfg.status?.observedGeneration === cfg.metadata.generation;
+        if (!rev || !caughtUp) return { outcome: 'held', name: key.name, reason: `waiting for Revision "${byo}"` };
+        // Step 3: a name taken by a conflicting Revision leaves the Route as it is (the status says RevisionNameTaken).
+        if (isRevisionNameTaken(cfg, rev)) return { outcome: 'held', name: key.name, reason: `Revision name "${byo}" is taken` };
+      }
       const existing = await kube.get<Route>(Resources.Route, key.namespace, key.name);
       return applyChild(svc, Resources.Route, existing, makeRoute(svc), ServiceConditionRoutesReady);
     },

@@ -380,7 +380,13 @@ export async function startController(
   const rec = procs.start(
     name,
     process.execPath,
-    ['--import', 'tsx', path.join(repoRoot, 'workers', 'controller.ts')],
+    [
+      // TIDAL_CPU_PROF_DIR: a V8 CPU profile of the controller, written there when it stops (benchmarks' "why").
+      ...(process.env.TIDAL_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TIDAL_CPU_PROF_DIR}`] : []),
+      '--import',
+      'tsx',
+      path.join(repoRoot, 'workers', 'controller.ts'),
+    ],
     {
       ...process.env,
       KUBECONFIG: info.kubeconfig,

@@ -3,6 +3,7 @@ import type { ChildOutcome, StatusOutcome } from '../activities/index.js';
 
 export function describeChild(kind: string, o: ChildOutcome): string {
   if (o.outcome === 'notOwned') return `${kind} ${o.name} not owned (NotOwned)`;
+  if (o.outcome === 'held') return `${kind} held: ${o.reason}`;
   if (o.outcome === 'applied') return `${kind} ${o.action}`;
   return `${kind} gone`;
 }

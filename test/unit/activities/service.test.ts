@@ -60,6 +60,30 @@ describe('reconcileServiceConfiguration / reconcileServiceRoute', () => {
     expect(fake.get<Configuration>(Resources.Configuration, 'default', 'fresh')!.spec.template.spec.containerConcurrency).toBe(7);
   });
 
+  it('regression (issue 8): with a bring-your-own Revision name the Route waits until that Revision exists and the Configuration caught up', async () => {
+    const byo = (s: Service) => void (s.spec.template.metadata = { name: 'hello-blue' });
+    const { fake, acts } = setup(service('hello', 'default', byo));
+    expect(await acts.reconcileServiceRoute(key)).toEqual({ outcome: 'held', name: 'hello', reason: 'waiting for Revision "hello-blue"' });
+    expect(fake.get<Route>(Resources.Route, 'default', 'hello')).toBeUndefined();
+    await acts.reconcileServiceConfiguration(key);
+    // The Configuration exists at generation 1 but has not observed it, and hello-blue is not there yet.
+    expect(await acts.reconcileServiceRoute(key)).toMatchObject({ outcome: 'held' });
+    fake.edit<Configuration>(Resources.Configuration, 'default', 'hello', (c) => void (c.status = { observedGeneration: c.metadata.generation }));
+    expect(await acts.reconcileServiceRoute(key)).toMatchObject({ outcome: 'held' });
+    // A Revision of that name made by someone else: the name is taken, and the Route stays as it is.
+    fake.seed(Resources.Revision, { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', metadata: { name: 'hello-blue', namespace: 'default' } });
+    expect(await acts.reconcileServiceRoute(key)).toEqual({ outcome: 'held', name: 'hello', reason: 'Revision name "hello-blue" is taken' });
+    // The Configuration's own Revision of this generation: the Route follows.
+    const cfg = fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!;
+    fake.edit(Resources.Revision, 'default', 'hello-blue', (r) => {
+      r.metadata.labels = { 'serving.knative.dev/configurationGeneration': String(cfg.metadata.generation) };
+      r.metadata.ownerReferences = [
+        { apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: 'hello', uid: cfg.metadata.uid ?? '', controller: true },
+      ];
+    });
+    expect(await acts.reconcileServiceRoute(key)).toMatchObject({ outcome: 'applied', action: 'created' });
+  });
+
   it('a pass with nothing to do writes nothing', async () => {
     const { fake, acts } = setup(service('hello', 'default', withLimits));
     await acts.reconcileServiceConfiguration(key);
