@@ -35,7 +35,14 @@ import {
 } from '../resources/placeholder-service.js';
 import { isNotFound } from './kube/errors.js';
 import { buildTrafficConfiguration, markBadTrafficTarget, statusTraffic, trafficNames } from '../resources/traffic.js';
-import { configurationRoutesPatch, listsRoute, revisionOwnerConfiguration, routingPatch, routingTargets } from '../resources/labeler.js';
+import {
+  sameRoutingTargets,
+  configurationRoutesPatch,
+  listsRoute,
+  revisionOwnerConfiguration,
+  routingPatch,
+  routingTargets,
+} from '../resources/labeler.js';
 import { applyIfChanged, needsApply } from './apply.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
@@ -160,6 +167,7 @@ export function createRouteActivities(deps: ActivityDeps) {
   async function syncRouting(
     key: ObjectKey,
     route: Route,
+    stored: Route,
     revs: Record<string, Revision>,
     configs: Record<string, Configuration>,
     settled: boolean,
@@ -199,7 +207,14 @@ export function createRouteActivities(deps: ActivityDeps) {
       const patch = cfg ? configurationRoutesPatch(cfg, key.name, true) : undefined;
       if (patch) await patchIfPresent(Resources.Configuration, key.namespace, name, { metadata: patch });
     }
-    if (settled) await clearRouting(key, targets, now);
+    if (!settled) return;
+    // The stored Route was already settled at its generation and named the same targets: the last settled pass
+    // cleared everything else, and only this Route's own labeler adds it anywhere, so the two namespace-wide lists
+    // would find nothing. (Runs before the status write, so a pass that fails half-way clears on its retry.)
+    const storedTraffic = [...(stored.status?.traffic ?? []), ...(route.spec.traffic ?? [])]; // same generation: same spec
+    const storedSettled = isRouteReady(stored) || isRouteFailed(stored);
+    if (storedSettled && sameRoutingTargets(routingTargets(storedTraffic, revCache, cfgCache), targets)) return;
+    await clearRouting(key, targets, now);
   }
 
   /**
@@ -338,8 +353,8 @@ export function createRouteActivities(deps: ActivityDeps) {
         }
       }
       endReconcile(r, before, now);
+      await syncRouting(key, r, raw, revs, configs, isRouteReady(r) || isRouteFailed(r), now);
       const written = await writeStatus(kube, Resources.Route, raw, r.status);
-      await syncRouting(key, r, revs, configs, isRouteReady(r) || isRouteFailed(r), now);
       if (placeholders?.notOwned) {
         // As upstream, the pass fails after reporting it (status and one InternalError Event), so it is retried with
         // backoff until the foreign object goes: nothing pokes the Route when a Service it does not own changes.

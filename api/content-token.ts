@@ -4,6 +4,7 @@
 import { SERVING_GROUP, type ResourceType } from './kinds.js';
 import { Annotations, Labels } from './labels.js';
 import type { KubeObject } from './meta.js';
+import { stableStringify } from './stable-json.js';
 
 /**
  * How a workflow looks at a source object: `self` for its own object (status is its own output and is left out),
@@ -61,16 +62,6 @@ function specPart(obj: KubeObject & { status?: unknown }): unknown {
   return { ...rest, metadata: { ...meta, labels: without(labels, bookkeepingLabels), annotations: without(annotations, bookkeepingAnnotations) } };
 }
 
-/** JSON with object keys sorted, so the same content gives the same text whoever serialised it. */
-export function canonicalJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(v as Record<string, unknown>)
-    .filter(([, x]) => x !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
-}
-
 /** 64-bit FNV-1a (two 32-bit lanes with different offsets), as 16 hex digits: fast, and collisions are negligible. */
 export function hash64(text: string): string {
   let a = 0x811c9dc5;
@@ -83,7 +74,7 @@ export function hash64(text: string): string {
   return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
 }
 
-const specHash = (obj: KubeObject): string => hash64(canonicalJson(specPart(obj)));
+const specHash = (obj: KubeObject): string => hash64(stableStringify(specPart(obj)));
 /**
  * The status as its readers act on it: condition timestamps are left out (no reader acts on them, and they move only
  * with a change that is in anyway), and so are a Revision's replica counts (its Configuration and Routes act on its
@@ -105,7 +96,7 @@ function statusPart(obj: KubeObject & { status?: unknown }): unknown {
   return out;
 }
 
-const statusHash = (obj: KubeObject & { status?: unknown }): string => hash64(canonicalJson(statusPart(obj)));
+const statusHash = (obj: KubeObject & { status?: unknown }): string => hash64(stableStringify(statusPart(obj)));
 
 /** A poke's token for `obj`: `s.<spec>` for the target's own object, `d.<spec>.<status>` for any other. */
 export function contentToken(obj: KubeObject, view: TokenView): string {

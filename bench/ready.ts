@@ -74,13 +74,14 @@ async function passesOf(client: Client, name: string, revisions: string[]): Prom
   ];
   const out: Record<string, number> = {};
   for (const id of ids) {
-    try {
-      out[id.split('/')[0] === 'Revision' ? id.split('/')[2]! : id.split('/')[0]!] = (
-        await client.workflow.getHandle(id).query<{ totalReconciles: number }>('state')
-      ).totalReconciles;
-    } catch {
-      out[id] = 0;
-    }
+    const [kind, , objName] = id.split('/') as [string, string, string];
+    const label = kind === 'Revision' ? objName : kind;
+    // A workflow that never ran (or is gone) counts 0 passes.
+    out[label] = await client.workflow
+      .getHandle(id)
+      .query<{ totalReconciles: number }>('state')
+      .then((st) => st.totalReconciles)
+      .catch(() => 0);
   }
   return out;
 }

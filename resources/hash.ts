@@ -1,5 +1,9 @@
 // The `serving.knative.dev/deployment-hash` label: FNV-32a over a stable dump of the desired Deployment, base36.
+import { stableStringify } from '../api/stable-json.js';
 import { utf8Encode } from './md5.js';
+
+// The canonical JSON text lives in api/ (content tokens use it too); re-exported for the builders here.
+export { stableStringify };
 
 const FNV32_OFFSET_BASIS = 0x811c9dc5;
 const FNV32_PRIME = 0x01000193;
@@ -17,25 +21,6 @@ export function fnv32a(s: string): number {
 /** Lowercase base-36 of an unsigned integer (Go: `strconv.FormatUint(n, 36)`). */
 export function toBase36(n: number): string {
   return n.toString(36);
-}
-
-/**
- * A canonical JSON text of a plain-JSON value: object keys sorted (by UTF-16 code unit, i.e. `Array.sort`),
- * `undefined` members dropped (as JSON.stringify drops them), arrays kept in order, no whitespace. Equal values give
- * equal text whatever the order their keys were inserted in.
- */
-export function stableStringify(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    const text = JSON.stringify(value) as string | undefined;
-    return text ?? 'null'; // undefined / functions inside arrays become null, as in JSON.stringify
-  }
-  if (Array.isArray(value)) {
-    return `[${value.map((v) => stableStringify(v)).join(',')}]`;
-  }
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined && typeof v !== 'function')
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
 }
 
 /** What the deployment hash covers: the Deployment's spec and its metadata maps (without the hash label itself). */

@@ -72,6 +72,12 @@ export interface RoutingTargets {
   configurations: Set<string>;
 }
 
+/** True when two target sets name the same Revisions and Configurations. */
+export function sameRoutingTargets(a: RoutingTargets, b: RoutingTargets): boolean {
+  const same = (x: Set<string>, y: Set<string>) => x.size === y.size && [...x].every((n) => y.has(n));
+  return same(a.revisions, b.revisions) && same(a.configurations, b.configurations);
+}
+
 /**
  * Upstream `syncRoutingMeta`'s walk over `status.traffic ∪ spec.traffic`: every named Revision that exists, and its
  * controlling Configuration (treated as a configuration target); every configuration target that exists, and, for a

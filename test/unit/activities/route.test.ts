@@ -188,6 +188,8 @@ describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', (
     const o = ok(await h.pass('direct'));
     expect(o).toMatchObject({ outcome: 'unchanged', ingress: 'unchanged', ready: 'True' });
     expect(h.kube.writes()).toEqual([]);
+    // Settled before and after, with the same targets: no namespace-wide list of Revisions or Configurations.
+    expect(h.kube.calls.filter((c) => c.verb === 'list' && (c.kind === 'Revision' || c.kind === 'Configuration'))).toEqual([]);
   });
 
   it('the finalizer takes the Route off its Configurations and Revisions, then removes itself', async () => {
