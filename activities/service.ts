@@ -1,5 +1,6 @@
 // Activities of the Service workflow (spec §1): converge the Configuration and the Route named after the Service,
 // then write the Service's status from what they report.
+import { observationOf, specOfObservation } from '../api/content-token.js';
 import { defaultsInForce, setServiceDefaults, withDefaultsSnapshot } from '../api/defaults.js';
 import type { DefaultsConfig } from '../api/config/types.js';
 import { Resources, type ResourceType } from '../api/kinds.js';
@@ -37,11 +38,14 @@ export function createServiceActivities(deps: ActivityDeps) {
    * The Service with Knative's defaults, as they were when it was first reconciled: the values in force are frozen
    * on its Configuration (`tidal.dev/defaults`, api/defaults.ts), so a config-defaults change rolls no Revision.
    */
-  async function readService(key: ObjectKey, configuration?: Configuration): Promise<{ svc: Service; defaults: DefaultsConfig } | undefined> {
+  async function readService(
+    key: ObjectKey,
+    configuration?: Configuration,
+  ): Promise<{ svc: Service; defaults: DefaultsConfig; spec: string } | undefined> {
     const svc = await kube.get<Service>(Resources.Service, key.namespace, key.name);
     if (!svc || svc.metadata.deletionTimestamp) return undefined;
     const defaults = defaultsInForce(config.revisionConfig().defaults, svc, [configuration]);
-    return { svc: setServiceDefaults(svc, defaults), defaults };
+    return { svc: setServiceDefaults(svc, defaults), defaults, spec: specOfObservation(observationOf(svc)) };
   }
 
   /**
@@ -106,13 +110,20 @@ export function createServiceActivities(deps: ActivityDeps) {
     },
 
     /** Writes the Service's status from its Configuration and Route (spec §1.4). */
-    async updateServiceStatus(key: ObjectKey): Promise<StatusOutcome> {
+    /**
+     * Writes the Service's status from its children. `expectSpec` (a status-only pass): the spec hash the children
+     * were applied from; a Service whose spec moved on since is left alone (`stale`), for a full pass to apply first —
+     * its status must never report a generation whose children were not applied.
+     */
+    async updateServiceStatus(key: ObjectKey, expectSpec?: string): Promise<StatusOutcome> {
       const [configuration, route] = await Promise.all([
         kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
         kube.get<Route>(Resources.Route, key.namespace, key.name),
       ]);
-      const svc = (await readService(key, configuration))?.svc;
-      if (!svc) return { outcome: 'gone' };
+      const read = await readService(key, configuration);
+      if (!read) return { outcome: 'gone' };
+      if (expectSpec !== undefined && read.spec !== expectSpec) return { outcome: 'stale' };
+      const svc = read.svc;
       const byo = svc.spec.template.metadata?.name;
       const byoRevision = byo ? await kube.get<Revision>(Resources.Revision, key.namespace, byo) : undefined;
       const status = computeServiceStatus({ service: svc, configuration, route, byoRevision }, nowOf(deps));

@@ -42,7 +42,8 @@ export function failureStatus<S extends Status>(
 }
 
 export interface StatusOutcome {
-  outcome: 'gone' | 'written' | 'unchanged';
+  /** `stale`: not written, the object's spec moved on since the pass's children were applied. */
+  outcome: 'gone' | 'written' | 'unchanged' | 'stale';
   ready?: string;
   reason?: string;
   /** The object's resourceVersion after the write. */

@@ -140,3 +140,34 @@ export function observationCovers(observation: string | undefined, token: string
   if (view === 's') return true;
   return view === 'd' && status !== '-' && status === tStatus;
 }
+
+/**
+ * True when a dependency's poke announces a change of its status alone: the last pass saw the same spec. An owner
+ * whose children only changed status need not apply them again, only recompute its own status.
+ */
+export function statusOnlyChange(observation: string | undefined, token: string | undefined): boolean {
+  if (observation === undefined || token === undefined) return false;
+  const [, spec = '-'] = observation.split(' ');
+  const [view, tSpec] = token.split('.');
+  return view === 'd' && spec !== '-' && spec === tSpec;
+}
+
+/**
+ * The observations of a status-only pass, as the entity loop keeps them: such a pass acted on statuses only, so a
+ * source whose spec (or uid) it saw differ from what the pass before saw keeps no spec part — a poke announcing that
+ * spec is news, and a full pass follows.
+ */
+export function statusOnlyObservations(before: Readonly<Record<string, string>>, seen: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [source, obs] of Object.entries(seen)) {
+    const [uid = '-', spec = '-', status = '-'] = obs.split(' ');
+    const [bUid, bSpec] = (before[source] ?? '- -').split(' ');
+    out[source] = uid === bUid && spec === bSpec ? obs : `${uid} - ${status}`;
+  }
+  return out;
+}
+
+/** The spec part of an observation (`-` when unknown). */
+export function specOfObservation(observation: string | undefined): string {
+  return observation?.split(' ')[1] ?? '-';
+}

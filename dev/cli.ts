@@ -36,7 +36,7 @@ async function up(): Promise<void> {
 
   kubectl get nodes
   kubectl get ksvc,cfg
-  Temporal UI: ${info.temporalUi}   (workflow Service/default/nginx)
+  ${info.temporalUi ? `Temporal UI: ${info.temporalUi}   (workflow Service/default/nginx)` : `Temporal: ${info.temporalAddress} (PostgreSQL; no UI: temporal workflow show -w Service/default/nginx)`}
   Local registry: ${registry.host}/tidal/hello:v1 (${hello.digest})
     kubectl apply -f dev/sample/hello.yaml   # pinned to that digest: kubectl get rev hello-00001 -o yaml
   Logs: ${path.join(dir, 'logs')}/

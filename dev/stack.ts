@@ -2,7 +2,7 @@
 // Temporal dev server, and (optionally) Tidal's controller — all on 127.0.0.1, each logging to a file.
 // `stackUp` is idempotent (healthy processes are reused); `stackDown` stops exactly what was started.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import path from 'node:path';
@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { ensurePki, writeKubeconfig } from './pki.js';
 import { ProcessTable, tail, type ProcessRecord } from './processes.js';
+import { startTemporalPostgres, stopTemporalPostgres, temporalModeFromEnv } from './temporal-postgres.js';
 
 const run = promisify(execFile);
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -62,11 +63,26 @@ export interface StackOptions {
   nodes: number;
   /** Start Tidal's controller too. */
   controller: boolean;
-  /** Extra `--dynamic-config-value` settings for the Temporal dev server. */
+  /** Extra dynamic config settings (`key=JSON value`, the dev server's `--dynamic-config-value`) for either Temporal. */
   temporalDynamicConfig?: string[];
+  /**
+   * Which Temporal: 'dev' (`temporal server start-dev`, SQLite, one history shard) or 'postgres' (the Temporal server
+   * on PostgreSQL with many shards, as production runs it: dev/temporal-postgres.ts). Default: env TIDAL_TEMPORAL, else 'dev'.
+   */
+  temporal?: 'dev' | 'postgres';
+  /** History shards of the PostgreSQL server (default: env TIDAL_TEMPORAL_SHARDS, else 16; fixed once its database exists). */
+  temporalHistoryShards?: number;
   controllerEnv?: Record<string, string>;
   /** Registries added to config-deployment's registries-skipping-tag-resolving (Docker Hub always is). */
   skipRegistries?: string[];
+  /**
+   * Lift the Kubernetes side's own throttles (benchmarks): API server inflight limits and priority-and-fairness off,
+   * controller-manager and scheduler client QPS/burst and the controller-manager's sync workers raised, kwok's stage
+   * workers raised (its client has no rate limit). Tidal and Temporal are what a benchmark should measure.
+   */
+  unthrottled?: boolean;
+  /** Pods each kwok Node admits (default 110, a kubelet's default); benchmarks raise it instead of adding Nodes. */
+  podsPerNode?: number;
   log?: (line: string) => void;
 }
 
@@ -163,8 +179,8 @@ export async function kubectl(info: Pick<StackInfo, 'kubeconfig' | 'bins'>, args
   });
 }
 
-/** A kwok Node (32 CPUs, 256 GiB, 110 pods): kwok makes pods scheduled onto it Running and Ready. */
-export function kwokNode(name: string) {
+/** A kwok Node (32 CPUs, 256 GiB, 110 pods unless told): kwok makes pods scheduled onto it Running and Ready. */
+export function kwokNode(name: string, pods = 110) {
   return {
     apiVersion: 'v1',
     kind: 'Node',
@@ -174,15 +190,37 @@ export function kwokNode(name: string) {
       labels: { 'kubernetes.io/arch': 'amd64', 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name, type: 'kwok' },
     },
     status: {
-      allocatable: { cpu: '32', memory: '256Gi', pods: '110' },
-      capacity: { cpu: '32', memory: '256Gi', pods: '110' },
+      allocatable: { cpu: '32', memory: '256Gi', pods: String(pods) },
+      capacity: { cpu: '32', memory: '256Gi', pods: String(pods) },
     },
   };
 }
 
-function nodeManifest(name: string): string {
-  return JSON.stringify(kwokNode(name));
+function nodeManifest(name: string, pods?: number): string {
+  return JSON.stringify(kwokNode(name, pods));
 }
+
+/** kwok's own parallelism (the defaults are 4 stage workers and 1 pods-on-node syncer); it has no client QPS limit. */
+function kwokUnthrottledConfig(dir: string): string {
+  const file = path.join(dir, 'kwok-unthrottled.yaml');
+  writeFileSync(
+    file,
+    [
+      'apiVersion: config.kwok.x-k8s.io/v1alpha1',
+      'kind: KwokConfiguration',
+      'options:',
+      '  podPlayStageParallelism: 32',
+      '  nodePlayStageParallelism: 8',
+      '  nodeLeaseParallelism: 8',
+      '  podsOnNodeSyncParallelism: 4',
+      '',
+    ].join('\n'),
+  );
+  return file;
+}
+
+/** client-go QPS/burst for the controller-manager and scheduler when unthrottled (kwokctl's "unlimited" values). */
+const unlimitedClient = ['--kube-api-qps=5000', '--kube-api-burst=10000'];
 
 export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   const log = opts.log ?? ((s: string) => console.error(`[stack] ${s}`));
@@ -209,8 +247,30 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     return procs.start(name, bin, args, env);
   };
 
-  // Temporal first: it is independent of Kubernetes and the slowest to open its database.
-  const temporal = ensure('temporal', bins.TEMPORAL, [
+  // Temporal first: it is independent of Kubernetes and the slowest to open its database. The PostgreSQL one (database,
+  // schemas, server, namespace, search attributes) comes up in the background and is awaited where the dev one is.
+  const temporalPostgres =
+    (opts.temporal ?? temporalModeFromEnv()) === 'postgres'
+      ? startTemporalPostgres({
+          dir,
+          procs,
+          port: p.temporal,
+          httpPort: p.temporalHttp,
+          metricsPort: p.temporalMetrics,
+          cli: bins.TEMPORAL,
+          searchAttributes: SearchAttributes,
+          historyShards: opts.temporalHistoryShards,
+          dynamicConfig: opts.temporalDynamicConfig,
+          log,
+        })
+      : undefined;
+  temporalPostgres?.catch(() => {}); // awaited below: an earlier failure must not count as unhandled meanwhile
+  if (temporalPostgres && info.temporalUi) {
+    log('the PostgreSQL Temporal server has no UI (the dev server embeds it)');
+    info.temporalUi = undefined;
+  }
+  if (!temporalPostgres) await stopTemporalPostgres(procs, bins.TEMPORAL, log);
+  const devTemporalArgs = [
     'server',
     'start-dev',
     '--ip',
@@ -233,7 +293,8 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     'synchronous=normal',
     ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
     ...(opts.temporalDynamicConfig ?? []).flatMap((d) => ['--dynamic-config-value', d]),
-  ]);
+  ];
+  const temporal = temporalPostgres ? undefined : ensure('temporal', bins.TEMPORAL, devTemporalArgs);
 
   const etcd = ensure('etcd', bins.ETCD, [
     '--name',
@@ -276,6 +337,8 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     // The advertise address is loopback, so the kubernetes Service's endpoints cannot be reconciled.
     '--endpoint-reconciler-type=none',
     `--cert-dir=${pki.dir}`,
+    // 0 disables the inflight limits, which only apply with priority-and-fairness off (as kwokctl does).
+    ...(opts.unthrottled ? ['--max-requests-inflight=0', '--max-mutating-requests-inflight=0', '--enable-priority-and-fairness=false'] : []),
   ]);
   const readyz = () => httpOk(`https://127.0.0.1:${p.apiserver}/readyz`);
   await waitFor('kube-apiserver', readyz, 90_000, apiserver);
@@ -291,12 +354,25 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     // make it declare kwok's nodes dead and evict everything.
     '--node-monitor-grace-period=5m',
     '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,node-lifecycle-controller',
+    ...(opts.unthrottled
+      ? [
+          ...unlimitedClient,
+          '--concurrent-deployment-syncs=50',
+          '--concurrent-replicaset-syncs=50',
+          '--concurrent-endpoint-syncs=50',
+          '--concurrent-service-endpoint-syncs=50',
+          '--mirroring-concurrent-service-endpoint-syncs=50',
+          '--concurrent-gc-syncs=50',
+        ]
+      : []),
   ]);
   const scheduler = ensure('kube-scheduler', bins.KUBE_SCHEDULER, [
     `--kubeconfig=${kubeconfig}`,
     '--leader-elect=false',
     '--bind-address=127.0.0.1',
     `--secure-port=${p.scheduler}`,
+    // Deprecated but still honoured without a --config file.
+    ...(opts.unthrottled ? unlimitedClient : []),
   ]);
   // A restarted kwok cannot take over node leases the previous one left behind; clear them first.
   if (!procs.running('kwok')) await kubectl(info, ['delete', 'lease', '-n', 'kube-node-lease', '--all', '--ignore-not-found']);
@@ -308,12 +384,13 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     '--node-ip=10.244.255.254',
     '--node-lease-duration-seconds=40',
     `--config=${path.join(repoRoot, 'dev', 'kwok-stages.yaml')}`,
+    ...(opts.unthrottled ? [`--config=${kwokUnthrottledConfig(dir)}`] : []),
   ]);
   await waitFor('kube-controller-manager', () => httpOk(`https://127.0.0.1:${p.controllerManager}/healthz`), 60_000, kcm);
   await waitFor('kube-scheduler', () => httpOk(`https://127.0.0.1:${p.scheduler}/healthz`), 60_000, scheduler);
 
   // Fake nodes, Knative's and Istio's CRDs, the system namespace.
-  for (let i = 0; i < opts.nodes; i++) await kubectl(info, ['apply', '-f', '-'], nodeManifest(`kwok-node-${i}`));
+  for (let i = 0; i < opts.nodes; i++) await kubectl(info, ['apply', '-f', '-'], nodeManifest(`kwok-node-${i}`, opts.podsPerNode));
   await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', path.join(repoRoot, 'deploy', 'crds')]);
   await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', bins.ISTIO_CRDS]);
   await kubectl(info, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
@@ -352,21 +429,28 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     kwok,
   );
 
-  await waitFor(
-    'temporal',
-    async () => {
-      await run(bins.TEMPORAL, ['operator', 'cluster', 'health', '--address', info.temporalAddress]);
-      return true;
-    },
-    120_000,
-    temporal,
-  );
+  if (temporalPostgres) await temporalPostgres;
+  else {
+    await waitFor(
+      'temporal',
+      async () => {
+        await run(bins.TEMPORAL, ['operator', 'cluster', 'health', '--address', info.temporalAddress]);
+        return true;
+      },
+      120_000,
+      temporal,
+    );
+  }
 
   if (opts.controller) await startController(info, procs, opts, log);
   return info;
 }
 
-/** Tidal's controller (watcher + worker) as a background process, run from source with tsx. */
+/**
+ * Tidal's controller (watcher + worker) as a background process: the built dist/controller.js on plain node with the
+ * prebuilt workflow bundle, as production runs it (no tsx, no bundling in the controller: issue 9). dist/ is rebuilt
+ * first, in a child process under a lock, when the sources changed since it was built (workers/build.ts).
+ */
 export async function startController(
   info: StackInfo,
   procs: ProcessTable,
@@ -376,6 +460,19 @@ export async function startController(
 ): Promise<ProcessRecord> {
   const existing = procs.running(name);
   if (existing) return existing;
+  const build = await import('../workers/build.js');
+  if (!build.isBuildFresh()) {
+    log('building dist/ (npm run build)');
+    mkdirSync(build.distDir, { recursive: true });
+    // Under flock: concurrent stacks (npm test while npm run up) build once; the script re-checks under the lock.
+    const lock = path.join(build.distDir, '.build.lock');
+    const built = await run('flock', [lock, process.execPath, '--import', 'tsx', path.join(repoRoot, 'workers', 'build.ts'), '--if-stale'], {
+      cwd: repoRoot,
+    }).catch((err: Error & { stderr?: string }) => {
+      throw new Error(`npm run build failed: ${err.stderr || err.message}`);
+    });
+    for (const line of built.stderr.split('\n')) if (line.trim() !== '') log(line);
+  }
   log(`starting ${name}`);
   const rec = procs.start(
     name,
@@ -383,15 +480,14 @@ export async function startController(
     [
       // TIDAL_CPU_PROF_DIR: a V8 CPU profile of the controller, written there when it stops (benchmarks' "why").
       ...(process.env.TIDAL_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TIDAL_CPU_PROF_DIR}`] : []),
-      '--import',
-      'tsx',
-      path.join(repoRoot, 'workers', 'controller.ts'),
+      build.builtController,
     ],
     {
       ...process.env,
       KUBECONFIG: info.kubeconfig,
       TEMPORAL_ADDRESS: info.temporalAddress,
       METRICS_PORT: String(opts.ports.controllerMetrics),
+      TIDAL_WORKFLOW_BUNDLE: build.builtWorkflowBundle,
       ...opts.controllerEnv,
     },
     repoRoot,

@@ -2,8 +2,10 @@
 # Builds the local stack's binaries from the Go module proxy and caches them under ~/.cache/tidal/.
 # Each component lives in its own versioned folder and is rebuilt only when its binary is missing.
 # Override: TIDAL_BIN_DIR=/some/dir uses binaries already there (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok, temporal) and builds nothing.
-# Usage: dev/toolchain.sh [all|k8s|etcd|kwok|temporal|istio-crds|paths]
+# kube-scheduler, kwok, temporal, and for the PostgreSQL option temporal-server, temporal-sql-tool) and builds nothing.
+# Usage: dev/toolchain.sh [all|k8s|etcd|kwok|temporal|temporal-server|istio-crds|paths]
+# `temporal-server` builds the Temporal server and temporal-sql-tool (the PostgreSQL stack option) and prints their
+# KEY=path lines; `all` builds them too, right after the CLI, whose build cache makes them ~30 s more.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.35.4}
@@ -11,6 +13,8 @@ ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 TEMPORAL_CLI_VERSION=${TEMPORAL_CLI_VERSION:-v1.5.1}
 ISTIO_API_VERSION=${ISTIO_API_VERSION:-v1.31.1}
+# The server the CLI above embeds (its go.mod requires go.temporal.io/server v1.29.1).
+TEMPORAL_SERVER_VERSION=${TEMPORAL_SERVER_VERSION:-v1.29.1}
 CACHE=${TIDAL_CACHE:-$HOME/.cache/tidal}
 
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
@@ -30,6 +34,7 @@ k8s_dir() { echo "$CACHE/kubernetes-$K8S_VERSION"; }
 etcd_dir() { echo "$CACHE/etcd-$ETCD_VERSION"; }
 kwok_dir() { echo "$CACHE/kwok-$KWOK_VERSION"; }
 temporal_dir() { echo "$CACHE/temporal-cli-$TEMPORAL_CLI_VERSION"; }
+temporal_server_dir() { echo "$CACHE/temporal-server-$TEMPORAL_SERVER_VERSION"; }
 
 build_k8s() {
   local d; d=$(k8s_dir)
@@ -101,6 +106,33 @@ build_temporal() {
   say "temporal CLI $TEMPORAL_CLI_VERSION: built"
 }
 
+build_temporal_server() {
+  local d; d=$(temporal_server_dir)
+  if [[ -x $d/bin/temporal-server && -x $d/bin/temporal-sql-tool ]]; then
+    say "temporal server $TEMPORAL_SERVER_VERSION: cached in $d/bin"; return
+  fi
+  need_go
+  say "temporal server $TEMPORAL_SERVER_VERSION: building temporal-server and temporal-sql-tool"
+  mkdir -p "$d/src" "$d/bin"
+  (
+    cd "$d/src"
+    [[ -f go.mod ]] || go mod init localbuild/temporal-server >/dev/null 2>&1
+    # Requiring the CLI pins every shared dependency to the versions the CLI was built with, so most packages come
+    # from the Go build cache the CLI build filled.
+    go get "github.com/temporalio/cli@$TEMPORAL_CLI_VERSION"
+    go get -tool "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
+    go build -trimpath -ldflags "-s -w" -o "$d/bin/temporal-server" go.temporal.io/server/cmd/server
+    # The tool embeds the module's schema/ files (setup-schema/update-schema --schema-name postgresql/v12/...).
+    go build -trimpath -ldflags "-s -w" -o "$d/bin/temporal-sql-tool" go.temporal.io/server/cmd/tools/sql
+  )
+  say "temporal server $TEMPORAL_SERVER_VERSION: built"
+}
+
+temporal_server_paths() {
+  local b=${TIDAL_BIN_DIR:-$(temporal_server_dir)/bin}
+  echo "TEMPORAL_SERVER=$b/temporal-server"; echo "TEMPORAL_SQL_TOOL=$b/temporal-sql-tool"
+}
+
 istio_crds() {
   local f="$CACHE/istio-api-$ISTIO_API_VERSION/customresourcedefinitions.gen.yaml"
   if [[ ! -s $f ]]; then
@@ -143,11 +175,15 @@ case ${1:-all} in
   all)
     if [[ -n ${TIDAL_BIN_DIR:-} ]]; then say "TIDAL_BIN_DIR=$TIDAL_BIN_DIR: using prebuilt binaries"; istio_crds >/dev/null; exit 0; fi
     start=$(date +%s)
-    build_temporal; build_etcd; build_kwok; build_k8s; istio_crds >/dev/null
+    build_temporal; build_temporal_server; build_etcd; build_kwok; build_k8s; istio_crds >/dev/null
     say "toolchain ready in $(( $(date +%s) - start ))s"
     ;;
   k8s) build_k8s ;; etcd) build_etcd ;; kwok) build_kwok ;; temporal) build_temporal ;;
+  temporal-server)
+    if [[ -z ${TIDAL_BIN_DIR:-} ]]; then start=$(date +%s); build_temporal_server; say "temporal server ready in $(( $(date +%s) - start ))s"; fi
+    temporal_server_paths
+    ;;
   istio-crds) istio_crds ;;
   paths) paths ;;
-  *) die "unknown target '$1' (all|k8s|etcd|kwok|temporal|istio-crds|paths)" ;;
+  *) die "unknown target '$1' (all|k8s|etcd|kwok|temporal|temporal-server|istio-crds|paths)" ;;
 esac

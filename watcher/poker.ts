@@ -2,8 +2,13 @@
 // newest poke of each source, all sources in one signal, so one source's poke never hides another's; a failed
 // delivery (Temporal unreachable, say) is retried with backoff, never dropped; a poke announcing the same content
 // (token, else resourceVersion) as the last one delivered from that source is not sent again.
+//
+// Signals to one workflow are metered (a token bucket per workflow): the server force-closes a workflow task during
+// which more than 100 events were buffered, and a force-closed task that ran local steps replays differently
+// (ADR 0004). Pokes held back meanwhile coalesce like any other. A sweep poke only starts a run that is gone, so it
+// is delivered as a start that finds the running workflow and adds nothing to its history.
 import type { Logger } from 'pino';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import { Counter, type Registry } from 'prom-client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { entityWorkflowId, POKE_SIGNAL, SearchAttributeNames, workflowTypeOf, type Poke } from '../api/entity.js';
@@ -21,6 +26,9 @@ export interface PokerOptions {
   maxBackoffMs: number;
   /** Passed to a workflow when a poke starts it. */
   workflowOptions?: Record<string, unknown>;
+  /** Signals one workflow may take at once, and per second after that (defaults 20 and 5). */
+  signalBurst?: number;
+  signalsPerSecond?: number;
 }
 
 interface Pending {
@@ -34,12 +42,24 @@ interface Pending {
 /** What identifies a poke's content for de-duplication. */
 const contentOf = (p: Poke): string | undefined => p.token ?? p.resourceVersion;
 
+/** A sweep poke: it announces nothing, it only makes sure a run exists. */
+const isSweep = (p: Poke): boolean => p.reason === 'resync' && p.token === undefined && p.resourceVersion === undefined;
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
 export class Poker {
   private readonly pending = new Map<string, Pending>();
   private readonly lastSent = new Map<string, string>();
   private inFlight = 0;
   /** Workflows with a delivery under way: never two at once for one workflow, so the newest poke wins. */
   private readonly inFlightIds = new Set<string>();
+  /** Signal budget per workflow; a workflow absent here has a full bucket. */
+  private readonly budgets = new Map<string, Bucket>();
+  private readonly burst: number;
+  private readonly perSecond: number;
   private wake: (() => void) | undefined;
   private closed = false;
   private readonly delivered: Counter;
@@ -64,6 +84,8 @@ export class Poker {
       labelNames: ['kind'],
       registers: [registry],
     });
+    this.burst = opts.signalBurst ?? 20;
+    this.perSecond = opts.signalsPerSecond ?? 5;
     this.loopDone = this.loop();
   }
 
@@ -102,6 +124,10 @@ export class Poker {
       for (const [id, p] of this.pending) {
         if (this.inFlight >= this.opts.concurrency) break;
         if (this.inFlightIds.has(id)) continue;
+        if (p.notBefore <= now && ![...p.pokes.values()].every(isSweep)) {
+          const wait = this.takeSignal(id, now);
+          if (wait > 0) p.notBefore = now + wait;
+        }
         if (p.notBefore > now) {
           next = Math.min(next, p.notBefore);
           continue;
@@ -123,24 +149,45 @@ export class Poker {
     }
   }
 
+  /**
+   * Takes one signal from the workflow's budget: 0 when there was one, else the milliseconds until there is.
+   * Buckets that have filled up again are forgotten, so the map holds only workflows signalled lately.
+   */
+  private takeSignal(id: string, now: number): number {
+    const b = this.budgets.get(id);
+    const tokens = b ? Math.min(this.burst, b.tokens + ((now - b.at) / 1000) * this.perSecond) : this.burst;
+    if (tokens < 1) {
+      this.budgets.set(id, { tokens, at: now });
+      return Math.ceil(((1 - tokens) / this.perSecond) * 1000);
+    }
+    this.budgets.set(id, { tokens: tokens - 1, at: now });
+    if (this.budgets.size > 10_000) {
+      const fullAfterMs = (this.burst / this.perSecond) * 1000;
+      for (const [k, v] of this.budgets) if (now - v.at > fullAfterMs) this.budgets.delete(k);
+    }
+    return 0;
+  }
+
   private async deliver(id: string, p: Pending): Promise<void> {
     const { kind, key } = p.target;
+    const pokes = [...p.pokes.values()];
+    const start: WorkflowStartOptions = {
+      workflowId: id,
+      taskQueue: this.opts.taskQueue,
+      args: [{ kind, namespace: key.namespace, name: key.name, ...(this.opts.workflowOptions ? { options: this.opts.workflowOptions } : {}) }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: [
+        { key: searchAttributeKeys.kind, value: kind },
+        { key: searchAttributeKeys.namespace, value: key.namespace },
+        { key: searchAttributeKeys.name, value: key.name },
+      ],
+      staticSummary: `${kind} ${key.namespace}/${key.name}`,
+    };
     try {
-      await this.client.workflow.signalWithStart(workflowTypeOf(kind), {
-        workflowId: id,
-        taskQueue: this.opts.taskQueue,
-        args: [{ kind, namespace: key.namespace, name: key.name, ...(this.opts.workflowOptions ? { options: this.opts.workflowOptions } : {}) }],
-        signal: POKE_SIGNAL,
-        signalArgs: [[...p.pokes.values()]],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        typedSearchAttributes: [
-          { key: searchAttributeKeys.kind, value: kind },
-          { key: searchAttributeKeys.namespace, value: key.namespace },
-          { key: searchAttributeKeys.name, value: key.name },
-        ],
-        staticSummary: `${kind} ${key.namespace}/${key.name}`,
-      });
+      // A fresh run always passes once, so a sweep needs no signal: a running workflow is left as it is.
+      if (pokes.every(isSweep)) await this.client.workflow.start(workflowTypeOf(kind), start);
+      else await this.client.workflow.signalWithStart(workflowTypeOf(kind), { ...start, signal: POKE_SIGNAL, signalArgs: [pokes] });
       this.delivered.inc({ kind });
       for (const poke of p.pokes.values()) {
         const content = contentOf(poke);

@@ -4,7 +4,7 @@ import { Counter, type Registry } from 'prom-client';
 import { Resources, type ResourceType } from '../api/kinds.js';
 import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
 import { contentToken } from '../api/content-token.js';
-import { Labels } from '../api/labels.js';
+import { Annotations, Labels } from '../api/labels.js';
 import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import { Informer, type ChangeType } from './informer.js';
@@ -71,6 +71,8 @@ export class Watcher {
           ...(labelSelector ? { labelSelector } : {}),
           relistMs: opts.relistMs,
           maxBackoffMs: opts.maxBackoffMs,
+          // The watcher asks its caches only what exists (sweeps, owners gone) and whom a deletion concerns.
+          slim: { annotations: [Annotations.routes] },
           onChange: (change, obj) => this.onChange(kind, change, obj),
           onRestart: (reason) => this.restarts.inc({ kind, reason }),
         },

@@ -1,12 +1,17 @@
 // Activity stubs with Tidal's options. Every step gets a one-line summary so the Temporal UI's history reads
 // like a log. Every step's result also carries what it observed (activities/observe.ts); the steps of one pass
 // pool those observations here for the entity loop (workflows/entity.ts).
-import { proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
+//
+// Steps are local activities (ADR 0004): a pass's steps run inside the workflow task that starts the pass and
+// leave one marker each, so a pass costs one workflow task and a handful of history events instead of a task per
+// step. Steps that wait on the outside world for long (a registry) are regular activities (`remoteStep`).
+import { proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { mergeObservations } from '../api/content-token.js';
 import type { Activities, Observed } from '../activities/index.js';
 
-const baseOptions: ActivityOptions = {
-  // Knative's per-reconcile timeout; a worker that dies mid-step is noticed after this and the step retries.
+const baseOptions: ActivityOptions & LocalActivityOptions = {
+  // Knative's per-reconcile timeout. A worker that dies mid-step is noticed when its workflow task times out (local
+  // steps) or after this (remote steps), and the step runs again elsewhere.
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 };
@@ -34,9 +39,17 @@ function pool(observed: Record<string, string> | undefined): void {
   }
 }
 
-/** Activities proxied with `summary` as the label the Temporal UI shows for this step. */
-export function step(summary: string, overrides: Partial<ActivityOptions> = {}): Activities {
-  const proxied = proxyActivities<Activities>({ ...baseOptions, ...overrides, summary });
+/** A pass's step: a local activity with `summary` as the label the Temporal UI shows for its marker. */
+export function step(summary: string, overrides: Partial<LocalActivityOptions> = {}): Activities {
+  return pooled(proxyLocalActivities<Activities>({ ...baseOptions, ...overrides, summary }));
+}
+
+/** A step that may wait long on something outside the cluster: a regular activity, retried by the server. */
+export function remoteStep(summary: string, overrides: Partial<ActivityOptions> = {}): Activities {
+  return pooled(proxyActivities<Activities>({ ...baseOptions, ...overrides, summary }));
+}
+
+function pooled(proxied: Activities): Activities {
   return new Proxy(proxied, {
     get(target, name: string) {
       const fn = target[name as keyof Activities] as (...args: unknown[]) => Promise<Observed>;

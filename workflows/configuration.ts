@@ -7,7 +7,14 @@ import { describeStatus } from './summaries.js';
 export async function configurationWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
-  return runEntity(input, async (): Promise<PassResult> => {
+  return runEntity(input, async (st): Promise<PassResult> => {
+    // Only a Revision's status changed: the Revision for this generation exists; latestReady may move. (After a failed
+    // creation the full pass runs again, so the failure stays in the status.)
+    if (st.statusOnly && st.facts.revisionFailed !== 'yes') {
+      const status = await step(`update Configuration ${id} status`).updateConfigurationStatus(key);
+      if (status.outcome === 'gone') return { gone: true, summary: 'Configuration deleted' };
+      return { gone: false, statusOnly: true, summary: `Revisions' status changed; ${describeStatus(status)}` };
+    }
     const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key);
     if (rev.outcome === 'gone') return { gone: true, summary: 'Configuration deleted; its Revisions go with their ownerReferences' };
     const createError = rev.outcome === 'failed' ? rev.message : undefined;
@@ -16,6 +23,7 @@ export async function configurationWorkflow(input: EntityInput): Promise<string>
     return {
       gone: false,
       uid: rev.uid,
+      facts: { revisionFailed: rev.outcome === 'failed' ? 'yes' : '' },
       summary: `generation ${rev.generation}: Revision ${rev.revision} ${rev.outcome}; ${describeStatus(status)}`,
     };
   });

@@ -4,8 +4,8 @@
 //
 // No lost updates: a poke is ignored only when its content token equals what the last pass observed of that source
 // (api/content-token.ts). A status write can therefore never hide a spec change: the spec part of the token differs.
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, log, setHandler, workflowInfo } from '@temporalio/workflow';
-import { observationCovers, uidOfObservation } from '../api/content-token.js';
+import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, log, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import { observationCovers, statusOnlyChange, statusOnlyObservations, uidOfObservation } from '../api/content-token.js';
 import { entityWorkflowId, POKE_SIGNAL, STATE_QUERY, type EntityKind, type Poke, type PokeBatch } from '../api/entity.js';
 import { beginPassObservations, endPassObservations, readEntityOptions } from './activities.js';
 
@@ -13,7 +13,7 @@ export const pokeSignal = defineSignal<[PokeBatch]>(POKE_SIGNAL);
 export const stateQuery = defineQuery<EntityState>(STATE_QUERY);
 
 export interface EntityOptions {
-  /** Reconcile at least this often even without pokes (drift repair). */
+  /** Reconcile this often even without pokes (drift repair), counted from the run's start or the last resync. */
   resyncSeconds: number;
   /** Continue-as-new after this many reconcile passes in one run. */
   maxReconcilesPerRun: number;
@@ -21,7 +21,7 @@ export interface EntityOptions {
   maxPokesPerRun: number;
 }
 
-export const defaultEntityOptions: EntityOptions = { resyncSeconds: 600, maxReconcilesPerRun: 200, maxPokesPerRun: 1000 };
+export const defaultEntityOptions: EntityOptions = { resyncSeconds: 36_000, maxReconcilesPerRun: 200, maxPokesPerRun: 1000 };
 
 export interface EntityInput {
   kind: EntityKind;
@@ -59,6 +59,13 @@ export interface EntityState extends CarriedState {
   pokesThisRun: number;
   ignoredPokes: number;
   options: EntityOptions;
+  /**
+   * This pass's news is only dependencies' status changes (their spec as the last pass saw it): it may skip applying
+   * children and only recompute status. Never on a run's first pass, at a resync or after any other news.
+   */
+  statusOnly: boolean;
+  /** News since the last pass started that needs a full pass. */
+  pendingFull: boolean;
   /** Pokes that arrived while a pass ran: those the pass turns out to have covered are dropped afterwards. */
   pokesDuringPass: Poke[];
   /** More pokes arrived during the pass than are kept: the loop passes again whatever they were. */
@@ -75,6 +82,8 @@ export interface PassResult {
   summary: string;
   /** Facts to remember (merged into the carried state). */
   facts?: Record<string, string>;
+  /** The pass applied nothing and only wrote status: it covers no spec it did not see before (ADR 0004). */
+  statusOnly?: boolean;
 }
 
 export type ReconcilePass = (state: Readonly<EntityState>) => Promise<PassResult>;
@@ -87,7 +96,13 @@ async function currentOptions(input: EntityInput): Promise<EntityOptions> {
   return { ...defaultEntityOptions, ...(read.resyncSeconds !== undefined ? { resyncSeconds: read.resyncSeconds } : {}) };
 }
 
-export async function runEntity(input: EntityInput, reconcile: ReconcilePass): Promise<string> {
+/** How a workflow type reads its pokes. */
+export interface EntityTraits {
+  /** Source kinds whose every change is status news for this workflow: it reads them but never applies them. */
+  statusKinds?: readonly string[];
+}
+
+export async function runEntity(input: EntityInput, reconcile: ReconcilePass, traits: EntityTraits = {}): Promise<string> {
   const { observed = {}, ...carried } = input.carried ?? ({} as Partial<CarriedState>);
   const st: EntityState = {
     kind: input.kind,
@@ -105,6 +120,8 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
     pokesThisRun: 0,
     ignoredPokes: 0,
     options: defaultEntityOptions,
+    statusOnly: false,
+    pendingFull: true,
     pokesDuringPass: [],
     pokesDuringPassOverflow: false,
     inPass: false,
@@ -113,16 +130,28 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
   const self = entityWorkflowId(st.kind, { namespace: st.namespace, name: st.name });
 
   setHandler(pokeSignal, (batch) => {
-    for (const poke of Array.isArray(batch) ? batch : [batch]) onPoke(st, poke);
+    for (const poke of Array.isArray(batch) ? batch : [batch]) onPoke(st, poke, traits);
   });
   setHandler(stateQuery, () => st);
   st.options = await currentOptions(input);
+  // One durable timer per resync period, re-armed when it fires: a pass does not restart it, so a poked pass costs
+  // no timer events.
+  let resyncDue = false;
+  const armResync = () => void sleep(st.options.resyncSeconds * 1000).then(() => (resyncDue = true));
+  armResync();
 
   for (;;) {
-    const poked = await condition(() => st.dirty, st.options.resyncSeconds * 1000);
-    if (!poked) st.options = await currentOptions(input);
-    const trigger = poked ? st.trigger : 'resync';
+    await condition(() => st.dirty || resyncDue);
+    const trigger = st.dirty ? st.trigger : 'resync';
+    if (resyncDue) {
+      st.pendingFull = true;
+      resyncDue = false;
+      st.options = await currentOptions(input);
+      armResync();
+    }
     st.dirty = false;
+    st.statusOnly = !st.pendingFull;
+    st.pendingFull = false;
     st.inPass = true;
     st.pokesDuringPass = [];
     st.pokesDuringPassOverflow = false;
@@ -132,7 +161,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
     // Only the last pass's observations count: a source it did not read is news whatever it says. A pass that found
     // its object gone covers nothing: a poke that came meanwhile may announce the object created again.
     const observed = endPassObservations();
-    st.observed = result.gone ? {} : observed;
+    st.observed = result.gone ? {} : result.statusOnly ? statusOnlyObservations(st.observed, observed) : observed;
     dropCoveredPokes(st);
     if (result.facts) st.facts = { ...st.facts, ...result.facts };
     st.reconcilesThisRun += 1;
@@ -153,6 +182,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass): P
       // no stale facts (the pass just run may have skipped a step on the old object's account).
       st.facts = {};
       st.dirty = true;
+      st.pendingFull = true;
       st.trigger = `recreated ${self}`;
     }
     if (uid) st.uid = uid;
@@ -175,7 +205,7 @@ function covered(st: EntityState, poke: Poke): boolean {
   return poke.reason !== 'deleted' && observationCovers(st.observed[poke.source], poke.token);
 }
 
-function onPoke(st: EntityState, poke: Poke): void {
+function onPoke(st: EntityState, poke: Poke, traits: EntityTraits): void {
   st.pokesThisRun += 1;
   st.totalPokes += 1;
   // A sweep poke only exists to start a run that was gone; a running workflow resyncs on its own timer.
@@ -187,6 +217,8 @@ function onPoke(st: EntityState, poke: Poke): void {
     st.ignoredPokes += 1;
     return;
   }
+  const statusKind = traits.statusKinds?.includes(poke.source.slice(0, poke.source.indexOf('/'))) ?? false;
+  if (!statusKind && (poke.reason === 'deleted' || !statusOnlyChange(st.observed[poke.source], poke.token))) st.pendingFull = true;
   st.dirty = true;
   st.trigger = `${poke.reason} ${poke.source}`;
   if (!st.inPass) return;

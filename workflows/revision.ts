@@ -1,33 +1,44 @@
 // The Revision entity workflow (spec §3): digests, then `<rev>-deployment` and the `<rev>` Service, then status.
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
-import { step } from './activities.js';
+import { remoteStep, step } from './activities.js';
 import { describeStatus } from './summaries.js';
 
 export async function revisionWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
-  return runEntity(input, async (st): Promise<PassResult> => {
-    // Digests are resolved once per Revision (§3.1); later passes skip the step.
-    let digestNote = 'digests pinned';
-    if (st.facts.digests !== 'resolved') {
-      // Retried with backoff until the registry answers; each failure is in the Revision's status meanwhile.
-      const digests = await step(`resolve image digests of Revision ${id}`, {
-        retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-      }).resolveRevisionDigests(key);
-      if (digests.outcome === 'gone') return { gone: true, summary: 'Revision deleted; its Deployment and Service go with their ownerReferences' };
-      digestNote = digests.cached ? 'digests pinned' : `digests resolved (${digests.images} images)`;
-    }
-    const res = await step(`apply Deployment ${key.name}-deployment and Service ${key.name}`).reconcileRevisionResources(key);
-    const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
-    if (res.outcome === 'gone' || status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
-    const resources =
-      res.outcome === 'applied' ? `Deployment ${res.deployment} (${res.replicas} replicas), Service ${res.service}` : 'waiting for digests';
-    return {
-      gone: false,
-      summary: `${digestNote}; ${resources}; ${describeStatus(status)}`,
-      // A Revision waiting for digests (recreated under the same name) must not be marked resolved.
-      facts: { digests: res.outcome === 'applied' ? 'resolved' : '' },
-    };
-  });
+  return runEntity(
+    input,
+    async (st): Promise<PassResult> => {
+      // Only the Deployment's or pods' status changed: nothing to apply, readiness to recompute.
+      if (st.statusOnly && st.facts.digests === 'resolved') {
+        const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
+        if (status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
+        return { gone: false, statusOnly: true, summary: `Deployment's or pods' status changed; ${describeStatus(status)}` };
+      }
+      // Digests are resolved once per Revision (§3.1); later passes skip the step.
+      let digestNote = 'digests pinned';
+      if (st.facts.digests !== 'resolved') {
+        // Retried with backoff until the registry answers; each failure is in the Revision's status meanwhile.
+        const digests = await remoteStep(`resolve image digests of Revision ${id}`, {
+          retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+        }).resolveRevisionDigests(key);
+        if (digests.outcome === 'gone') return { gone: true, summary: 'Revision deleted; its Deployment and Service go with their ownerReferences' };
+        digestNote = digests.cached ? 'digests pinned' : `digests resolved (${digests.images} images)`;
+      }
+      const res = await step(`apply Deployment ${key.name}-deployment and Service ${key.name}`).reconcileRevisionResources(key);
+      const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
+      if (res.outcome === 'gone' || status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
+      const resources =
+        res.outcome === 'applied' ? `Deployment ${res.deployment} (${res.replicas} replicas), Service ${res.service}` : 'waiting for digests';
+      return {
+        gone: false,
+        summary: `${digestNote}; ${resources}; ${describeStatus(status)}`,
+        // A Revision waiting for digests (recreated under the same name) must not be marked resolved.
+        facts: { digests: res.outcome === 'applied' ? 'resolved' : '' },
+      };
+    },
+    // Pods are the Deployment's: their changes only ever move the Revision's status.
+    { statusKinds: ['Pod'] },
+  );
 }

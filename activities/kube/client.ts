@@ -1,9 +1,9 @@
 // A small Kubernetes REST client: get, list, watch, server-side apply (objects and /status), create, delete.
-// KubeConfig (from @kubernetes/client-node) supplies the server, TLS material and credentials; requests go over
-// node:https so that watches stream and every verb is explicit.
+// kubeconfig.ts supplies the server, TLS material and credentials; requests go over node:https (one keep-alive agent
+// holding the TLS material, the bearer token set per request) so that watches stream and every verb is explicit.
 import http from 'node:http';
 import https from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
+import { loadKubeCredentials, type KubeCredentials } from './kubeconfig.js';
 import { resourcePath, type ResourceType } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import { KubeApiError } from './errors.js';
@@ -26,7 +26,9 @@ export interface RequestOptions {
 }
 
 export interface KubeClientOptions {
-  kubeconfig?: string; // a path; default: $KUBECONFIG, ~/.kube/config, then in-cluster
+  kubeconfig?: string | undefined; // a path; default: $KUBECONFIG, ~/.kube/config, then in-cluster
+  /** Ready credentials instead of a kubeconfig (tests). */
+  credentials?: KubeCredentials;
   fieldManager: string;
   timeoutMs?: number;
   /** Called after every request (not watches), e.g. to count API calls per verb and resource. */
@@ -39,8 +41,8 @@ interface RawResponse {
 }
 
 export class KubeClient {
-  private readonly kc = new KubeConfig();
   private readonly server: URL;
+  private readonly token: () => string | undefined;
   readonly fieldManager: string;
   private readonly timeoutMs: number;
   private readonly agent: http.Agent;
@@ -48,14 +50,22 @@ export class KubeClient {
 
   constructor(opts: KubeClientOptions) {
     this.onRequest = opts.onRequest;
-    if (opts.kubeconfig) this.kc.loadFromFile(opts.kubeconfig);
-    else this.kc.loadFromDefault();
-    const cluster = this.kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.server = new URL(cluster.server);
+    const creds = opts.credentials ?? loadKubeCredentials({ kubeconfig: opts.kubeconfig });
+    this.server = creds.server;
+    this.token = creds.token;
     this.fieldManager = opts.fieldManager;
     this.timeoutMs = opts.timeoutMs ?? 30_000;
-    this.agent = this.server.protocol === 'https:' ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
+    // The TLS material lives in the one agent, so pooled connections are reused and nothing is parsed per request.
+    this.agent =
+      this.server.protocol === 'https:'
+        ? new https.Agent({
+            keepAlive: true,
+            ...(creds.ca ? { ca: creds.ca } : {}),
+            ...(creds.cert && creds.key ? { cert: creds.cert, key: creds.key } : {}),
+            ...(creds.tlsServerName ? { servername: creds.tlsServerName } : {}),
+            rejectUnauthorized: !creds.insecureSkipTLSVerify,
+          })
+        : new http.Agent({ keepAlive: true });
   }
 
   async get<T extends KubeObject>(type: ResourceType, namespace: string, name: string): Promise<T | undefined> {
@@ -135,7 +145,7 @@ export class KubeClient {
         labelSelector: opts.labelSelector,
         fieldSelector: opts.fieldSelector,
       });
-    const req = await this.open('GET', path, opts.signal);
+    const req = this.open('GET', path, opts.signal);
     await new Promise<void>((resolve, reject) => {
       req.on('response', (res) => {
         if ((res.statusCode ?? 0) >= 300) {
@@ -187,15 +197,17 @@ export class KubeClient {
     throw apiError(verb, path, res.status, res.body);
   }
 
-  private async open(method: string, path: string, signal?: AbortSignal, contentType?: string, body?: string): Promise<http.ClientRequest> {
+  private open(method: string, path: string, signal?: AbortSignal, contentType?: string, body?: string): http.ClientRequest {
+    const token = this.token();
     const opts: https.RequestOptions = {
       method,
       protocol: this.server.protocol,
-      hostname: this.server.hostname,
+      hostname: this.server.hostname.replace(/^\[(.*)\]$/, '$1'), // an IPv6 literal without its URL brackets
       port: this.server.port || (this.server.protocol === 'https:' ? 443 : 80),
       path: this.server.pathname.replace(/\/$/, '') + path,
       headers: {
         Accept: 'application/json',
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
         ...(contentType ? { 'Content-Type': contentType } : {}),
         // Node frames no DELETE body by itself: without a length the body would be read as the next request.
         ...(body !== undefined ? { 'Content-Length': Buffer.byteLength(body) } : {}),
@@ -203,15 +215,13 @@ export class KubeClient {
       agent: this.agent,
       ...(signal ? { signal } : {}),
     };
-    await this.kc.applyToHTTPSOptions(opts);
-    opts.agent = this.agent; // applyToHTTPSOptions may replace it; keep connections pooled
     const mod = this.server.protocol === 'https:' ? https : http;
     return mod.request(opts);
   }
 
-  private async request(method: string, path: string, body?: string, contentType?: string): Promise<RawResponse> {
+  private request(method: string, path: string, body?: string, contentType?: string): Promise<RawResponse> {
     const signal = AbortSignal.timeout(this.timeoutMs);
-    const req = await this.open(method, path, signal, contentType, body);
+    const req = this.open(method, path, signal, contentType, body);
     return new Promise<RawResponse>((resolve, reject) => {
       req.on('response', (res) => {
         let data = '';

@@ -1,6 +1,7 @@
 // The reconcile chain end to end, driven as a user drives Knative: kubectl apply a Service, read back the
 // Configuration, Revision, Deployment and statuses, and the Temporal history of each entity workflow.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { historySteps } from '../harness/history.js';
 import type { Condition, Configuration, Revision, Route, Service } from '../../api/serving.js';
 import { apply, getObject, kubectl, kubectlJson, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
@@ -204,13 +205,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
 
   it('the Temporal history of Revision/default/chain-00001 reads as a log of steps', async () => {
     const history = await t.client.workflow.getHandle(`Revision/default/${name}-00001`).fetchHistory();
-    const steps = (history.events ?? [])
-      .filter((e) => e.activityTaskScheduledEventAttributes)
-      .map((e) =>
-        Buffer.from(e.userMetadata?.summary?.data ?? new Uint8Array())
-          .toString()
-          .replace(/^"|"$/g, ''),
-      );
+    const steps = historySteps(history).flatMap((st) => (st.type === 'readEntityOptions' ? [] : [st.summary]));
     expect(steps.slice(0, 3)).toEqual([
       `resolve image digests of Revision default/${name}-00001`,
       `apply Deployment ${name}-00001-deployment and Service ${name}-00001`,

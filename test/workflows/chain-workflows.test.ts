@@ -1,6 +1,7 @@
 // The Configuration and Revision entity workflows on a real Temporal dev server with in-memory activities:
 // the steps they take, in order, what they pass between steps, and completion when the object is gone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { historySteps } from '../harness/history.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -122,10 +123,12 @@ describe('revisionWorkflow', () => {
       'digests resolved (1 images); Deployment created (2 replicas), Service created; status written, Ready=Unknown (Deploying)',
     );
     const history = await h.fetchHistory();
-    const types = (history.events ?? [])
-      .filter((e) => e.activityTaskScheduledEventAttributes)
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name);
-    expect(types).toEqual(['resolveRevisionDigests', 'reconcileRevisionResources', 'updateRevisionStatus']);
+    // The registry step is a regular activity (it may wait long); the cluster steps are local (ADR 0004).
+    expect(historySteps(history).flatMap((st) => (st.type === 'readEntityOptions' ? [] : [[st.type, st.local]]))).toEqual([
+      ['resolveRevisionDigests', false],
+      ['reconcileRevisionResources', true],
+      ['updateRevisionStatus', true],
+    ]);
   });
 
   it('completes when the Revision is gone, whatever step notices', async () => {

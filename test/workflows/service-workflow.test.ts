@@ -1,29 +1,50 @@
 // The Service entity workflow on a real Temporal dev server with in-memory activities.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { historySteps } from '../harness/history.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ObjectKey } from '../../api/meta.js';
 import type { Poke } from '../../api/entity.js';
-import type { ChildOutcome, StatusOutcome } from '../../activities/index.js';
+import type { ChildOutcome, Observed, StatusOutcome } from '../../activities/index.js';
 import type { EntityInput, EntityState } from '../../workflows/entity.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
 import { eventually } from '../harness/wait.js';
+import { Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import { Poker } from '../../watcher/poker.js';
 
-/** An in-memory cluster behind reconcileServiceConfiguration: which Services exist, with which uid. */
+const quietLog = { warn() {}, info() {}, debug() {}, error() {}, child: () => quietLog } as unknown as Logger;
+
+/**
+ * An in-memory cluster behind the Service's steps: which Services exist, with which uid, and the spec hashes the
+ * steps report having seen of the Service and its Configuration (as activities/observe.ts would).
+ */
 class FakeCluster {
   services = new Map<string, string>();
+  serviceSpec = new Map<string, string>();
+  configurationSpec = new Map<string, string>();
   calls: string[] = [];
   delayMs = 0;
   steps: string[] = [];
   activities = {
-    reconcileServiceConfiguration: async (key: ObjectKey): Promise<ChildOutcome> => {
+    reconcileServiceConfiguration: async (key: ObjectKey): Promise<ChildOutcome & Observed> => {
       this.calls.push(key.name);
       this.steps.push(`${key.name}:configuration`);
       if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
       const uid = this.services.get(key.name);
       if (uid === undefined) return { outcome: 'gone' };
-      return { outcome: 'applied', action: 'unchanged', ownerUid: uid, ownerGeneration: 1, name: key.name, generation: 1, resourceVersion: '1' };
+      const observed = this.observed(key.name, uid);
+      return {
+        outcome: 'applied',
+        action: 'unchanged',
+        ownerUid: uid,
+        ownerGeneration: 1,
+        name: key.name,
+        generation: 1,
+        resourceVersion: '1',
+        observed,
+      };
     },
     reconcileServiceRoute: async (key: ObjectKey): Promise<ChildOutcome> => {
       this.steps.push(`${key.name}:route`);
@@ -31,11 +52,22 @@ class FakeCluster {
       if (uid === undefined) return { outcome: 'gone' };
       return { outcome: 'applied', action: 'created', ownerUid: uid, ownerGeneration: 1, name: key.name, generation: 1, resourceVersion: '1' };
     },
-    updateServiceStatus: async (key: ObjectKey): Promise<StatusOutcome> => {
-      this.steps.push(`${key.name}:status`);
-      return this.services.has(key.name) ? { outcome: 'written', ready: 'Unknown', reason: 'OutOfDate' } : { outcome: 'gone' };
+    updateServiceStatus: async (key: ObjectKey, expectSpec?: string): Promise<StatusOutcome & Observed> => {
+      const uid = this.services.get(key.name);
+      if (uid === undefined) return { outcome: 'gone' };
+      const stale = expectSpec !== undefined && expectSpec !== (this.serviceSpec.get(key.name) ?? 'svc1');
+      this.steps.push(`${key.name}:status${stale ? ' (stale)' : ''}`);
+      if (stale) return { outcome: 'stale', observed: this.observed(key.name, uid) };
+      return { outcome: 'written', ready: 'Unknown', reason: 'OutOfDate', observed: this.observed(key.name, uid) };
     },
   };
+  /** What a step saw: uid, spec hash and status hash of the Service and of its Configuration. */
+  observed(name: string, uid: string): Record<string, string> {
+    return {
+      [`Service/default/${name}`]: `${uid} ${this.serviceSpec.get(name) ?? 'svc1'} st`,
+      [`Configuration/default/${name}`]: `cfg-${uid} ${this.configurationSpec.get(name) ?? 'spec1'} status1`,
+    };
+  }
   count(name: string): number {
     return this.calls.filter((c) => c === name).length;
   }
@@ -81,14 +113,9 @@ describe('serviceWorkflow', () => {
     const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
     await eventually('first reconcile', async () => (await state(h)).totalReconciles === 1);
     const history = await h.fetchHistory();
-    const scheduled = history.events?.filter((e) => e.activityTaskScheduledEventAttributes) ?? [];
-    expect(scheduled.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)).toEqual([
-      'reconcileServiceConfiguration',
-      'reconcileServiceRoute',
-      'updateServiceStatus',
-    ]);
-    const summaries = scheduled.map((e) => Buffer.from(e.userMetadata?.summary?.data ?? new Uint8Array()).toString());
-    expect(summaries).toEqual([
+    const steps = historySteps(history);
+    expect(steps.map((st) => st.type)).toEqual(['reconcileServiceConfiguration', 'reconcileServiceRoute', 'updateServiceStatus']);
+    expect(steps.map((st) => st.summary)).toEqual([
       expect.stringContaining(`apply Configuration default/${name}`),
       expect.stringContaining(`apply Route default/${name}`),
       expect.stringContaining(`update Service default/${name} status`),
@@ -98,36 +125,107 @@ describe('serviceWorkflow', () => {
     expect(s.lastReconcile?.summary).toBe('Configuration unchanged; Route created; status written, Ready=Unknown (OutOfDate)');
   });
 
-  it('coalesces a burst of 1,000 pokes into a handful of reconcile passes', async () => {
+  it('coalesces a burst of 1,000 pokes, delivered by the watcher’s poker, into a handful of reconcile passes', async () => {
     const name = uniqueName('burst');
     cluster.services.set(name, 'uid-b');
     cluster.delayMs = 200;
+    const poker = new Poker(
+      env.client,
+      { taskQueue, concurrency: 8, maxBackoffMs: 1000, workflowOptions: { maxPokesPerRun: 5000 } },
+      quietLog,
+      new Registry(),
+    );
     try {
-      // Bound above the burst, so the count is not muddled by continue-as-new.
-      const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' }, { maxPokesPerRun: 5000 });
-      for (let batch = 0; batch < 10; batch++) {
-        await Promise.all(
-          Array.from({ length: 100 }, (_, i) =>
-            h.signal('poke', { source: `Service/default/${name}`, resourceVersion: String(batch * 100 + i + 2), reason: 'updated' }),
-          ),
+      // 1,000 changes from 50 sources, as fast as they come: every signal the poker sends lands while a pass runs.
+      for (let i = 0; i < 1000; i++) {
+        poker.poke(
+          { kind: 'Service', key: { namespace: 'default', name } },
+          { source: `Configuration/default/c${i % 50}`, resourceVersion: String(i + 1), reason: 'updated' },
         );
+        if (i % 10 === 9) await new Promise((r) => setTimeout(r, 5));
       }
-      await eventually(
+      const h = env.client.workflow.getHandle(`Service/default/${name}`);
+      const s = await eventually(
         'burst processed',
         async () => {
-          const s = await state(h);
-          return s.totalPokes >= 1001 && !s.dirty ? s : undefined;
+          const st = await state(h);
+          return poker.backlog === 0 && !st.dirty && !st.inPass ? st : undefined;
         },
         60_000,
       );
-      // Let any pass that was already running finish, then count.
-      await eventually('idle', async () => cluster.count(name) === (await state(h)).totalReconciles);
-      const passes = cluster.count(name);
-      expect(passes).toBeGreaterThanOrEqual(1);
-      expect(passes).toBeLessThanOrEqual(15);
+      expect(s.totalReconciles).toBeGreaterThanOrEqual(1);
+      expect(s.totalReconciles).toBeLessThanOrEqual(15);
+      // The last change of every source reached the workflow, and the meter kept every workflow task whole: the
+      // server closes a task during which more than 100 events were buffered (ADR 0004).
+      const signalled = (await h.fetchHistory()).events ?? [];
+      const lastOf = new Map<string, string>();
+      for (const e of signalled) {
+        const batch = e.workflowExecutionSignaledEventAttributes?.input?.payloads?.[0]?.data;
+        if (batch) for (const p of JSON.parse(Buffer.from(batch).toString()) as Poke[]) lastOf.set(p.source, p.resourceVersion ?? '');
+      }
+      expect(lastOf.size).toBe(50);
+      for (let c = 0; c < 50; c++) expect(lastOf.get(`Configuration/default/c${c}`)).toBe(String(951 + c));
+      expect(signalled.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
     } finally {
+      await poker.close();
       cluster.delayMs = 0;
     }
+  });
+
+  it('passes on a child’s status change with the status step alone, and on a child’s spec change with every step', async () => {
+    const name = uniqueName('status-only');
+    cluster.services.set(name, 'uid-so');
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    await eventually('first pass', async () => (await state(h)).totalReconciles === 1);
+    const cfg = `Configuration/default/${name}`;
+    const stepsOf = () => cluster.steps.filter((x) => x.startsWith(`${name}:`)).map((x) => x.slice(name.length + 1));
+    expect(stepsOf()).toEqual(['configuration', 'route', 'status']);
+
+    await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec1.status2' });
+    const s2 = await eventually('status-only pass', async () => ((await state(h)).totalReconciles === 2 ? state(h) : undefined));
+    expect(s2.statusOnly).toBe(true);
+    expect(stepsOf()).toEqual(['configuration', 'route', 'status', 'status']);
+
+    await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec2.status2' });
+    const s3 = await eventually('full pass', async () => ((await state(h)).totalReconciles === 3 ? state(h) : undefined));
+    expect(s3.statusOnly).toBe(false);
+    expect(stepsOf()).toEqual(['configuration', 'route', 'status', 'status', 'configuration', 'route', 'status']);
+
+    // A deletion of the child is never a status change, whatever token came before.
+    await h.signal('poke', { source: cfg, reason: 'deleted' });
+    const s4 = await eventually('full pass after deletion', async () => ((await state(h)).totalReconciles === 4 ? state(h) : undefined));
+    expect(s4.statusOnly).toBe(false);
+  });
+
+  it('a status-only pass never reports a Service spec it did not apply, nor covers a child spec it only read', async () => {
+    const name = uniqueName('stale');
+    cluster.services.set(name, 'uid-st');
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    await eventually('first pass', async () => (await state(h)).totalReconciles === 1);
+    const cfg = `Configuration/default/${name}`;
+    const stepsOf = () => cluster.steps.filter((x) => x.startsWith(`${name}:`)).map((x) => x.slice(name.length + 1));
+
+    // The Service's spec changed, but a child's status poke comes first: the status step finds the spec moved on,
+    // writes nothing, and the pass applies the children.
+    cluster.serviceSpec.set(name, 'svc2');
+    await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec1.status2' });
+    await eventually('second pass', async () => (await state(h)).totalReconciles === 2);
+    expect(stepsOf()).toEqual(['configuration', 'route', 'status', 'status (stale)', 'configuration', 'route', 'status']);
+    // The Service's own poke for that spec is then covered: the pass applied it.
+    await h.signal('poke', { source: `Service/default/${name}`, resourceVersion: '2', reason: 'updated', token: 's.svc2' });
+    await eventually('covered', async () => ((await state(h)).ignoredPokes >= 1 ? true : undefined));
+
+    // A status-only pass that happens to read the Configuration's new spec does not cover it: its poke brings a
+    // full pass that applies the Configuration again.
+    cluster.configurationSpec.set(name, 'spec9');
+    await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec1.status3' });
+    const s3 = await eventually('status-only pass', async () => ((await state(h)).totalReconciles === 3 ? state(h) : undefined));
+    expect(s3.statusOnly).toBe(true);
+    expect(s3.observed[cfg]).toBe(`cfg-uid-st - status1`);
+    await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec9.status1' });
+    const s4 = await eventually('full pass', async () => ((await state(h)).totalReconciles === 4 ? state(h) : undefined));
+    expect(s4.statusOnly).toBe(false);
+    expect(stepsOf().slice(-4)).toEqual(['status', 'configuration', 'route', 'status']);
   });
 
   it('completes when its object is gone', async () => {
@@ -172,7 +270,7 @@ describe('serviceWorkflow', () => {
     });
     expect(s.runs).toBe(2);
     expect(s.totalReconciles).toBe(2);
-    expect(s.observed).toEqual({}); // these fake steps report no observations
+    expect(s.observed).toEqual(cluster.observed(name, 'uid-c')); // carried across
     expect(s.uid).toBe('uid-c');
     // The new run still reacts to pokes.
     await handle.signal('poke', { source: src, resourceVersion: '3', reason: 'updated' });

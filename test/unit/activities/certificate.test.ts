@@ -156,5 +156,5 @@ describe('ensureGatewayCertificate', () => {
       data: { 'tls.crt': b64(a.certPem), 'tls.key': b64(a.keyPem) },
     });
     expect((await good.ensure()).action).toBe('kept');
-  });
+  }, 60_000); // three RSA key pairs: seconds on a loaded 2-core machine
 });

@@ -1,7 +1,16 @@
 // Content tokens decide which pokes an entity workflow may ignore: every change a reconciler acts on must change
 // the token of its view, and nothing else should.
 import { describe, expect, it } from 'vitest';
-import { contentToken, hash64, mergeObservations, observationCovers, observationOf, sourceOf } from '../../../api/content-token.js';
+import {
+  contentToken,
+  hash64,
+  mergeObservations,
+  observationCovers,
+  observationOf,
+  sourceOf,
+  statusOnlyChange,
+  statusOnlyObservations,
+} from '../../../api/content-token.js';
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 
@@ -135,5 +144,29 @@ describe('observations', () => {
     // A different uid is a different object: nothing of the earlier one carries over.
     const recreated = mergeObservations(a, observationOf(route({ uid: 'u2' })), true);
     expect(recreated.startsWith('u2 - -')).toBe(true);
+  });
+
+  it('tell a dependency’s status-only change from any other: same spec seen, dependency view, something observed', () => {
+    const obs = observationOf(route());
+    expect(statusOnlyChange(obs, contentToken(route({}, undefined, { observedGeneration: 5 }), 'dependency'))).toBe(true);
+    expect(statusOnlyChange(obs, contentToken(route(), 'dependency'))).toBe(true); // nothing changed at all
+    expect(statusOnlyChange(obs, contentToken(route({ generation: 2 }, { traffic: [] }), 'dependency'))).toBe(false);
+    expect(statusOnlyChange(obs, contentToken(route({}, undefined, { observedGeneration: 5 }), 'self'))).toBe(false); // own object
+    expect(statusOnlyChange(undefined, contentToken(route(), 'dependency'))).toBe(false); // never read
+    expect(statusOnlyChange(obs, undefined)).toBe(false); // no token (config maps)
+    // A spec that changed under the last pass (`-`) is no baseline.
+    const conflicted = mergeObservations(obs, observationOf(route({ generation: 2 }, { traffic: [] })), true);
+    expect(statusOnlyChange(conflicted, contentToken(route(), 'dependency'))).toBe(false);
+  });
+
+  it('keep what a status-only pass saw only where the spec is the one seen before', () => {
+    const before = { 'Route/ns/a': 'u1 s1 t1', 'Route/ns/b': 'u2 s2 t2', 'Route/ns/c': 'u3 s3 t3' };
+    const seen = { 'Route/ns/a': 'u1 s1 t9', 'Route/ns/b': 'u2 s7 t2', 'Route/ns/c': 'u4 s3 t3', 'Route/ns/d': 'u5 s5 t5' };
+    expect(statusOnlyObservations(before, seen)).toEqual({
+      'Route/ns/a': 'u1 s1 t9', // same spec: the new status counts
+      'Route/ns/b': 'u2 - t2', // spec moved on: not acted on, covers no spec
+      'Route/ns/c': 'u4 - t3', // another object under the same name
+      'Route/ns/d': 'u5 - t5', // never seen before
+    });
   });
 });

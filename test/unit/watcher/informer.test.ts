@@ -200,6 +200,42 @@ describe('Informer: list, then watch', () => {
   });
 });
 
+describe('Informer: slim cache', () => {
+  it('keeps identity, labels, owners and the named annotations of each object; handlers still get whole objects', async () => {
+    const owner = { apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: 'c', uid: 'u1', controller: true };
+    const full = {
+      ...svc('a', '5', {
+        uid: 'u-a',
+        generation: 2,
+        labels: { app: 'a' },
+        ownerReferences: [owner],
+        annotations: { 'serving.knative.dev/routes': 'r1', 'kubectl.kubernetes.io/last-applied-configuration': 'x'.repeat(10_000) },
+        managedFields: [{ manager: 'kubectl' }],
+      } as Partial<KubeObject['metadata']>),
+      spec: { template: { spec: { containers: [{ image: 'nginx' }] } } },
+    } as KubeObject;
+    const seen: KubeObject[] = [];
+    const h = make([listOf('10', full)], [], { slim: { annotations: ['serving.knative.dev/routes'] }, onChange: (_t, o) => seen.push(o) });
+    h.informer.start();
+    await h.informer.synced;
+    expect(seen[0]).toEqual(full);
+    expect(h.informer.get('ns', 'a')).toEqual({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Service',
+      metadata: {
+        namespace: 'ns',
+        name: 'a',
+        uid: 'u-a',
+        resourceVersion: '5',
+        generation: 2,
+        labels: { app: 'a' },
+        ownerReferences: [owner],
+        annotations: { 'serving.knative.dev/routes': 'r1' },
+      },
+    });
+  });
+});
+
 describe('Informer: watch events', () => {
   it('reports ADDED, MODIFIED and DELETED and keeps the cache in step', async () => {
     const h = make([listOf('10', svc('a', '5'))], []);

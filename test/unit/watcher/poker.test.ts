@@ -49,8 +49,15 @@ class FakeTemporal {
     return outcome.promise;
   });
 
+  /** Starts without a signal (sweep pokes): recorded apart, they always succeed. */
+  readonly starts: SignalCall[] = [];
+  readonly start = vi.fn((workflowType: string, opts: SignalCall['opts']): Promise<unknown> => {
+    this.starts.push({ workflowType, opts, at: Date.now() });
+    return Promise.resolve({});
+  });
+
   get client(): Client {
-    return { workflow: { signalWithStart: this.signalWithStart } } as unknown as Client;
+    return { workflow: { signalWithStart: this.signalWithStart, start: this.start } } as unknown as Client;
   }
 
   /** Resolves once signalWithStart has been called n times. */
@@ -192,6 +199,49 @@ describe('Poker: delivery', () => {
   });
 });
 
+describe('Poker: workflow history', () => {
+  it('meters signals to one workflow: a burst goes at once, then the budget refills at signalsPerSecond', async () => {
+    const { temporal, poker } = make([], { signalBurst: 3, signalsPerSecond: 5 });
+    for (let i = 1; i <= 5; i++) {
+      poker.poke(target('hot'), poke(String(i)));
+      await settle();
+    }
+    // Three signals at once; the fourth waits 200 ms for a token, and the fifth coalesced into it meanwhile.
+    expect(temporal.signalled).toEqual(['Service/ns/hot 1', 'Service/ns/hot 2', 'Service/ns/hot 3']);
+    poker.poke(target('cold'), poke('1'));
+    await settle();
+    expect(temporal.signalled.at(-1)).toBe('Service/ns/cold 1'); // another workflow's budget is its own
+    await vi.advanceTimersByTimeAsync(199);
+    expect(temporal.signalled).toHaveLength(4);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(temporal.signalled.slice(4)).toEqual(['Service/ns/hot 5']);
+    expect(poker.backlog).toBe(0);
+  });
+
+  it('delivers a sweep poke as a start that leaves a running workflow alone, and a sweep with news as a signal', async () => {
+    const { temporal, poker } = make();
+    const sweep: Poke = { source: 'Tidal/sweep', reason: 'resync' };
+    poker.poke(target('idle'), sweep, { force: true });
+    await settle();
+    expect(temporal.starts.map((c) => [c.workflowType, c.opts.workflowId, c.opts.workflowIdConflictPolicy])).toEqual([
+      ['serviceWorkflow', 'Service/ns/idle', 'USE_EXISTING'],
+    ]);
+    expect(temporal.starts[0]!.opts).not.toHaveProperty('signal');
+    expect(temporal.signalWithStart).not.toHaveBeenCalled();
+    // Held behind a delivery in flight, a sweep and a change coalesce: the change makes it a signal.
+    const hold = deferred();
+    temporal.outcomes.push(hold);
+    poker.poke(target('busy'), poke('1'));
+    await temporal.called(1);
+    poker.poke(target('busy'), sweep, { force: true });
+    poker.poke(target('busy'), poke('2', 'Configuration/ns/busy'));
+    hold.resolve();
+    await temporal.called(2);
+    expect(temporal.calls[1]!.opts.signalArgs[0]!.map((p) => p.source)).toEqual(['Tidal/sweep', 'Configuration/ns/busy']);
+    expect(temporal.starts).toHaveLength(1);
+  });
+});
+
 describe('Poker: failures', () => {
   it('retries a failed delivery with doubling backoff capped at maxBackoffMs until it succeeds; nothing is dropped', async () => {
     const down = () => new Error('temporal unreachable');
@@ -319,12 +369,12 @@ describe('Poker: de-duplication', () => {
     poker.poke(target('s'), poke('5', 'Service/ns/s', 'deleted'));
     await temporal.called(2);
     await settle();
-    poker.poke(target('s'), poke(undefined, 'Tidal/sweep', 'resync'));
+    poker.poke(target('s'), poke(undefined, 'ConfigMap/knative-serving/config-network'));
     await temporal.called(3);
     await settle();
-    poker.poke(target('s'), poke(undefined, 'Tidal/sweep', 'resync'));
+    poker.poke(target('s'), poke(undefined, 'ConfigMap/knative-serving/config-network'));
     await temporal.called(4);
-    expect(temporal.calls.map((c) => c.opts.signalArgs[0]![0]!.reason)).toEqual(['updated', 'deleted', 'resync', 'resync']);
+    expect(temporal.calls.map((c) => c.opts.signalArgs[0]![0]!.reason)).toEqual(['updated', 'deleted', 'updated', 'updated']);
   });
 
   it('a failed delivery is not remembered as sent: the same poke may be queued again', async () => {
