@@ -1,15 +1,46 @@
-// Time from `create Service` to `Revision Ready`, for batches of Services created at once.
+// `npm run bench:ready`: what one Service costs Tidal's control plane and how fast it gets Ready, on the local stack
+// with the Kubernetes side unthrottled (dev/stack.ts `unthrottled`). Phases (BENCH_PHASES, default 1,50,200,rate,passes):
+// - a number N: N Services created at once (N = 1: BENCH_SINGLES single Services one after another);
+// - rate: Services arriving at R per second for BENCH_RATE_SECONDS, R rising through BENCH_RATES until p95 create →
+//   Ready exceeds 2 s or the backlog grows;
+// - passes: reconcile passes per object for one Service create and one image update.
+// BENCH_WORKERS=n adds n − 1 worker-only Tidal processes (throughput with more workers; CPU and memory summed).
+// Per phase: head (create → Deployment), tail (last pod Ready → Service Ready), create → Revision/Service Ready, CPU
+// seconds of the controller and the Temporal server, API writes, passes and history events per Service, memory.
+// Times are when this process's watches saw the events arrive. It asserts nothing.
 import path from 'node:path';
-import { rmSync, readFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
-import { Resources, type ResourceType } from '../api/kinds.js';
-import type { KubeObject } from '../api/meta.js';
-import type { Service } from '../api/serving.js';
+import { Resources } from '../api/kinds.js';
 import { KubeClient } from '../activities/kube/client.js';
-import { repoRoot, stackDown, stackUp, type StackPorts } from '../dev/stack.js';
+import { repoRoot, stackDown, stackUp, startController, type StackInfo, type StackPorts } from '../dev/stack.js';
 import { ProcessTable } from '../dev/processes.js';
-import { Informer } from '../watcher/informer.js';
 import { makeLogger } from '../workers/logger.js';
+import {
+  controllerCounters,
+  cpuUsed,
+  envList,
+  envNumber,
+  fmt,
+  fmtByKind,
+  fmtMemory,
+  fmtMs,
+  percentile,
+  serviceCost,
+  serviceWorkflowIds,
+  sleep,
+  spread,
+  StackProcesses,
+  table,
+  waitQuiet,
+  workflowCost,
+  type CpuSample,
+  type CpuUsed,
+  type Memory,
+  type ServiceCost,
+} from './measure.js';
+import { createService } from './services.js';
+import { ServiceTimeline, type ServiceIntervals } from './timeline.js';
 
 const ports: StackPorts = {
   etcdClient: 32379,
@@ -24,191 +55,408 @@ const ports: StackPorts = {
   controllerMetrics: 39464,
 };
 const dir = path.join(repoRoot, '.tidal', 'bench');
-const counts = (process.env.BENCH_COUNTS ?? '1,50').split(',').map(Number);
-const log = makeLogger('warn', 'bench');
+const phases = envList('BENCH_PHASES', '1,50,200,rate,passes');
+const singles = envNumber('BENCH_SINGLES', 10);
+const workers = envNumber('BENCH_WORKERS', 1);
+const rates = envList('BENCH_RATES', '5,10,20,30,40,50,60').map(Number);
+const rateWindowSeconds = envNumber('BENCH_RATE_SECONDS', 15);
+const idleSeconds = envNumber('BENCH_IDLE_SECONDS', 10);
+/** The steady rate's bound on p95 create → Service Ready. */
+const rateBoundMs = 2000;
+/** kwok Nodes are free to make big: fewer of them means less lease and status traffic on the API server. */
+const podsPerNode = 500;
+const podsPerService = 2; // hakn's min-scale
+const started = performance.now();
+const progress = (s: string) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${s}`);
 
-/** CPU seconds (user + system) a process has used so far, from /proc. */
-function cpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+interface PhaseResult {
+  label: string;
+  names: string[];
+  intervals: ServiceIntervals[];
+  /** First create → last Service Ready, per group created at once (one for a batch, one per single). */
+  allReadyMs: number[];
+  /** How long a group was waited for. */
+  timeoutMs: number;
+  cpu: CpuUsed;
+  writes: number;
+  cost: ServiceCost;
+  memory: Memory;
+  resident: number;
 }
 
-function rssMiB(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+interface RateResult {
+  rate: number;
+  created: number;
+  serviceReady: number[];
+  backlogEarly: number;
+  backlogLate: number;
+  cpu: CpuUsed;
+  passed: boolean;
+  why: string;
 }
 
-function pct(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
-}
+class Bench {
+  resident = 0;
+  idleRate = { tidal: 0, temporal: 0 };
+  readonly phases: PhaseResult[] = [];
+  readonly rateResults: RateResult[] = [];
+  baseline: Memory | undefined;
 
-/** Write requests (POST, PUT, PATCH, DELETE) Tidal's controller has made, from its Prometheus metrics. */
-async function tidalWrites(): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${ports.controllerMetrics}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = /^tidal_kube_requests_total\{[^}]*verb="(POST|PUT|PATCH|DELETE)"[^}]*\} (\d+)/.exec(line);
-    if (m) sum += Number(m[2]);
+  constructor(
+    readonly kube: KubeClient,
+    readonly client: Client,
+    readonly timeline: ServiceTimeline,
+    readonly procs: StackProcesses,
+  ) {}
+
+  async create(name: string, image?: string): Promise<void> {
+    this.timeline.created.set(name, performance.now());
+    this.resident += 1;
+    await createService(this.kube, name, image);
   }
-  return sum;
-}
 
-function service(name: string): Service {
-  return {
-    apiVersion: 'serving.knative.dev/v1',
-    kind: 'Service',
-    metadata: { name, namespace: 'default' },
-    spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
-  };
-}
-
-/** Reconcile passes per workflow of one Service, read from each workflow's `state` query (0 when it never ran). */
-async function passesOf(client: Client, name: string, revisions: string[]): Promise<Record<string, number>> {
-  const ids = [
-    `Service/default/${name}`,
-    `Configuration/default/${name}`,
-    `Route/default/${name}`,
-    `Ingress/default/${name}`,
-    ...revisions.map((r) => `Revision/default/${r}`),
-  ];
-  const out: Record<string, number> = {};
-  for (const id of ids) {
-    const [kind, , objName] = id.split('/') as [string, string, string];
-    const label = kind === 'Revision' ? objName : kind;
-    // A workflow that never ran (or is gone) counts 0 passes.
-    out[label] = await client.workflow
-      .getHandle(id)
-      .query<{ totalReconciles: number }>('state')
-      .then((st) => st.totalReconciles)
-      .catch(() => 0);
+  cpu(): CpuSample {
+    return this.procs.cpu();
   }
-  return out;
-}
 
-/** Waits until no workflow of the Service has run a pass for `quietMs`. */
-async function settledPasses(client: Client, name: string, revisions: string[], quietMs = 3000): Promise<Record<string, number>> {
-  let last = JSON.stringify(await passesOf(client, name, revisions));
-  let since = Date.now();
-  for (;;) {
-    await new Promise((r) => setTimeout(r, 250));
-    const now = JSON.stringify(await passesOf(client, name, revisions));
-    if (now !== last) [last, since] = [now, Date.now()];
-    else if (Date.now() - since >= quietMs) return JSON.parse(now) as Record<string, number>;
+  async writes(): Promise<number> {
+    return (await controllerCounters(ports.controllerMetrics)).writes;
+  }
+
+  /** CPU net of what the processes burn idle over the same time (the Temporal server is never quite idle). */
+  net(cpu: CpuUsed): number {
+    return cpu.tidal + cpu.temporal - (this.idleRate.tidal + this.idleRate.temporal) * cpu.seconds;
+  }
+
+  /** One Service first, so the measured phases see a warm controller; then the idle CPU rate of a quiet stack. */
+  async warmUp(): Promise<void> {
+    progress('warm-up Service');
+    await this.create('warmup');
+    await this.timeline.waitUntil(() => this.timeline.serviceReady('warmup') !== undefined, 120_000);
+    await waitQuiet(ports.controllerMetrics, 3000, 30_000);
+    progress(`idle CPU over ${idleSeconds} s`);
+    const before = this.cpu();
+    await sleep(idleSeconds * 1000);
+    const idle = cpuUsed(before, this.cpu());
+    this.idleRate = { tidal: idle.tidal / idle.seconds, temporal: idle.temporal / idle.seconds };
+    this.baseline = this.procs.memory();
+    console.log(
+      `idle CPU (1 resident Service): Tidal ${fmt(this.idleRate.tidal, 3)} + Temporal ${fmt(this.idleRate.temporal, 3)} CPU-s/s; memory: ${fmtMemory(this.baseline)}`,
+    );
+  }
+
+  /** Creates each group at once, waits for it to be Ready and for Tidal to go quiet, then the next group. */
+  async phase(label: string, groups: string[][]): Promise<PhaseResult> {
+    const names = groups.flat();
+    const timeoutMs = 60_000 + 600 * Math.max(...groups.map((g) => g.length));
+    const cpuBefore = this.cpu();
+    const writesBefore = await this.writes();
+    const allReadyMs: number[] = [];
+    for (const group of groups) {
+      const t0 = performance.now();
+      await Promise.all(group.map((n) => this.create(n)));
+      const ok = await this.timeline.waitUntil(() => group.every((n) => this.timeline.serviceReady(n) !== undefined), timeoutMs);
+      if (!ok) progress(`${label}: not all Ready after ${timeoutMs / 1000} s; going on`);
+      allReadyMs.push(ok ? Math.max(...group.map((n) => this.timeline.serviceReady(n)!)) - t0 : Infinity);
+      await waitQuiet(ports.controllerMetrics);
+    }
+    const cpu = cpuUsed(cpuBefore, this.cpu());
+    const writes = ((await this.writes()) - writesBefore) / names.length;
+    progress(`${label}: sampling passes and history`);
+    const cost = await serviceCost(this.client, names);
+    const result: PhaseResult = {
+      label,
+      names,
+      intervals: names.map((n) => this.timeline.intervals(n)),
+      allReadyMs,
+      timeoutMs,
+      cpu,
+      writes,
+      cost,
+      memory: this.procs.memory(),
+      resident: this.resident,
+    };
+    this.phases.push(result);
+    this.print(result, groups.length);
+    return result;
+  }
+
+  print(r: PhaseResult, groups: number): void {
+    const n = r.names.length;
+    const ready = r.intervals.filter((i) => !Number.isNaN(i.serviceReady)).length;
+    const title =
+      groups > 1
+        ? `N = 1, ${groups} Services one after another (each once Tidal is quiet again)`
+        : r.allReadyMs[0] === Infinity
+          ? `N = ${n} at once: not all Ready within ${fmtMs(r.timeoutMs)} (the phase's limit)`
+          : `N = ${n} at once: all Ready in ${fmtMs(r.allReadyMs[0]!)} (${fmt(n / (r.allReadyMs[0]! / 1000), 1)} Services/s)`;
+    console.log(`\n── ${title}; ${ready} of ${n} Ready`);
+    const row = (what: string, pick: (i: ServiceIntervals) => number) => {
+      const s = spread(r.intervals.map(pick));
+      return [what, fmtMs(s.p50), fmtMs(s.p95), fmtMs(s.max)];
+    };
+    console.log(
+      table(
+        ['per Service', 'p50', 'p95', 'max'],
+        [
+          row('head: create → Deployment seen', (i) => i.head),
+          row('Deployment → last pod Ready (Kubernetes, kwok)', (i) => i.podsReady),
+          row('tail: last pod Ready → Service Ready', (i) => i.tail),
+          row('create → Revision Ready', (i) => i.revisionReady),
+          row('create → Service Ready', (i) => i.serviceReady),
+        ],
+      ),
+    );
+    const perService = (v: number) => fmt(v / n, 3);
+    console.log(
+      `CPU s per Service: Tidal ${perService(r.cpu.tidal)} + Temporal ${perService(r.cpu.temporal)} = ${perService(r.cpu.tidal + r.cpu.temporal)}` +
+        ` (net of idle ${perService(this.net(r.cpu))}; ${fmt(r.cpu.seconds, 1)} s measured); Kubernetes side ${perService(r.cpu.kubernetes)}`,
+    );
+    console.log(`API writes per Service: ${fmt(r.writes, 1)}`);
+    console.log(`passes per Service: ${fmt(r.cost.passes, 1)} (${fmtByKind(r.cost.passesByKind)}) [${r.cost.services} sampled]`);
+    console.log(
+      `history events per Service: ${fmt(r.cost.events, 0)} (${fmtByKind(r.cost.eventsByKind, 0)})` +
+        (r.cost.continuedAsNew ? `, ${r.cost.continuedAsNew} continued-as-new runs included` : ', one run each'),
+    );
+    console.log(`memory after: ${fmtMemory(r.memory)} with ${r.resident} resident Services`);
+  }
+
+  /** Services arriving at `rate` per second for the window; passes when p95 create → Ready ≤ 2 s and the backlog holds. */
+  async steadyRate(rate: number): Promise<RateResult> {
+    const count = Math.round(rate * rateWindowSeconds);
+    const names = Array.from({ length: count }, (_, i) => `r${rate}-${i}`);
+    progress(`rate ${rate}/s: ${count} Services over ${rateWindowSeconds} s`);
+    const cpuBefore = this.cpu();
+    const backlog: number[] = [];
+    let sent = 0;
+    const sample = setInterval(() => backlog.push(names.slice(0, sent).filter((n) => this.timeline.serviceReady(n) === undefined).length), 1000);
+    const t0 = performance.now();
+    const creates: Promise<void>[] = [];
+    const failures: unknown[] = [];
+    for (const [i, name] of names.entries()) {
+      const due = t0 + (i * 1000) / rate;
+      if (due > performance.now()) await sleep(due - performance.now());
+      creates.push(this.create(name).catch((err: unknown) => void failures.push(err)));
+      sent += 1;
+    }
+    clearInterval(sample);
+    await Promise.all(creates);
+    // Whatever is left drains before the next rate starts (bounded): the next rate must start from a quiet stack.
+    const drained = await this.timeline.waitUntil(() => names.every((n) => this.timeline.serviceReady(n) !== undefined), 60_000);
+    await waitQuiet(ports.controllerMetrics);
+    const cpu = cpuUsed(cpuBefore, this.cpu());
+    const serviceReady = names.map((n) => this.timeline.intervals(n).serviceReady);
+    const third = Math.max(1, Math.floor(backlog.length / 3));
+    const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+    const backlogEarly = mean(backlog.slice(third - 1, third + 2));
+    const backlogLate = mean(backlog.slice(-3));
+    const p95 = percentile(serviceReady, 95);
+    // Growing: over the last two thirds of the window more than one second's arrivals piled up.
+    const why = failures.length
+      ? `${failures.length} creates failed`
+      : p95 > rateBoundMs
+        ? p95 === Infinity
+          ? 'over 5% not Ready 60 s after the window'
+          : `p95 ${fmtMs(p95)} > 2 s`
+        : !drained
+          ? 'not all Ready 60 s after the window'
+          : backlogLate - backlogEarly > rate
+            ? `backlog grew ${fmt(backlogEarly, 0)} → ${fmt(backlogLate, 0)}`
+            : '';
+    const result: RateResult = { rate, created: count, serviceReady, backlogEarly, backlogLate, cpu, passed: why === '', why };
+    this.rateResults.push(result);
+    return result;
+  }
+
+  async rateSearch(): Promise<void> {
+    for (const rate of rates) {
+      const r = await this.steadyRate(rate);
+      progress(`rate ${rate}/s: ${r.passed ? 'holds' : `fails (${r.why})`}`);
+      if (!r.passed) break;
+    }
+    console.log(
+      `\n── Steady arrivals, ${rateWindowSeconds} s per rate (a rate holds when p95 create → Service Ready ≤ 2 s and the backlog does not grow)`,
+    );
+    console.log(
+      table(
+        ['Services/s', 'created', 'p50', 'p95', 'max', 'backlog ⅓ → end', 'CPU s/Service', 'holds'],
+        this.rateResults.map((r) => {
+          const s = spread(r.serviceReady);
+          return [
+            String(r.rate),
+            String(r.created),
+            fmtMs(s.p50),
+            fmtMs(s.p95),
+            fmtMs(s.max),
+            `${fmt(r.backlogEarly, 0)} → ${fmt(r.backlogLate, 0)}`,
+            `${fmt((r.cpu.tidal + r.cpu.temporal) / r.created, 3)} (${fmt(r.cpu.tidal / r.created, 3)} + ${fmt(r.cpu.temporal / r.created, 3)})`,
+            r.passed ? 'yes' : `no: ${r.why}`,
+          ];
+        }),
+      ),
+    );
+    const highest = this.highestRate();
+    console.log(`highest steady rate: ${highest ? `${highest} Services/s` : `none: the lowest tried, ${rates[0]}/s, does not hold`}`);
+  }
+
+  highestRate(): number | undefined {
+    return this.rateResults.filter((r) => r.passed).at(-1)?.rate;
+  }
+
+  /** Passes per object for one Service create and one image update (issue 8: fewer passes, none lost). */
+  async passes(): Promise<void> {
+    const name = 'passes';
+    progress('passes: one create, one image update');
+    await this.create(name);
+    await this.timeline.waitUntil(() => this.timeline.serviceReady(name) !== undefined, 120_000);
+    await waitQuiet(ports.controllerMetrics, 3000);
+    const costs = async (revisions: string[]) =>
+      Object.fromEntries(
+        await Promise.all(
+          serviceWorkflowIds(name, revisions).map(async (id) => {
+            const [kind, , obj] = id.split('/') as [string, string, string];
+            return [kind === 'Revision' ? obj : kind, await workflowCost(this.client, id)] as const;
+          }),
+        ),
+      );
+    const created = await costs([`${name}-00001`]);
+    const t0 = performance.now();
+    await this.kube.mergePatch(Resources.Service, 'default', name, {
+      spec: { template: { spec: { containers: [{ image: 'nginx:1.28', ports: [{ containerPort: 80 }] }] } } },
+    });
+    await this.timeline.waitUntil(() => this.timeline.serviceReady(name, `${name}-00002`) !== undefined, 120_000);
+    const updateMs = (this.timeline.serviceReady(name, `${name}-00002`) ?? NaN) - t0;
+    await waitQuiet(ports.controllerMetrics, 3000);
+    const updated = await costs([`${name}-00001`, `${name}-00002`]);
+    const total = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+    const createdPasses = Object.fromEntries(Object.entries(created).map(([k, c]) => [k, c.passes]));
+    const updatePasses = Object.fromEntries(Object.entries(updated).map(([k, c]) => [k, c.passes - (created[k]?.passes ?? 0)]));
+    console.log('\n── Reconcile passes');
+    console.log(`one Service create: ${JSON.stringify(createdPasses)} (total ${total(createdPasses)})`);
+    console.log(`one image update:   ${JSON.stringify(updatePasses)} (total ${total(updatePasses)}); update → Service Ready ${fmtMs(updateMs)}`);
+    console.log(
+      `history events per pass: ${Object.entries(updated)
+        .map(([k, c]) => `${k} ${fmt(c.events / Math.max(1, c.passes), 1)}`)
+        .join(', ')}`,
+    );
+  }
+
+  /** The goals of issue 9 next to what this run measured. */
+  summary(temporal: string): void {
+    const single = this.phases.find((p) => p.label === '1');
+    const batches = this.phases.filter((p) => p.label !== '1');
+    const largest = batches.at(-1);
+    const at200 = batches.find((p) => p.label === '200') ?? largest;
+    const n = (p: PhaseResult | undefined) => (p ? `N=${p.label}` : '');
+    const pair = (p: PhaseResult | undefined, pick: (i: ServiceIntervals) => number) =>
+      p ? `${fmtMs(percentile(p.intervals.map(pick), 50))} / ${fmtMs(percentile(p.intervals.map(pick), 95))}` : '—';
+    const cpuOf = (p: PhaseResult | undefined) =>
+      p
+        ? `${fmt((p.cpu.tidal + p.cpu.temporal) / p.names.length, 3)} (${fmt(p.cpu.tidal / p.names.length, 3)} + ${fmt(p.cpu.temporal / p.names.length, 3)})`
+        : '—';
+    // Memory growth between the first and the last phase: both after load, so V8's one-time heap growth is out.
+    const first = this.phases[0];
+    const growth =
+      first && largest && largest.resident > first.resident ? (largest.memory.tidal - first.memory.tidal) / (largest.resident - first.resident) : NaN;
+    const temporalGrowth =
+      first && largest && largest.resident > first.resident
+        ? (largest.memory.temporal - first.memory.temporal) / (largest.resident - first.resident)
+        : NaN;
+    console.log(`\n── Summary (Temporal: ${temporal})`);
+    console.log(
+      table(
+        ['figure', 'goal', 'measured'],
+        [
+          [`CPU s per Service, Tidal + Temporal (${n(at200)})`, '≤ 0.3', cpuOf(at200)],
+          ['CPU s per Service, Tidal + Temporal (N=1)', '≤ 0.3', cpuOf(single)],
+          ['head p50 / p95 (N=1)', '≤ 100 / 300 ms', pair(single, (i) => i.head)],
+          ['tail p50 / p95 (N=1)', '≤ 100 / 300 ms', pair(single, (i) => i.tail)],
+          ['create → Service Ready p50 / p95 (N=1)', '—', pair(single, (i) => i.serviceReady)],
+          [
+            `all Ready (${n(at200)} at once)`,
+            '≤ 15 s (N=200)',
+            at200 ? (at200.allReadyMs[0] === Infinity ? `> ${fmtMs(at200.timeoutMs)}` : fmtMs(at200.allReadyMs[0]!)) : '—',
+          ],
+          [
+            'highest steady rate, p95 create → Ready ≤ 2 s',
+            '≥ 20 Services/s',
+            this.rateResults.length ? (this.highestRate() ? `${this.highestRate()} Services/s` : `none (${rates[0]}/s fails)`) : '—',
+          ],
+          [`Tidal RSS after ${n(at200)} (${at200?.resident ?? 0} resident)`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.tidal, 0)} MiB` : '—'],
+          [`Temporal RSS after ${n(at200)}`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.temporal, 0)} MiB` : '—'],
+          [
+            `Tidal RSS growth per resident Service (${n(first)} → ${n(largest)})`,
+            '≤ 0.2 MiB',
+            Number.isNaN(growth) ? '—' : `${fmt(growth, 3)} MiB (Temporal ${fmt(temporalGrowth, 3)})`,
+          ],
+          [`API writes per Service (${n(at200)})`, '—', fmt(at200?.writes, 1)],
+          [`passes per Service (${n(at200)})`, '—', fmt(at200?.cost.passes, 1)],
+          [`history events per Service (${n(at200)})`, '—', fmt(at200?.cost.events, 0)],
+        ],
+      ),
+    );
   }
 }
 
-/** Passes per object for one Service create and for one image update (issue 8 item 4: fewer passes, none lost). */
-async function countPasses(kube: KubeClient, client: Client, serviceReadyAt: Map<string, number>): Promise<void> {
-  const name = 'passes';
-  await kube.create(Resources.Service, service(name));
-  while (!serviceReadyAt.has(name)) await new Promise((r) => setTimeout(r, 50));
-  const created = await settledPasses(client, name, [`${name}-00001`]);
-  await kube.mergePatch(Resources.Service, 'default', name, {
-    spec: { template: { spec: { containers: [{ image: 'nginx:1.28', ports: [{ containerPort: 80 }] }] } } },
-  });
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const svc = await kube.get<Service>(Resources.Service, 'default', name);
-    const ready = svc?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-    if ((ready && svc?.status?.latestReadyRevisionName === `${name}-00002`) || Date.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, 50));
+function nodesFor(): number {
+  let services = 2; // warm-up and passes
+  for (const p of phases) {
+    if (p === 'rate') services += rates.reduce((a, r) => a + Math.round(r * rateWindowSeconds), 0);
+    else if (Number(p) === 1) services += singles;
+    else if (Number(p) > 0) services += Number(p);
   }
-  const updated = await settledPasses(client, name, [`${name}-00001`, `${name}-00002`]);
-  const total = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
-  console.log(`\npasses for one Service create: ${JSON.stringify(created)} (total ${total(created)})`);
-  const delta = Object.fromEntries(Object.entries(updated).map(([k, v]) => [k, v - (created[k] ?? 0)]));
-  console.log(`passes for one image update:   ${JSON.stringify(delta)} (total ${total(delta)})`);
+  return Math.max(2, Math.ceil((services * podsPerService * 1.1) / podsPerNode));
 }
 
 async function main(): Promise<void> {
+  for (const p of phases) if (!['rate', 'passes'].includes(p) && !(Number(p) > 0)) throw new Error(`BENCH_PHASES: unknown phase ${p}`);
   await stackDown(dir);
   rmSync(dir, { recursive: true, force: true });
-  const info = await stackUp({ dir, ports, ui: false, nodes: 2, controller: true, log: (s) => console.error(`[bench] ${s}`) });
-  const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
-  const readyAt = new Map<string, number>();
-  const serviceReadyAt = new Map<string, number>();
-  // When each Service, and the first Revision of each Service, was first seen Ready.
-  const readyInformer = async (type: ResourceType, keyOf: (o: KubeObject) => string | undefined, seen: Map<string, number>) => {
-    const informer = new Informer(
-      kube,
-      type,
-      {
-        relistMs: 3_600_000,
-        maxBackoffMs: 1000,
-        onChange: (_t, obj: KubeObject) => {
-          const ready = (obj as Service).status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-          const key = keyOf(obj);
-          if (ready && key && !seen.has(key)) seen.set(key, performance.now());
-        },
-      },
-      log,
+  const nodes = nodesFor();
+  progress(`starting the stack (unthrottled, ${nodes} kwok Nodes of ${podsPerNode} pods)`);
+  const info: StackInfo = await stackUp({ dir, ports, ui: false, nodes, podsPerNode, unthrottled: true, controller: true, log: progress });
+  // BENCH_WORKERS=n: n − 1 more Tidal processes, workers only (TIDAL_WATCHER=false), on the same task queue.
+  for (let i = 2; i <= workers; i++) {
+    const extraPorts = { ...ports, controllerMetrics: ports.controllerMetrics + i };
+    await startController(
+      info,
+      new ProcessTable(dir),
+      { ports: extraPorts, controllerEnv: { TIDAL_WATCHER: 'false' } },
+      progress,
+      `tidal-worker-${i}`,
     );
-    informer.start();
-    await informer.synced;
-    return informer;
-  };
-  const services = await readyInformer(Resources.Service, (o) => o.metadata.name, serviceReadyAt);
-  const revisions = await readyInformer(Resources.Revision, (o) => o.metadata.labels?.['serving.knative.dev/service'], readyAt);
+  }
+  const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
+  const timeline = new ServiceTimeline(kube, makeLogger('warn', 'bench'), { workloads: true });
+  await timeline.start();
   const connection = await Connection.connect({ address: info.temporalAddress });
   const client = new Client({ connection });
-
-  console.log('\nTidal: create N Services at once → Revision Ready and → Service Ready (local stack, kwok nodes, 2 cores)');
-  const procs = new ProcessTable(dir);
-  const controllerPid = procs.running('tidal-controller')?.pid;
-  const temporalPid = procs.running('temporal')?.pid;
-  console.log('N\trev p50\trev p95\tsvc p50\tsvc p95\tsvc max\tall ready s\tServices/s\tAPI writes/Service\tCPU s/Service (Tidal + Temporal)');
-  for (const n of counts) {
-    const cpuBefore = [cpuSeconds(controllerPid), cpuSeconds(temporalPid)];
-    const names = Array.from({ length: n }, (_, i) => `b${n}-${i}`);
-    const start = new Map<string, number>();
-    const t0 = performance.now();
-    await Promise.all(
-      names.map(async (name) => {
-        start.set(name, performance.now());
-        await kube.create(Resources.Service, service(name));
-      }),
-    );
-    const writesBefore = await tidalWrites();
-    const deadline = Date.now() + 600_000;
-    while (names.some((x) => !serviceReadyAt.has(x) || !readyAt.has(x)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    // Let the echoes settle, then count what Tidal wrote for this batch.
-    await new Promise((r) => setTimeout(r, 3000));
-    const writes = ((await tidalWrites()) - writesBefore) / n;
-    // CPU over the batch including the 3 s settle: what creating these Services cost, idle included.
-    const cpuTidal = (cpuSeconds(controllerPid) - cpuBefore[0]!) / n;
-    const cpuTemporal = (cpuSeconds(temporalPid) - cpuBefore[1]!) / n;
-    const rev = names.map((x) => (readyAt.get(x) ?? NaN) - (start.get(x) ?? 0)).sort((a, b) => a - b);
-    const svc = names.map((x) => (serviceReadyAt.get(x) ?? NaN) - (start.get(x) ?? 0)).sort((a, b) => a - b);
-    const all = (Math.max(...names.map((x) => serviceReadyAt.get(x) ?? NaN)) - t0) / 1000;
+  const procs = new StackProcesses(dir);
+  const bench = new Bench(kube, client, timeline, procs);
+  const temporal = procs.temporalDescription();
+  try {
     console.log(
-      `${n}\t${pct(rev, 50).toFixed(0)}\t${pct(rev, 95).toFixed(0)}\t${pct(svc, 50).toFixed(0)}\t${pct(svc, 95).toFixed(0)}\t${svc.at(-1)?.toFixed(0)}\t${all.toFixed(2)}\t${(n / all).toFixed(1)}\t${writes.toFixed(1)}\t${(cpuTidal + cpuTemporal).toFixed(2)} (${cpuTidal.toFixed(2)} + ${cpuTemporal.toFixed(2)})`,
+      `Tidal control-plane benchmark: local stack on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}; Tidal processes: ${workers}`,
     );
+    await bench.warmUp();
+    for (const p of phases) {
+      if (p === 'rate') await bench.rateSearch();
+      else if (p === 'passes') await bench.passes();
+      else {
+        const n = Number(p);
+        progress(n === 1 ? `N = 1, ${singles} times` : `N = ${n} at once`);
+        const groups = n === 1 ? Array.from({ length: singles }, (_, i) => [`s-${i}`]) : [Array.from({ length: n }, (_, i) => `b${n}-${i}`)];
+        await bench.phase(p, groups);
+      }
+    }
+    bench.summary(temporal);
+    progress(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  } finally {
+    await timeline.close();
+    await connection.close();
+    kube.close();
+    await stackDown(dir);
   }
-
-  await countPasses(kube, client, serviceReadyAt);
-
-  // What a reconcile pass costs in history: events per pass, from one Service's three workflows.
-  const sample = `b${counts[0]}-0`;
-  await new Promise((r) => setTimeout(r, 3000));
-  for (const [kind, name] of [
-    ['Service', sample],
-    ['Configuration', sample],
-    ['Revision', `${sample}-00001`],
-  ] as const) {
-    const handle = client.workflow.getHandle(`${kind}/default/${name}`);
-    const st = await handle.query<{ totalReconciles: number; totalPokes: number }>('state');
-    const events = (await handle.fetchHistory()).events?.length ?? 0;
-    console.log(
-      `history ${kind}/default/${name}: ${events} events, ${st.totalReconciles} passes, ${st.totalPokes} pokes → ${(events / st.totalReconciles).toFixed(1)} events/pass`,
-    );
-  }
-  console.log(`RSS after the run: controller ${rssMiB(controllerPid).toFixed(0)} MiB, Temporal server ${rssMiB(temporalPid).toFixed(0)} MiB`);
-  await revisions.close();
-  await services.close();
-  await connection.close();
-  kube.close();
-  await stackDown(dir);
 }
 
 main().catch(async (err: unknown) => {

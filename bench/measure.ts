@@ -1,0 +1,351 @@
+// What the benchmarks measure with, shared by ready.ts and scale.ts: CPU and memory of the stack's processes (from
+// /proc), percentiles, the controller's Prometheus counters, and the history events and reconcile passes of a
+// Service's workflows (from Temporal).
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Client } from '@temporalio/client';
+import { ProcessTable } from '../dev/processes.js';
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Environment knobs: a number, or a comma-separated list. */
+export const envNumber = (name: string, fallback: number): number => Number(process.env[name] ?? fallback);
+export const envList = (name: string, fallback: string): string[] =>
+  (process.env[name] ?? fallback)
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+// ── percentiles and formatting ──────────────────────────────────────────────────────────────────────────────────
+
+/** Nearest-rank percentile; a missing value (a Service never Ready) counts as Infinity, so it shows. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = values.map((v) => (Number.isNaN(v) ? Infinity : v)).sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+export interface Spread {
+  p50: number;
+  p95: number;
+  max: number;
+  n: number;
+}
+
+export function spread(values: number[]): Spread {
+  return { p50: percentile(values, 50), p95: percentile(values, 95), max: percentile(values, 100), n: values.length };
+}
+
+export function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+/** Milliseconds as `123 ms` or `4.56 s`; `—` when unknown, `never` for a Service that did not get there. */
+export function fmtMs(ms: number): string {
+  if (Number.isNaN(ms)) return '—';
+  if (ms === Infinity) return 'never';
+  return Math.abs(ms) < 1000 ? `${ms.toFixed(0)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+export const fmt = (v: number | undefined, digits = 2): string => (v === undefined || Number.isNaN(v) ? '—' : v.toFixed(digits));
+
+/** A table with left-aligned first column and right-aligned others. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('   ');
+  return [line(header), widths.map((w) => '─'.repeat(w)).join('   '), ...rows.map(line)].join('\n');
+}
+
+// ── CPU and memory from /proc ───────────────────────────────────────────────────────────────────────────────────
+
+const CLOCK_TICKS = 100; // USER_HZ on Linux
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  /** utime + stime + cutime + cstime, seconds: the process's own CPU and that of its children it has reaped. */
+  cpu: number;
+}
+
+function readStat(pid: number): ProcStat | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = text.slice(text.lastIndexOf(') ') + 2).split(' ');
+    const ticks = Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    return { pid, ppid: Number(f[1]), cpu: ticks / CLOCK_TICKS };
+  } catch {
+    return undefined; // gone meanwhile
+  }
+}
+
+function allStats(): ProcStat[] {
+  const out: ProcStat[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const st = readStat(Number(entry));
+    if (st) out.push(st);
+  }
+  return out;
+}
+
+/** The pid and all its live descendants (PostgreSQL runs one process per connection; tsx may spawn esbuild). */
+function tree(root: number, stats: ProcStat[]): ProcStat[] {
+  const children = new Map<number, ProcStat[]>();
+  for (const st of stats) {
+    const siblings = children.get(st.ppid);
+    if (siblings) siblings.push(st);
+    else children.set(st.ppid, [st]);
+  }
+  const out: ProcStat[] = [];
+  const queue = stats.filter((s) => s.pid === root);
+  while (queue.length) {
+    const st = queue.shift()!;
+    out.push(st);
+    queue.push(...(children.get(st.pid) ?? []));
+  }
+  return out;
+}
+
+function rssMiB(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Proportional set size of a process tree: shared memory (PostgreSQL's buffers) counted once, not per process. */
+function treePssMiB(members: ProcStat[]): number {
+  let kb = 0;
+  for (const st of members) {
+    try {
+      kb += Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${st.pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return kb / 1024;
+}
+
+/** The processes a benchmark measures: Tidal's controller, the Temporal server and, with TIDAL_TEMPORAL=postgres, its database. */
+export type Role = 'tidal' | 'temporal' | 'postgres';
+const processName: Record<Role, string> = { tidal: 'tidal-controller', temporal: 'temporal', postgres: 'postgres' };
+
+export interface CpuSample {
+  at: number;
+  tidal: number;
+  temporal: number;
+  postgres: number;
+  /** The Kubernetes side: API server, etcd, controller-manager, scheduler and kwok (context, not a goal). */
+  kubernetes: number;
+}
+
+export interface CpuUsed {
+  seconds: number;
+  kubernetes: number;
+  tidal: number;
+  /** The Temporal server plus its PostgreSQL when there is one. */
+  temporal: number;
+  postgres: number;
+}
+
+export interface Memory {
+  /** RSS of the controller (and of extra worker processes, summed). */
+  tidal: number;
+  /** RSS of the Temporal server. */
+  temporal: number;
+  /** PSS of PostgreSQL's process tree, when present. */
+  postgres: number | undefined;
+}
+
+const kubernetesProcesses = ['kube-apiserver', 'etcd', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
+
+export class StackProcesses {
+  private readonly table: ProcessTable;
+
+  constructor(dir: string) {
+    this.table = new ProcessTable(dir);
+  }
+
+  /** Read afresh every time: a restarted controller has a new pid. */
+  pid(role: Role): number | undefined {
+    return this.table.running(processName[role])?.pid;
+  }
+
+  /** Tidal's processes: the controller and any extra worker-only processes (`tidal-worker-<n>`, BENCH_WORKERS). */
+  tidalPids(): number[] {
+    const names = [processName.tidal, ...Array.from({ length: 8 }, (_, i) => `tidal-worker-${i + 2}`)];
+    return names.flatMap((n) => this.table.running(n)?.pid ?? []);
+  }
+
+  /** Which Temporal this stack runs (the launcher's TIDAL_TEMPORAL, passed through untouched). */
+  temporalDescription(): string {
+    const env = process.env.TIDAL_TEMPORAL;
+    if (this.pid('postgres') !== undefined) return `Temporal server on PostgreSQL (TIDAL_TEMPORAL=${env ?? ''}; CPU and memory include PostgreSQL)`;
+    return env ? `TIDAL_TEMPORAL=${env}` : '`temporal server start-dev` (SQLite)';
+  }
+
+  cpu(): CpuSample {
+    const stats = allStats();
+    // Each process counts once, for the first role whose tree holds it (PostgreSQL may run under the Temporal server).
+    const claimed = new Set<number>();
+    const sum = (role: Role) => {
+      let cpu = 0;
+      for (const pid of role === 'tidal' ? this.tidalPids() : [this.pid(role) ?? -1]) {
+        for (const st of tree(pid, stats)) {
+          if (claimed.has(st.pid)) continue;
+          claimed.add(st.pid);
+          cpu += st.cpu;
+        }
+      }
+      return cpu;
+    };
+    const postgres = sum('postgres');
+    const kubernetes = kubernetesProcesses.reduce((a, name) => a + (tree(this.table.running(name)?.pid ?? -1, stats)[0]?.cpu ?? 0), 0);
+    return { at: performance.now(), postgres, temporal: sum('temporal'), tidal: sum('tidal'), kubernetes };
+  }
+
+  memory(): Memory {
+    const tidal = this.tidalPids();
+    const temporal = this.pid('temporal');
+    const postgres = this.pid('postgres');
+    return {
+      tidal: tidal.length === 0 ? NaN : tidal.reduce((a, pid) => a + rssMiB(pid), 0),
+      temporal: temporal === undefined ? NaN : rssMiB(temporal),
+      postgres: postgres === undefined ? undefined : treePssMiB(tree(postgres, allStats())),
+    };
+  }
+}
+
+export function cpuUsed(before: CpuSample, after: CpuSample): CpuUsed {
+  const postgres = after.postgres - before.postgres;
+  return {
+    seconds: (after.at - before.at) / 1000,
+    kubernetes: after.kubernetes - before.kubernetes,
+    tidal: after.tidal - before.tidal,
+    temporal: after.temporal - before.temporal + postgres,
+    postgres,
+  };
+}
+
+export function fmtMemory(m: Memory): string {
+  const pg = m.postgres === undefined ? '' : `, PostgreSQL ${m.postgres.toFixed(0)} MiB (PSS)`;
+  return `Tidal ${m.tidal.toFixed(0)} MiB, Temporal server ${m.temporal.toFixed(0)} MiB${pg}`;
+}
+
+// ── the controller's Prometheus counters ───────────────────────────────────────────────────────────────────────
+
+export interface ControllerCounters {
+  /** Kubernetes writes (POST, PUT, PATCH, DELETE) Tidal has made. */
+  writes: number;
+  /** Anything Tidal does: every API request, watch event and delivered poke. Unchanged means idle. */
+  activity: number;
+}
+
+export async function controllerCounters(metricsPort: number): Promise<ControllerCounters> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  let writes = 0;
+  let activity = 0;
+  for (const line of text.split('\n')) {
+    const m = /^(tidal_kube_requests_total|tidal_watch_events_total|tidal_pokes_delivered_total)\{([^}]*)\} (\S+)/.exec(line);
+    if (!m) continue;
+    const value = Number(m[3]);
+    activity += value;
+    if (m[1] === 'tidal_kube_requests_total' && /verb="(POST|PUT|PATCH|DELETE)"/.test(m[2]!)) writes += value;
+  }
+  return { writes, activity };
+}
+
+/**
+ * Waits until the controller has done nothing (no API request, watch event or poke) for `quietMs`, at most `maxMs`.
+ * Returns how long that took; a controller that is down or never settles just ends the wait.
+ */
+export async function waitQuiet(metricsPort: number, quietMs = 2000, maxMs = 30_000): Promise<number> {
+  const start = Date.now();
+  let last = -1;
+  let since = Date.now();
+  while (Date.now() - start < maxMs) {
+    const now = await controllerCounters(metricsPort).then(
+      (c) => c.activity,
+      () => -2,
+    );
+    if (now !== last) [last, since] = [now, Date.now()];
+    else if (Date.now() - since >= quietMs) break;
+    await sleep(200);
+  }
+  return Date.now() - start;
+}
+
+// ── history events and passes, from Temporal ──────────────────────────────────────────────────────────────────
+
+/** The entity workflows one Service's create runs (ADR 0001 ids). */
+export function serviceWorkflowIds(name: string, revisions = [`${name}-00001`]): string[] {
+  return [
+    `Service/default/${name}`,
+    `Configuration/default/${name}`,
+    `Route/default/${name}`,
+    `Ingress/default/${name}`,
+    ...revisions.map((r) => `Revision/default/${r}`),
+  ];
+}
+
+export interface WorkflowCost {
+  /** Reconcile passes (the `state` query's totalReconciles, which crosses continue-as-new). */
+  passes: number;
+  /** History events of every run, continued-as-new runs included. */
+  events: number;
+  runs: number;
+}
+
+/** Passes and history events of one workflow; zeros when it never ran. */
+export async function workflowCost(client: Client, id: string): Promise<WorkflowCost> {
+  const handle = client.workflow.getHandle(id);
+  try {
+    const st = await handle.query<{ totalReconciles: number; runs?: number }>('state');
+    const current = await handle.describe();
+    let events = current.historyLength;
+    const runs = st.runs ?? 1;
+    if (runs > 1) {
+      // Earlier runs of the chain: visibility holds their final history length.
+      for await (const run of client.workflow.list({ query: `WorkflowId = '${id}' AND ExecutionStatus = 'ContinuedAsNew'` }))
+        events += run.historyLength;
+    }
+    return { passes: st.totalReconciles, events, runs };
+  } catch {
+    return { passes: 0, events: 0, runs: 0 };
+  }
+}
+
+export interface ServiceCost {
+  services: number;
+  /** Per Service, averaged over the sample. */
+  passes: number;
+  events: number;
+  passesByKind: Record<string, number>;
+  eventsByKind: Record<string, number>;
+  continuedAsNew: number;
+}
+
+/** Passes and history events per Service, averaged over up to `sampleSize` of `names` spread over the batch. */
+export async function serviceCost(client: Client, names: string[], sampleSize = 20): Promise<ServiceCost> {
+  const step = Math.max(1, names.length / sampleSize);
+  const sample = [...new Set(Array.from({ length: Math.min(sampleSize, names.length) }, (_, i) => names[Math.floor(i * step)]!))];
+  const passesByKind: Record<string, number> = {};
+  const eventsByKind: Record<string, number> = {};
+  let continuedAsNew = 0;
+  for (const name of sample) {
+    const costs = await Promise.all(serviceWorkflowIds(name).map(async (id) => [id.split('/')[0]!, await workflowCost(client, id)] as const));
+    for (const [kind, c] of costs) {
+      passesByKind[kind] = (passesByKind[kind] ?? 0) + c.passes / sample.length;
+      eventsByKind[kind] = (eventsByKind[kind] ?? 0) + c.events / sample.length;
+      continuedAsNew += Math.max(0, c.runs - 1);
+    }
+  }
+  const total = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+  return { services: sample.length, passes: total(passesByKind), events: total(eventsByKind), passesByKind, eventsByKind, continuedAsNew };
+}
+
+export function fmtByKind(o: Record<string, number>, digits = 1): string {
+  return Object.entries(o)
+    .map(([k, v]) => `${k} ${v.toFixed(digits)}`)
+    .join(', ');
+}
