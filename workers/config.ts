@@ -63,7 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     relistSeconds: int(env, 'TIDAL_RELIST_SECONDS', 36_000),
     sweepSeconds: int(env, 'TIDAL_SWEEP_SECONDS', 1800),
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
-    maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 500),
+    maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
     identity: env.TIDAL_IDENTITY || undefined,
     registryCAFiles: list(env.TIDAL_REGISTRY_CA_FILES),
     insecureRegistries: list(env.TIDAL_INSECURE_REGISTRIES),
