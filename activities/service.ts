@@ -41,11 +41,11 @@ export function createServiceActivities(deps: ActivityDeps) {
   async function readService(
     key: ObjectKey,
     configuration?: Configuration,
-  ): Promise<{ svc: Service; defaults: DefaultsConfig; spec: string } | undefined> {
+  ): Promise<{ svc: Service; defaults: DefaultsConfig; raw: Service } | undefined> {
     const svc = await kube.get<Service>(Resources.Service, key.namespace, key.name);
     if (!svc || svc.metadata.deletionTimestamp) return undefined;
     const defaults = defaultsInForce(config.revisionConfig().defaults, svc, [configuration]);
-    return { svc: setServiceDefaults(svc, defaults), defaults, spec: specOfObservation(observationOf(svc)) };
+    return { svc: setServiceDefaults(svc, defaults), defaults, raw: svc };
   }
 
   /**
@@ -122,7 +122,7 @@ export function createServiceActivities(deps: ActivityDeps) {
       ]);
       const read = await readService(key, configuration);
       if (!read) return { outcome: 'gone' };
-      if (expectSpec !== undefined && read.spec !== expectSpec) return { outcome: 'stale' };
+      if (expectSpec !== undefined && specOfObservation(observationOf(read.raw)) !== expectSpec) return { outcome: 'stale' };
       const svc = read.svc;
       const byo = svc.spec.template.metadata?.name;
       const byoRevision = byo ? await kube.get<Revision>(Resources.Revision, key.namespace, byo) : undefined;

@@ -58,6 +58,7 @@ export class Poker {
   private readonly inFlightIds = new Set<string>();
   /** Signal budget per workflow; a workflow absent here has a full bucket. */
   private readonly budgets = new Map<string, Bucket>();
+  private prunedAt = 0;
   private readonly burst: number;
   private readonly perSecond: number;
   private wake: (() => void) | undefined;
@@ -161,8 +162,10 @@ export class Poker {
       return Math.ceil(((1 - tokens) / this.perSecond) * 1000);
     }
     this.budgets.set(id, { tokens: tokens - 1, at: now });
-    if (this.budgets.size > 10_000) {
-      const fullAfterMs = (this.burst / this.perSecond) * 1000;
+    // Forget full buckets once per refill period at most: a scan per signal would make a burst quadratic.
+    const fullAfterMs = (this.burst / this.perSecond) * 1000;
+    if (this.budgets.size > 10_000 && now - this.prunedAt > fullAfterMs) {
+      this.prunedAt = now;
       for (const [k, v] of this.budgets) if (now - v.at > fullAfterMs) this.budgets.delete(k);
     }
     return 0;
