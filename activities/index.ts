@@ -9,6 +9,7 @@ import { createIngressActivities } from './ingress.js';
 import { createCertificateActivities } from './certificate.js';
 import { withObservations } from './observe.js';
 import { createOptionsActivities } from './options.js';
+import { createDelegationActivities } from './delegation.js';
 
 export function createActivities(deps: ActivityDeps) {
   return withObservations({
@@ -19,6 +20,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createIngressActivities(deps),
     ...createCertificateActivities(deps),
     ...createOptionsActivities(deps),
+    ...createDelegationActivities(deps),
   });
 }
 
@@ -26,6 +28,8 @@ export function createActivities(deps: ActivityDeps) {
 export interface Observed {
   /** Source (`<Kind>/<ns>/<name>`) → observation (`api/content-token.ts`). */
   observed?: Record<string, string>;
+  /** Sources the activity wrote: `all` (apply or create), `status` (a status write); the others it only read. */
+  wrote?: Record<string, 'all' | 'status'>;
 }
 
 type WithObserved<A> = { [K in keyof A]: A[K] extends (...args: infer P) => Promise<infer R> ? (...args: P) => Promise<R & Observed> : A[K] };
@@ -37,3 +41,4 @@ export type { RevisionOutcome } from './configuration.js';
 export type { DigestOutcome, ResourcesOutcome } from './revision.js';
 export type { RouteOutcome } from './route.js';
 export type { IngressOutcome } from './ingress.js';
+export type { DelegationOutcome } from './delegation.js';

@@ -1,6 +1,6 @@
-// Activities of the Ingress workflow (class istio): the KIngress's VirtualServices `<name>-ingress` and
-// `<name>-mesh`, then its status. Readiness probing of gateway pods comes later; for now Ready follows a
-// successful apply.
+// Programming a KIngress of class istio: its VirtualServices `<name>-ingress` and `<name>-mesh`, then its status —
+// inside the pass of the Route that owns it (ADR 0005), or by the Ingress workflow for a KIngress no Route owns.
+// Ready follows a successful apply, or with config-network's readiness probing on, gateways that serve it.
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
 import { Resources } from '../api/kinds.js';
 import {
@@ -21,49 +21,71 @@ import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 export type IngressOutcome = { outcome: 'gone' } | { outcome: 'otherClass'; ingressClass: string } | (StatusOutcome & { virtualServices: number });
 
-export function createIngressActivities(deps: ActivityDeps) {
+/** The KIngress is Tidal's to program (class istio, the default when the annotation is absent). */
+export function isIstioIngress(ing: Pick<Ingress, 'metadata'>): boolean {
+  return (ing.metadata.annotations?.[NetworkingAnnotations.ingressClass] ?? IstioIngressClassName) === IstioIngressClassName;
+}
+
+/**
+ * Programs one KIngress of class istio: its VirtualServices, then its status. Shared by the Ingress workflow and by
+ * the Route's pass, which programs the KIngress it owns in the same step (ADR 0005). Returns the KIngress with the
+ * status written; throws (after writing NotReady) while gateways do not serve the new configuration yet, so the step
+ * is retried with backoff.
+ */
+export async function programIngress(deps: ActivityDeps, ing: Ingress): Promise<{ ingress: Ingress; outcome: StatusOutcome; virtualServices: number }> {
   const { kube, config } = deps;
+  const key = { namespace: ing.metadata.namespace ?? '', name: ing.metadata.name ?? '' };
+  // The probe routes (K-Network-Hash) are always programmed; probing itself is behind config-network's switch.
+  const hash = ingressProbeHash(ing);
+  const vss = makeVirtualServices(ing, DEFAULT_ISTIO_GATEWAYS, hash);
+  for (const vs of vss) {
+    const existing = await kube.get<KubeObject>(Resources.VirtualService, vs.metadata.namespace ?? key.namespace, vs.metadata.name ?? '');
+    await applyIfChanged(kube, Resources.VirtualService, existing, vs);
+  }
+  const now = nowOf(deps);
+  const copy = cloneJson(ing);
+  const before = beginReconcile(copy, ingressConditionSet, now);
+  const status = copy.status as IngressStatus;
+  markNetworkConfigured(status, now);
+  let probeFailures: string[] = [];
+  if (config.networkConfig().ingressReadinessProbing === 'enabled' && !isIngressReady(ing)) {
+    const pods = await kube.list<KubeObject & GatewayPodLike>(Resources.Pod, 'istio-system', { labelSelector: 'istio=ingressgateway' });
+    const hosts = [...new Set((ing.spec.rules ?? []).flatMap((r) => r.hosts ?? []))];
+    const result = await probeGateways({ targets: gatewayTargets(pods.items, 8080), hosts, hash, timeoutMs: 1000 });
+    probeFailures = result.failures;
+  }
+  if (probeFailures.length === 0) {
+    markLoadBalancerReady(
+      status,
+      [{ domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }],
+      [{ domainInternal: 'knative-local-gateway.istio-system.svc.cluster.local' }],
+      now,
+    );
+  } else {
+    markLoadBalancerNotReady(status, now);
+  }
+  endReconcile(copy, before, now);
+  const written = await writeStatus(kube, Resources.KIngress, ing, copy.status);
+  // Not every gateway serves the new configuration yet: retry (with backoff) until they do.
+  if (probeFailures.length > 0)
+    throw new Error(`gateways not ready for Ingress ${key.namespace}/${key.name}: ${probeFailures.slice(0, 3).join('; ')}`);
+  const ingress: Ingress = {
+    ...ing,
+    metadata: { ...ing.metadata, ...(written ? { resourceVersion: written } : {}) },
+    status: copy.status as IngressStatus,
+  };
+  return { ingress, outcome: statusOutcome(written, copy.status), virtualServices: vss.length };
+}
+
+export function createIngressActivities(deps: ActivityDeps) {
+  const { kube } = deps;
   return {
     async reconcileIngress(key: ObjectKey): Promise<IngressOutcome> {
       const ing = await kube.get<Ingress>(Resources.KIngress, key.namespace, key.name);
       if (!ing || ing.metadata.deletionTimestamp) return { outcome: 'gone' };
-      const cls = ing.metadata.annotations?.[NetworkingAnnotations.ingressClass] ?? IstioIngressClassName;
-      if (cls !== IstioIngressClassName) return { outcome: 'otherClass', ingressClass: cls };
-      // The probe routes (K-Network-Hash) are always programmed; probing itself is behind config-network's switch.
-      const hash = ingressProbeHash(ing);
-      const vss = makeVirtualServices(ing, DEFAULT_ISTIO_GATEWAYS, hash);
-      for (const vs of vss) {
-        const existing = await kube.get<KubeObject>(Resources.VirtualService, vs.metadata.namespace ?? key.namespace, vs.metadata.name ?? '');
-        await applyIfChanged(kube, Resources.VirtualService, existing, vs);
-      }
-      const now = nowOf(deps);
-      const copy = cloneJson(ing);
-      const before = beginReconcile(copy, ingressConditionSet, now);
-      const status = copy.status as IngressStatus;
-      markNetworkConfigured(status, now);
-      let probeFailures: string[] = [];
-      if (config.networkConfig().ingressReadinessProbing === 'enabled' && !isIngressReady(ing)) {
-        const pods = await kube.list<KubeObject & GatewayPodLike>(Resources.Pod, 'istio-system', { labelSelector: 'istio=ingressgateway' });
-        const hosts = [...new Set((ing.spec.rules ?? []).flatMap((r) => r.hosts ?? []))];
-        const result = await probeGateways({ targets: gatewayTargets(pods.items, 8080), hosts, hash, timeoutMs: 1000 });
-        probeFailures = result.failures;
-      }
-      if (probeFailures.length === 0) {
-        markLoadBalancerReady(
-          status,
-          [{ domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }],
-          [{ domainInternal: 'knative-local-gateway.istio-system.svc.cluster.local' }],
-          now,
-        );
-      } else {
-        markLoadBalancerNotReady(status, now);
-      }
-      endReconcile(copy, before, now);
-      const written = await writeStatus(kube, Resources.KIngress, ing, copy.status);
-      // Not every gateway serves the new configuration yet: retry (with backoff) until they do.
-      if (probeFailures.length > 0)
-        throw new Error(`gateways not ready for Ingress ${key.namespace}/${key.name}: ${probeFailures.slice(0, 3).join('; ')}`);
-      return { ...statusOutcome(written, copy.status), virtualServices: vss.length };
+      if (!isIstioIngress(ing)) return { outcome: 'otherClass', ingressClass: ing.metadata.annotations?.[NetworkingAnnotations.ingressClass] ?? '' };
+      const { outcome, virtualServices } = await programIngress(deps, ing);
+      return { ...outcome, virtualServices };
     },
   };
 }

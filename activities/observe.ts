@@ -6,8 +6,15 @@ import { ABSENT, mergeObservations, observationOf, sourceOf } from '../api/conte
 import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 
-/** Observations of one activity: source → `<uid> <spec> <status>` (a part is `-` if it changed under the activity). */
-type Seen = Map<string, string>;
+/**
+ * Observations of one activity: source → `<uid> <spec> <status>` (a part is `-` if it changed under the activity),
+ * and which of them Tidal wrote: `all` (an apply or create of a child: its result is Tidal's desired state) or
+ * `status` (a status write: its status part is Tidal's, its spec part only read).
+ */
+interface Seen {
+  obs: Map<string, string>;
+  wrote: Map<string, 'all' | 'status'>;
+}
 
 const scope = new AsyncLocalStorage<Seen>();
 
@@ -22,17 +29,20 @@ const MAX_LIST_ITEMS = 16;
 /**
  * Called by the Kubernetes client for every object it returns; outside an activity it does nothing. A `write` is a
  * server-side apply (force) or create of a child: its result is Tidal's desired state on top of whatever was there,
- * so it replaces what the activity read before. Anything else is a `read`: two different contents within one
- * activity mean the object changed under it, and the activity covers neither (mergeObservations).
+ * so it replaces what the activity read before. A `status` write replaces the status part only: the spec it returns
+ * may hold someone else's change the activity never acted on. Anything else is a `read`: two different contents
+ * within one activity mean the object changed under it, and the activity covers neither (mergeObservations).
  */
-export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'write', listSize = 0): void {
+export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'write' | 'status', listSize = 0): void {
   const seen = scope.getStore();
   if (!seen || listSize > MAX_LIST_ITEMS) return;
   const source = sourceOf(type, obj);
   if (source === undefined) return;
   const observation = observationOf(obj);
-  const before = seen.get(source);
-  seen.set(source, before === undefined || how === 'write' ? observation : mergeObservations(before, observation, false));
+  const before = seen.obs.get(source);
+  seen.obs.set(source, before === undefined || how === 'write' ? observation : mergeObservations(before, observation, how === 'status'));
+  if (how === 'write') seen.wrote.set(source, 'all');
+  else if (how === 'status' && seen.wrote.get(source) !== 'all') seen.wrote.set(source, 'status');
 }
 
 /** Called by the Kubernetes client when a GET found nothing: the object was absent when the activity looked. */
@@ -41,23 +51,33 @@ export function noteAbsent(type: ResourceType, namespace: string, name: string):
   if (!seen) return;
   const source = sourceOf(type, { metadata: { namespace, name } } as KubeObject);
   if (source === undefined) return;
-  const before = seen.get(source);
-  seen.set(source, before === undefined ? ABSENT : mergeObservations(before, ABSENT, false));
+  const before = seen.obs.get(source);
+  seen.obs.set(source, before === undefined ? ABSENT : mergeObservations(before, ABSENT, false));
 }
 
-/** The activity result with `observed` added (results that are not plain objects are returned as they are). */
-export async function observing<R>(fn: () => Promise<R>): Promise<R & { observed?: Record<string, string> }> {
-  const seen: Seen = new Map();
-  const result = (await scope.run(seen, fn)) as R & { observed?: Record<string, string> };
-  if (result === null || typeof result !== 'object' || Array.isArray(result) || seen.size === 0) return result;
+/** What an activity result carries for the entity loop (activities/index.ts `Observed`). */
+export interface ObservedResult {
+  observed?: Record<string, string>;
+  /** Sources of `observed` this activity wrote (see `Seen`); the others it only read. */
+  wrote?: Record<string, 'all' | 'status'>;
+}
+
+/** The activity result with `observed` (and `wrote`) added (results that are not plain objects are returned as they are). */
+export async function observing<R>(fn: () => Promise<R>): Promise<R & ObservedResult> {
+  const seen: Seen = { obs: new Map(), wrote: new Map() };
+  const result = (await scope.run(seen, fn)) as R & ObservedResult;
+  if (result === null || typeof result !== 'object' || Array.isArray(result) || seen.obs.size === 0) return result;
   const observed: Record<string, string> = {};
+  const wrote: Record<string, 'all' | 'status'> = {};
   let n = 0;
-  for (const [source, observation] of seen) {
+  for (const [source, observation] of seen.obs) {
     if (n >= MAX_OBSERVATIONS) break;
     observed[source] = observation;
+    const w = seen.wrote.get(source);
+    if (w) wrote[source] = w;
     n += 1;
   }
-  return { ...result, observed };
+  return { ...result, observed, ...(Object.keys(wrote).length ? { wrote } : {}) };
 }
 
 /** Wraps every function of an activity object with `observing`. */

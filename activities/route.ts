@@ -44,6 +44,7 @@ import {
   routingTargets,
 } from '../resources/labeler.js';
 import { applyIfChanged, needsApply } from './apply.js';
+import { isIstioIngress, programIngress } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
@@ -74,6 +75,8 @@ export type RouteOutcome =
       placeholders?: string;
       /** The domain-template / tag-template error the Route reports (ErrorConfig); nothing was programmed. */
       domainError?: string;
+      /** `<Kind> <name>` of a foreign object holding a placeholder's name (only with `reportNotOwned`). */
+      notOwned?: string;
     });
 
 /** One traffic name's placeholder: the desired Service and, for a load balancer with an IP, its Endpoints. */
@@ -262,8 +265,13 @@ export function createRouteActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** One Route pass (spec §4.1): traffic → placeholder Services → KIngress → status; then the labeler. */
-    async reconcileRoute(key: ObjectKey): Promise<RouteOutcome> {
+    /**
+     * One Route pass (spec §4.1): traffic → placeholder Services → KIngress → status; then the labeler. A placeholder
+     * name taken by a foreign object fails the step after reporting it, so it is retried with backoff — unless
+     * `reportNotOwned` (a Service's pass, which must go on to write the Service's status): then the outcome names it
+     * and the caller schedules the retry.
+     */
+    async reconcileRoute(key: ObjectKey, opts: { reportNotOwned?: boolean } = {}): Promise<RouteOutcome> {
       const raw = await kube.get<Route>(Resources.Route, key.namespace, key.name);
       if (!raw) return { outcome: 'gone' };
       if (raw.metadata.deletionTimestamp) {
@@ -326,14 +334,15 @@ export function createRouteActivities(deps: ActivityDeps) {
         status.traffic = statusTraffic(traffic, tagUrls);
         status.address = { url: routeAddressURL(route) };
         const currentIngress = await kube.get<Ingress>(Resources.KIngress, key.namespace, key.name);
-        const desiredPlaceholders: DesiredPlaceholder[] = names.map((name) => {
-          const svcName = placeholderServiceName(key.name, name);
-          // Once the Ingress reports its load balancer, the placeholder points at it (checklist 54).
-          const balanced = currentIngress?.status ? makeLoadBalancedPlaceholder(route, name, currentIngress, local) : undefined;
-          if (balanced?.ok) return { name: svcName, service: balanced.service, endpoints: balanced.endpoints };
-          return { name: svcName, service: makePlaceholderService(route, name, domains[name] ?? '') };
-        });
-        placeholders = await reconcilePlaceholders(route, desiredPlaceholders);
+        const desiredPlaceholders = (ingress: Ingress | undefined): DesiredPlaceholder[] =>
+          names.map((name) => {
+            const svcName = placeholderServiceName(key.name, name);
+            // Once the Ingress reports its load balancer, the placeholder points at it (checklist 54).
+            const balanced = ingress?.status ? makeLoadBalancedPlaceholder(route, name, ingress, local) : undefined;
+            if (balanced?.ok) return { name: svcName, service: balanced.service, endpoints: balanced.endpoints };
+            return { name: svcName, service: makePlaceholderService(route, name, domains[name] ?? '') };
+          });
+        placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress));
         if (placeholders.notOwned) {
           if (placeholders.notOwned.kind === 'Service') markServiceNotOwned(status, placeholders.notOwned.name, now);
           else markEndpointNotOwned(status, placeholders.notOwned.name, now);
@@ -348,7 +357,16 @@ export function createRouteActivities(deps: ActivityDeps) {
             ingressAction = applied.action;
             if (applied.action !== 'unchanged') ingressResourceVersion = applied.obj.metadata.resourceVersion;
             if (applied.action === 'created') await events.record(route, 'Normal', 'Created', `Created Ingress "${key.name}"`);
-            propagateIngressStatus(status, applied.obj, now);
+            // A KIngress of Tidal's class is programmed here, in the same step, instead of by a workflow of its own
+            // (ADR 0005): the Route sees it Ready without another round trip.
+            let ingress = applied.obj;
+            if (isIstioIngress(ingress)) ingress = (await programIngress(deps, ingress)).ingress;
+            propagateIngressStatus(status, ingress, now);
+            // The load balancer it reports now moves the placeholders (checklist 54) in this pass too.
+            if (!sameLoadBalancer(currentIngress, ingress)) {
+              const again = await reconcilePlaceholders(route, desiredPlaceholders(ingress));
+              placeholders = mergePlaceholderOutcomes(placeholders, again);
+            }
           }
         }
       }
@@ -360,7 +378,7 @@ export function createRouteActivities(deps: ActivityDeps) {
         // backoff until the foreign object goes: nothing pokes the Route when a Service it does not own changes.
         const message = `route "${key.name}" does not own ${placeholders.notOwned.kind} "${placeholders.notOwned.name}"`;
         await events.record(route, 'Warning', 'InternalError', message);
-        throw new Error(message);
+        if (!opts.reportNotOwned) throw new Error(message);
       }
       const touched = placeholders ? describePlaceholders(placeholders) : '';
       return {
@@ -369,9 +387,21 @@ export function createRouteActivities(deps: ActivityDeps) {
         ...(ingressResourceVersion ? { ingressResourceVersion } : {}),
         ...(touched ? { placeholders: touched } : {}),
         ...(domainError !== undefined ? { domainError } : {}),
+        ...(placeholders?.notOwned ? { notOwned: `${placeholders.notOwned.kind} ${placeholders.notOwned.name}` } : {}),
       };
     },
   };
+}
+
+/** Both report the same load balancer (or neither reports one). */
+function sameLoadBalancer(a: Ingress | undefined, b: Ingress): boolean {
+  return JSON.stringify(a?.status?.publicLoadBalancer ?? null) === JSON.stringify(b.status?.publicLoadBalancer ?? null) &&
+    JSON.stringify(a?.status?.privateLoadBalancer ?? null) === JSON.stringify(b.status?.privateLoadBalancer ?? null);
+}
+
+function mergePlaceholderOutcomes(a: PlaceholderOutcome, b: PlaceholderOutcome): PlaceholderOutcome {
+  const union = (x: string[], y: string[]) => [...new Set([...x, ...y])];
+  return { ...a, created: union(a.created, b.created), updated: union(a.updated, b.updated), deleted: union(a.deleted, b.deleted) };
 }
 
 /** "created a, b; deleted c" for the pass summary, or '' when the placeholders were already right. */

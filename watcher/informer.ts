@@ -29,7 +29,7 @@ export interface InformerOptions {
 
 /** What a slim cache keeps of an object. */
 function slimCopy(o: KubeObject, annotations: readonly string[]): KubeObject {
-  const { name, namespace, uid, resourceVersion, generation, labels, ownerReferences } = o.metadata;
+  const { name, namespace, uid, resourceVersion, generation, labels, ownerReferences, deletionTimestamp } = o.metadata;
   const kept = Object.fromEntries(annotations.flatMap((a) => (o.metadata.annotations?.[a] !== undefined ? [[a, o.metadata.annotations[a]]] : [])));
   return {
     apiVersion: o.apiVersion,
@@ -42,6 +42,7 @@ function slimCopy(o: KubeObject, annotations: readonly string[]): KubeObject {
       ...(generation !== undefined ? { generation } : {}),
       ...(labels ? { labels } : {}),
       ...(ownerReferences ? { ownerReferences } : {}),
+      ...(deletionTimestamp ? { deletionTimestamp } : {}),
       ...(Object.keys(kept).length ? { annotations: kept } : {}),
     },
   };

@@ -1,9 +1,11 @@
-// Which entity workflows an event on an object must poke: the inverse of each workflow's "reads" (design.md §4).
-// Pure, so it is unit-tested without a cluster.
+// Which entity workflows an event on an object must poke: the inverse of each workflow's "reads" (design.md §4),
+// each resolved to the workflow that reconciles the object concerned (ADR 0005: a Service's pass reconciles its
+// Configuration and Route, a Route's pass its KIngress). Pure, so it is unit-tested without a cluster.
 import { SERVING_GROUP } from '../api/kinds.js';
 import { Annotations, Labels } from '../api/labels.js';
 import { controllerOf, type KubeObject, type ObjectKey } from '../api/meta.js';
 import type { EntityKind } from '../api/entity.js';
+import { reconciledByOwner, reconcilingOwner } from '../api/delegation.js';
 
 /**
  * Kinds the watcher follows. `Deployment` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
@@ -37,16 +39,55 @@ function self(kind: EntityKind, obj: KubeObject): PokeTarget {
   return { kind, key: { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' } };
 }
 
+/** What the watcher's caches know: the object of an entity kind by key, if listed (metadata and owners suffice). */
+export type EntityLookup = (kind: EntityKind, key: ObjectKey) => KubeObject | undefined;
+
+/**
+ * The workflow that reconciles `target` (ADR 0005): the target's own, or — for a Configuration or Route controlled by
+ * a Service, a KIngress controlled by a Route — its owner's, followed up the chain. `cause` is the object whose event
+ * this is: when the caches do not know the target yet (its own event has not arrived), the
+ * `serving.knative.dev/service` label Tidal puts on everything it makes for a Service names that Service, provided
+ * such a Service is known; otherwise the target's own workflow is poked, and that run ends itself if its object turns
+ * out to be its owner's (workflows/delegation.ts). Never guessing nothing: a poke dropped here could be lost for good,
+ * as the target's own event later carries content the owner's pass has already seen.
+ */
+export function reconcilerOf(target: PokeTarget, cause: KubeObject, lookup: EntityLookup, enabled: ReadonlySet<EntityKind>): PokeTarget {
+  if (!reconciledByOwner[target.kind]) return target;
+  const obj = lookup(target.kind, target.key);
+  let owner: PokeTarget | undefined;
+  if (obj) {
+    const ref = reconcilingOwner(target.kind, obj);
+    owner = ref ? reconcilerOf(ref, cause, lookup, enabled) : undefined;
+  } else {
+    const service = cause.metadata.labels?.[Labels.service];
+    const key = { namespace: target.key.namespace, name: service ?? '' };
+    if (service && lookup('Service', key)) owner = { kind: 'Service', key };
+  }
+  return owner && enabled.has(owner.kind) ? owner : target;
+}
+
+const noLookup: EntityLookup = () => undefined;
+
 /**
  * The workflows to poke for a change of `obj` (of watched kind `kind`), limited to the kinds in `enabled`
- * (the entity workflows this build runs).
+ * (the entity workflows this build runs), each resolved to the workflow that reconciles it, without duplicates.
+ * `routes` adds the Routes whose traffic names the object (the watcher's Route index).
  */
-export function pokeTargets(kind: WatchedKind, obj: KubeObject, enabled: ReadonlySet<EntityKind>): PokeTarget[] {
+export function pokeTargets(
+  kind: WatchedKind,
+  obj: KubeObject,
+  enabled: ReadonlySet<EntityKind>,
+  lookup: EntityLookup = noLookup,
+  routes: readonly string[] = [],
+): PokeTarget[] {
   const out: (PokeTarget | undefined)[] = [];
+  const ns = obj.metadata.namespace ?? '';
   switch (kind) {
     case 'Service':
       out.push(self('Service', obj));
       break;
+    // The controlling owner too: while the child lives both resolve to the owner, but a child being deleted is
+    // finalized by its own workflow and its owner must hear of it (to create it again).
     case 'Configuration':
       out.push(self('Configuration', obj), servingOwner(obj, 'Service'), ...routesOf(obj));
       break;
@@ -67,9 +108,22 @@ export function pokeTargets(kind: WatchedKind, obj: KubeObject, enabled: Readonl
       break;
     case 'Pod': {
       const rev = obj.metadata.labels?.[Labels.revision];
-      if (rev) out.push({ kind: 'Revision', key: { namespace: obj.metadata.namespace ?? '', name: rev } });
+      if (rev) out.push({ kind: 'Revision', key: { namespace: ns, name: rev } });
       break;
     }
   }
-  return out.filter((t): t is PokeTarget => t !== undefined && t.key.name !== '' && enabled.has(t.kind));
+  for (const name of routes) out.push({ kind: 'Route', key: { namespace: ns, name } });
+  // The object's own owner chain is in its metadata; only the targets further up need the caches.
+  const own: EntityLookup = (k, key) => (k === kind && key.namespace === ns && key.name === obj.metadata.name ? obj : lookup(k, key));
+  const seen = new Set<string>();
+  const targets: PokeTarget[] = [];
+  for (const t of out) {
+    if (t === undefined || t.key.name === '' || !enabled.has(t.kind)) continue;
+    const r = reconcilerOf(t, obj, own, enabled);
+    const id = `${r.kind}/${r.key.namespace}/${r.key.name}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    targets.push(r);
+  }
+  return targets;
 }

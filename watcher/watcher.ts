@@ -1,4 +1,5 @@
-// The watcher: one informer per watched kind, each change mapped to pokes for the entity workflows it affects.
+// The watcher: one informer per watched kind, each change mapped to pokes for the entity workflows it affects — the
+// workflows that reconcile the objects concerned (ADR 0005), resolved through the informers' caches.
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { Resources, type ResourceType } from '../api/kinds.js';
@@ -8,7 +9,7 @@ import { Annotations, Labels } from '../api/labels.js';
 import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import { Informer, type ChangeType } from './informer.js';
-import { pokeTargets, type PokeTarget, type WatchedKind } from './poke-map.js';
+import { pokeTargets, reconcilerOf, type EntityLookup, type PokeTarget, type WatchedKind } from './poke-map.js';
 import { RouteIndex } from './route-index.js';
 import type { Poker } from './poker.js';
 
@@ -104,17 +105,25 @@ export class Watcher {
    * the sender-side de-duplication: the sweep uses it so that a workflow that is gone gets started again.
    */
   pokeAll(kinds: readonly EntityKind[], poke: Poke, opts: { force?: boolean } = {}): number {
-    let n = 0;
+    // Each object's reconciling workflow once: a Service's Configuration and Route are the Service's (ADR 0005).
+    const seen = new Set<string>();
     for (const kind of kinds) {
       const informer = this.byKind.get(kind);
       if (!informer || !this.opts.enabled.has(kind)) continue;
       for (const obj of informer.list()) {
-        this.poker.poke({ kind, key: { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' } }, poke, opts);
-        n += 1;
+        const own = { kind, key: { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' } };
+        const target = reconcilerOf(own, obj, this.lookup, this.opts.enabled);
+        const id = entityWorkflowId(target.kind, target.key);
+        if (seen.has(id)) continue;
+        seen.add(id);
+        this.poker.poke(target, poke, opts);
       }
     }
-    return n;
+    return seen.size;
   }
+
+  /** The informers' caches by entity kind (metadata and owners only), for resolving who reconciles what. */
+  private readonly lookup: EntityLookup = (kind, key) => this.byKind.get(kind)?.get(key.namespace, key.name);
 
   /**
    * True when the target's own kind is watched, fully listed, and the target is not there: a child's event (say the
@@ -138,13 +147,8 @@ export class Watcher {
     // Tokens are computed at most once per view and event: the object's own workflow ignores its status.
     let selfToken: string | undefined;
     let depToken: string | undefined;
-    const targets = pokeTargets(kind, obj, this.opts.enabled);
-    if ((kind === 'Configuration' || kind === 'Revision') && this.opts.enabled.has('Route')) {
-      for (const name of this.routeIndex.routesFor(kind, obj, Labels.configuration)) {
-        if (!targets.some((t) => t.kind === 'Route' && t.key.name === name))
-          targets.push({ kind: 'Route', key: { namespace: obj.metadata.namespace ?? '', name } });
-      }
-    }
+    const routes = kind === 'Configuration' || kind === 'Revision' ? this.routeIndex.routesFor(kind, obj, Labels.configuration) : [];
+    const targets = pokeTargets(kind, obj, this.opts.enabled, this.lookup, routes);
     for (const target of targets) {
       const isSelf = entityWorkflowId(target.kind, target.key) === source;
       // A child's event must not start a fresh workflow for an owner that is already gone.

@@ -15,6 +15,11 @@ export interface TidalConfig {
   sweepSeconds: number;
   fieldManager: string;
   maxCachedWorkflows: number;
+  /**
+   * Where workflow code runs: 'main', the process's own thread (no second V8 isolate, no message copying per
+   * activation; the SDK's `debugMode`, with the 5 s isolate timeout kept), or 'worker', the SDK's worker thread.
+   */
+  workflowThread: 'main' | 'worker';
   identity: string | undefined;
   /** PEM files of extra CAs trusted for registries (plus the in-cluster CA when present). */
   registryCAFiles: string[];
@@ -41,6 +46,13 @@ function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
   throw new Error(`${name}=${raw}: expected true or false`);
 }
 
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], def: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!(values as readonly string[]).includes(raw)) throw new Error(`${name}=${raw}: expected one of ${values.join(', ')}`);
+  return raw as T;
+}
+
 function list(raw: string | undefined): string[] {
   return (raw ?? '')
     .split(',')
@@ -64,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     sweepSeconds: int(env, 'TIDAL_SWEEP_SECONDS', 1800),
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
+    workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),
     identity: env.TIDAL_IDENTITY || undefined,
     registryCAFiles: list(env.TIDAL_REGISTRY_CA_FILES),
     insecureRegistries: list(env.TIDAL_INSECURE_REGISTRIES),

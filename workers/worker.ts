@@ -71,6 +71,10 @@ export async function createWorker(
       entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds }),
     }),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
+    // Workflow code in this thread (issue 9: a second isolate costs ~45 MiB, and every activation and its completion
+    // are copied between threads). The SDK calls this debugMode; the isolate timeout is kept, so a workflow that
+    // loops still fails its task instead of stalling the process.
+    ...(cfg.workflowThread === 'main' ? { debugMode: true, isolateExecutionTimeout: '5s' } : {}),
     // Let running steps finish on SIGTERM; anything longer is retried by another replica.
     shutdownGraceTime: '20s',
     // An entity workflow keeps its state in the cluster, not in its history: a run that no longer replays on new

@@ -24,18 +24,26 @@ export function beginPassObservations(): void {
   passObservations = {};
 }
 
-/** What the steps of this pass observed; a later step's reading of a dependency's status replaces an earlier one. */
+/** What the steps of this pass observed, pooled (see `pool`). */
 export function endPassObservations(): Record<string, string> {
   const out = passObservations ?? {};
   passObservations = undefined;
   return out;
 }
 
-function pool(observed: Record<string, string> | undefined): void {
+/**
+ * Pools one step's observations into the pass's. A step that wrote an object (an apply or create) replaces what
+ * earlier steps saw of it; one that wrote its status replaces the status part. Otherwise the steps only read it, and
+ * where two steps read different contents each part that differs covers nothing: in a pass that reconciles several
+ * objects (ADR 0005) two steps may act on the same dependency — the Configuration's status and the Route both on a
+ * Revision's readiness — and a later read does not show that the earlier step acted on what it saw.
+ */
+function pool(observed: Record<string, string> | undefined, wrote: Record<string, 'all' | 'status'> = {}): void {
   if (!passObservations || !observed) return;
   for (const [source, obs] of Object.entries(observed)) {
     const before = passObservations[source];
-    passObservations[source] = before === undefined ? obs : mergeObservations(before, obs, true);
+    const how = wrote[source];
+    passObservations[source] = before === undefined || how === 'all' ? obs : mergeObservations(before, obs, how === 'status');
   }
 }
 
@@ -55,7 +63,7 @@ function pooled(proxied: Activities): Activities {
       const fn = target[name as keyof Activities] as (...args: unknown[]) => Promise<Observed>;
       return async (...args: unknown[]) => {
         const result = await fn(...args);
-        pool(result?.observed);
+        pool(result?.observed, result?.wrote);
         return result;
       };
     },

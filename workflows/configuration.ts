@@ -1,19 +1,23 @@
-// The Configuration entity workflow (spec §2): one Revision per generation, then latestCreated/latestReady.
+// The Configuration entity workflow (spec §2) of a Configuration no Service controls (a Service's own is reconciled in
+// the Service's pass, ADR 0005): one Revision per generation, then latestCreated/latestReady.
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
 import { describeStatus } from './summaries.js';
+import { ownFact, ownerReconciles } from './delegation.js';
 
 export async function configurationWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
   return runEntity(input, async (st): Promise<PassResult> => {
+    const delegated = await ownerReconciles(st, 'Configuration', key);
+    if (delegated) return delegated;
     // Only a Revision's status changed: the Revision for this generation exists; latestReady may move. (After a failed
     // creation the full pass runs again, so the failure stays in the status.)
     if (st.statusOnly && st.facts.revisionFailed !== 'yes') {
       const status = await step(`update Configuration ${id} status`).updateConfigurationStatus(key);
       if (status.outcome === 'gone') return { gone: true, summary: 'Configuration deleted' };
-      return { gone: false, statusOnly: true, summary: `Revisions' status changed; ${describeStatus(status)}` };
+      return { gone: false, statusOnly: true, facts: ownFact, summary: `Revisions' status changed; ${describeStatus(status)}` };
     }
     const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key);
     if (rev.outcome === 'gone') return { gone: true, summary: 'Configuration deleted; its Revisions go with their ownerReferences' };
@@ -23,7 +27,7 @@ export async function configurationWorkflow(input: EntityInput): Promise<string>
     return {
       gone: false,
       uid: rev.uid,
-      facts: { revisionFailed: rev.outcome === 'failed' ? 'yes' : '' },
+      facts: { ...ownFact, revisionFailed: rev.outcome === 'failed' ? 'yes' : '' },
       summary: `generation ${rev.generation}: Revision ${rev.revision} ${rev.outcome}; ${describeStatus(status)}`,
     };
   });

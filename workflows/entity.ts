@@ -84,6 +84,11 @@ export interface PassResult {
   facts?: Record<string, string>;
   /** The pass applied nothing and only wrote status: it covers no spec it did not see before (ADR 0004). */
   statusOnly?: boolean;
+  /**
+   * The pass could not finish for a reason no watched object announces the end of (a foreign object holding a
+   * child's name): pass again in full after this many seconds, unless news comes first.
+   */
+  retryInSeconds?: number;
 }
 
 export type ReconcilePass = (state: Readonly<EntityState>) => Promise<PassResult>;
@@ -186,6 +191,16 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
       st.trigger = `recreated ${self}`;
     }
     if (uid) st.uid = uid;
+    if (result.retryInSeconds !== undefined) {
+      const due = st.totalReconciles;
+      void sleep(result.retryInSeconds * 1000).then(() => {
+        // Only when no pass ran meanwhile: a later pass decides afresh whether it needs a retry.
+        if (st.totalReconciles !== due) return;
+        st.dirty = true;
+        st.pendingFull = true;
+        st.trigger = 'retry';
+      });
+    }
 
     if (shouldContinueAsNew(st)) {
       await condition(allHandlersFinished);

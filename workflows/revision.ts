@@ -19,10 +19,17 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
       // Digests are resolved once per Revision (§3.1); later passes skip the step.
       let digestNote = 'digests pinned';
       if (st.facts.digests !== 'resolved') {
-        // Retried with backoff until the registry answers; each failure is in the Revision's status meanwhile.
-        const digests = await remoteStep(`resolve image digests of Revision ${id}`, {
-          retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-        }).resolveRevisionDigests(key);
+        // A registry usually answers at once: one local attempt inside this workflow task (bounded by config-deployment's
+        // 10 s resolution timeout) saves a round trip through the server. Should it fail, a regular activity retries
+        // with backoff until the registry answers; each failure is in the Revision's status meanwhile.
+        const summary = `resolve image digests of Revision ${id}`;
+        const digests = await step(summary, { startToCloseTimeout: '20s', retry: { maximumAttempts: 1 } })
+          .resolveRevisionDigests(key)
+          .catch(() =>
+            remoteStep(`${summary} (retried until the registry answers)`, {
+              retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+            }).resolveRevisionDigests(key),
+          );
         if (digests.outcome === 'gone') return { gone: true, summary: 'Revision deleted; its Deployment and Service go with their ownerReferences' };
         digestNote = digests.cached ? 'digests pinned' : `digests resolved (${digests.images} images)`;
       }

@@ -1,17 +1,22 @@
-// The Route entity workflow (spec §4): traffic → placeholder Services → KIngress → status.
+// The Route entity workflow (spec §4) of a Route no Service controls (a Service's own is reconciled in the Service's
+// pass, ADR 0005): traffic → placeholder Services → KIngress (programmed in the same step) → status.
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
 import { describeStatus } from './summaries.js';
+import { ownFact, ownerReconciles } from './delegation.js';
 
 export async function routeWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
-  return runEntity(input, async (): Promise<PassResult> => {
-    const res = await step(`program Route ${id} (traffic, placeholder Services, Ingress, status)`).reconcileRoute(key);
+  return runEntity(input, async (st): Promise<PassResult> => {
+    const delegated = await ownerReconciles(st, 'Route', key);
+    if (delegated) return delegated;
+    const res = await step(`program Route ${id} (traffic, placeholder Services, Ingress and its VirtualServices, status)`).reconcileRoute(key);
     if (res.outcome === 'gone') return { gone: true, summary: 'Route deleted; its Ingress and Services go with their ownerReferences' };
     return {
       gone: false,
+      facts: ownFact,
       summary: `Ingress ${res.ingress}; ${describeStatus(res)}`,
     };
   });

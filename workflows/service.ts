@@ -1,36 +1,95 @@
-// The Service entity workflow (spec §1): the Configuration and Route named after the Service, then its status.
+// The Service entity workflow (spec §1): the Configuration and the Route named after the Service, reconciled in the
+// Service's own pass (ADR 0005) — the Configuration's Revision for its generation and its status (§2), the Route's
+// traffic, placeholder Services and KIngress (§4) — then the Service's status. Revisions keep workflows of their own.
 import type { ObjectKey } from '../api/meta.js';
 import { specOfObservation } from '../api/content-token.js';
-import { runEntity, type EntityInput, type PassResult } from './entity.js';
+import type { RouteOutcome, StatusOutcome } from '../activities/index.js';
+import { runEntity, type EntityInput, type EntityState, type PassResult } from './entity.js';
 import { step } from './activities.js';
 import { describeChild, describeStatus } from './summaries.js';
+
+/** Backoff of a pass that could not program the Route (a foreign object holds a placeholder's name), as upstream's. */
+function retryDelay(st: Readonly<EntityState>): number {
+  return Math.min(60, 2 ** Number(st.facts.routeRetries ?? '0'));
+}
 
 export async function serviceWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
+  const programRoute = () => step(`program Route ${id} (traffic, placeholder Services, Ingress and its VirtualServices, status)`).reconcileRoute(key, { reportNotOwned: true });
+
+  /** What a pass remembers and reports after the Route step. */
+  function routeResult(st: Readonly<EntityState>, route: RouteOutcome | undefined): Pick<PassResult, 'retryInSeconds'> & { facts: Record<string, string> } {
+    const failed = route !== undefined && route.outcome !== 'gone' && route.notOwned !== undefined;
+    return failed
+      ? { retryInSeconds: retryDelay(st), facts: { routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
+      : { facts: { routeRetries: '' } };
+  }
+
   return runEntity(input, async (st): Promise<PassResult> => {
-    // Only a child's status changed: the children are as the last pass applied them, the Service's status is not.
-    // A Route held for a bring-your-own Revision waits on the Configuration's status, so it takes full passes.
-    // Should the Service's own spec have moved on meanwhile, the status step leaves it and the pass goes on in full.
+    // Only the status of what the children read changed (a Revision became Ready, a KIngress reports): the children
+    // are as the last pass applied them, their status and the Route's traffic are not. A Route held for a
+    // bring-your-own Revision and a Configuration whose Revision could not be created take full passes. Should the
+    // Service's own spec have moved on meanwhile, the status step leaves it and the pass goes on in full.
     const selfSpec = specOfObservation(st.observed[`Service/${id}`]);
-    if (st.statusOnly && st.facts.routeHeld !== 'yes' && selfSpec !== '-') {
+    if (st.statusOnly && st.facts.routeHeld !== 'yes' && st.facts.revisionFailed !== 'yes' && selfSpec !== '-') {
+      const cfg = st.facts.configurationOwned === 'yes' ? await step(`update Configuration ${id} status`).updateConfigurationStatus(key) : undefined;
+      const route = st.facts.routeOwned === 'yes' ? await programRoute() : undefined;
       const status = await step(`update Service ${id} status`).updateServiceStatus(key, selfSpec);
       if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
-      if (status.outcome !== 'stale') return { gone: false, statusOnly: true, summary: `children's status changed; ${describeStatus(status)}` };
+      if (status.outcome !== 'stale') {
+        const parts = [cfg ? `Configuration ${describeStatus(cfg)}` : '', route ? describeRoute(route) : '', describeStatus(status)];
+        return { gone: false, statusOnly: true, ...routeResult(st, route), summary: `children's status changed; ${parts.filter(Boolean).join('; ')}` };
+      }
     }
     // One after the other: local steps run in parallel would resolve in completion order, which a replay cannot
-    // reproduce (ADR 0004).
+    // reproduce (ADR 0004). Upstream's order: the Configuration (and so the Revision) first, then the Route.
     const cfg = await step(`apply Configuration ${id}`).reconcileServiceConfiguration(key);
     if (cfg.outcome === 'gone') return { gone: true, summary: 'Service deleted; its children go with their ownerReferences' };
-    const route = await step(`apply Route ${id}`).reconcileServiceRoute(key);
+    let revision = '';
+    let revisionFailed = false;
+    let cfgStatus: StatusOutcome | undefined;
+    if (cfg.outcome === 'applied') {
+      const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key);
+      revisionFailed = rev.outcome === 'failed';
+      if (rev.outcome !== 'gone') revision = `Revision ${rev.revision} ${rev.outcome}`;
+      cfgStatus = await step(`update Configuration ${id} status`).updateConfigurationStatus(key, rev.outcome === 'failed' ? rev.message : undefined);
+    }
+    const routeApply = await step(`apply Route ${id}`).reconcileServiceRoute(key);
+    // A held Route (bring-your-own Revision not there yet) is not re-applied, but the Route as it stands is still ours.
+    const routeOwned = routeApply.outcome === 'applied' || routeApply.outcome === 'held';
+    const route = routeOwned ? await programRoute() : undefined;
     const status = await step(`update Service ${id} status`).updateServiceStatus(key);
     if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
-    const uid = cfg.outcome === 'applied' ? cfg.ownerUid : route.outcome === 'applied' ? route.ownerUid : undefined;
+    const uid = cfg.outcome === 'applied' ? cfg.ownerUid : routeApply.outcome === 'applied' ? routeApply.ownerUid : undefined;
+    const retry = routeResult(st, route);
     return {
       gone: false,
       ...(uid ? { uid } : {}),
-      facts: { routeHeld: route.outcome === 'held' ? 'yes' : '' },
-      summary: `${describeChild('Configuration', cfg)}; ${describeChild('Route', route)}; ${describeStatus(status)}`,
+      ...retry,
+      facts: {
+        ...retry.facts,
+        routeHeld: routeApply.outcome === 'held' ? 'yes' : '',
+        revisionFailed: revisionFailed ? 'yes' : '',
+        configurationOwned: cfg.outcome === 'applied' ? 'yes' : '',
+        routeOwned: routeOwned ? 'yes' : '',
+      },
+      summary: [
+        describeChild('Configuration', cfg),
+        revision,
+        cfgStatus ? `Configuration ${describeStatus(cfgStatus)}` : '',
+        describeChild('Route', routeApply),
+        route ? describeRoute(route) : '',
+        describeStatus(status),
+      ]
+        .filter(Boolean)
+        .join('; '),
     };
   });
+}
+
+function describeRoute(r: RouteOutcome): string {
+  if (r.outcome === 'gone') return 'Route gone';
+  const notOwned = r.notOwned ? `, ${r.notOwned} not owned (retrying)` : '';
+  return `Route: Ingress ${r.ingress}${notOwned}, ${describeStatus(r)}`;
 }

@@ -97,7 +97,7 @@ export class KubeClient {
       resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource) + query({ fieldManager: this.fieldManager, force: 'true' });
     const res = await this.request('PATCH', path, JSON.stringify(obj), 'application/apply-patch+yaml');
     // A status write is a read of the object as far as observations go: its spec may have moved on meanwhile.
-    return this.noted(type, this.parse<T>('APPLY', path, res), subresource ? 'read' : 'write');
+    return this.noted(type, this.parse<T>('APPLY', path, res), subresource ? 'status' : 'write');
   }
 
   async create<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
@@ -187,7 +187,7 @@ export class KubeClient {
   }
 
   /** Every object read or written is reported to the running activity's observations (activities/observe.ts). */
-  private noted<T>(type: ResourceType, obj: T, how: 'read' | 'write'): T {
+  private noted<T>(type: ResourceType, obj: T, how: 'read' | 'write' | 'status'): T {
     noteObject(type, obj as KubeObject, how);
     return obj;
   }

@@ -1,8 +1,9 @@
 // Routing as Knative users see it: URLs under config-domain, selectors, cluster-local visibility, traffic splits
 // and tags, down to the Istio VirtualServices Tidal writes (accepted by the real Istio CRD schema on the API server).
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition, Revision, Route, Service } from '../../api/serving.js';
-import { apply, getObject, kubectl } from '../harness/cluster.js';
+import { apply, getObject, kubectl, temporalClient } from '../harness/cluster.js';
+import { historySteps } from '../harness/history.js';
 import { eventually } from '../harness/wait.js';
 
 interface VirtualService {
@@ -43,11 +44,16 @@ async function readyService(name: string, check: (s: Service) => boolean = () =>
   );
 }
 
+let t: Awaited<ReturnType<typeof temporalClient>>;
+beforeAll(async () => (t = await temporalClient()));
+
 afterAll(async () => {
+  await t?.close();
   await setDomain({ '127.0.0.1.sslip.io': null, 'svc.coolcoffee.company': null });
   await kubectl(['delete', 'ksvc', 'web', 'coffee', 'private', '--ignore-not-found']);
   await kubectl(['delete', 'route', 'direct', '--ignore-not-found']);
   await kubectl(['delete', 'configuration', 'direct-cfg', '--ignore-not-found']);
+  await kubectl(['delete', 'ingresses.networking.internal.knative.dev', 'lone', '--ignore-not-found']);
 });
 
 describe('routing', () => {
@@ -258,5 +264,43 @@ describe('routing', () => {
       async () => (await getObject<Route>('route', 'direct'))?.status?.traffic?.[0]?.revisionName === 'direct-cfg-00002',
       20_000,
     );
+    // ADR 0005: the Route's own workflow programs its KIngress (VirtualServices and status) in the Route's step; the
+    // KIngress has no workflow of its own. The Configuration, which no Service controls, has its own workflow.
+    const routeSteps = historySteps(await t.client.workflow.getHandle('Route/default/direct').fetchHistory()).map((st) => st.summary);
+    expect(routeSteps).toEqual(expect.arrayContaining([expect.stringContaining('program Route default/direct (traffic, placeholder Services, Ingress and its VirtualServices, status)')]));
+    expect(await getObject<VirtualService>('virtualservice', 'direct-ingress')).toBeDefined();
+    await expect(t.client.workflow.getHandle('Ingress/default/direct').describe()).rejects.toThrow(/not found/i);
+    const cfgSteps = historySteps(await t.client.workflow.getHandle('Configuration/default/direct-cfg').fetchHistory()).map((st) => st.summary);
+    expect(cfgSteps).toEqual(expect.arrayContaining([expect.stringContaining('ensure Revision of Configuration default/direct-cfg')]));
+  });
+
+  it('a KIngress no Route owns is programmed by its own workflow (class istio): VirtualServices, then Ready', async () => {
+    await apply({
+      apiVersion: 'networking.internal.knative.dev/v1alpha1',
+      kind: 'Ingress',
+      metadata: { name: 'lone', namespace: 'default', annotations: { 'networking.knative.dev/ingress.class': 'istio.ingress.networking.knative.dev' } },
+      spec: {
+        rules: [
+          {
+            hosts: ['lone.example.com'],
+            visibility: 'ExternalIP',
+            http: { paths: [{ splits: [{ serviceName: 'web-00002', serviceNamespace: 'default', servicePort: 80, percent: 100 }] }] },
+          },
+        ],
+      },
+    });
+    const ing = await eventually(
+      'lone Ready',
+      async () => {
+        const i = await getObject<{ status?: { conditions?: Condition[] } }>('ingresses.networking.internal.knative.dev', 'lone');
+        return cond(i, 'Ready')?.status === 'True' ? i : undefined;
+      },
+      60_000,
+    );
+    expect(cond(ing, 'LoadBalancerReady')?.status).toBe('True');
+    const vs = (await getObject<VirtualService>('virtualservice', 'lone-ingress'))!;
+    expect(vs.spec.hosts).toContain('lone.example.com');
+    const steps = historySteps(await t.client.workflow.getHandle('Ingress/default/lone').fetchHistory()).map((st) => st.summary);
+    expect(steps).toEqual(expect.arrayContaining([expect.stringContaining('apply VirtualServices lone-ingress/-mesh and Ingress default/lone status')]));
   });
 });

@@ -72,8 +72,17 @@ describe('Service → Configuration slice', () => {
     expect(desc.searchAttributes).toMatchObject({ KnativeKind: ['Service'], KnativeNamespace: ['default'], KnativeName: [name] });
     const history = await handle.fetchHistory();
     const steps = historySteps(history).filter((st) => st.type !== 'readEntityOptions');
-    expect(steps.slice(0, 3).map((st) => st.type)).toEqual(['reconcileServiceConfiguration', 'reconcileServiceRoute', 'updateServiceStatus']);
+    // The Service's pass reconciles its Configuration and Route too (ADR 0005).
+    expect(steps.slice(0, 6).map((st) => st.type)).toEqual([
+      'reconcileServiceConfiguration',
+      'reconcileConfigurationRevision',
+      'updateConfigurationStatus',
+      'reconcileServiceRoute',
+      'reconcileRoute',
+      'updateServiceStatus',
+    ]);
     expect(steps[0]?.summary).toContain(`apply Configuration default/${name}`);
+    expect(steps[4]?.summary).toContain(`program Route default/${name}`);
   });
 
   it('is found by the Temporal UI filter on the Knative search attributes', async () => {

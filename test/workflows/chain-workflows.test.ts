@@ -6,7 +6,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ObjectKey } from '../../api/meta.js';
-import type { DigestOutcome, ResourcesOutcome, RevisionOutcome, StatusOutcome } from '../../activities/index.js';
+import type { DelegationOutcome, DigestOutcome, ResourcesOutcome, RevisionOutcome, StatusOutcome } from '../../activities/index.js';
+import type { EntityKind } from '../../api/entity.js';
 import type { EntityInput, EntityState } from '../../workflows/entity.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
 import { eventually } from '../harness/wait.js';
@@ -30,6 +31,11 @@ const activities = {
   },
   resolveRevisionDigests: async (key: ObjectKey): Promise<DigestOutcome> => {
     calls.push({ step: 'digests', name: key.name });
+    const failures = registryFailures.get(key.name) ?? 0;
+    if (failures > 0) {
+      registryFailures.set(key.name, failures - 1);
+      throw new Error('registry unreachable');
+    }
     return exists.has(key.name) ? { outcome: 'resolved', cached: false, images: 1 } : { outcome: 'gone' };
   },
   reconcileRevisionResources: async (key: ObjectKey): Promise<ResourcesOutcome> => {
@@ -42,7 +48,15 @@ const activities = {
   },
   // These workflows start without fixed options, so they read the worker's, as in production.
   readEntityOptions: async () => ({ resyncSeconds: 600 }),
+  findReconcilingOwner: async (kind: EntityKind, key: ObjectKey): Promise<DelegationOutcome> => {
+    calls.push({ step: 'owner', name: key.name });
+    return ownedByService.has(key.name) ? { outcome: 'delegated', owner: `Service/${key.namespace}/${key.name}` } : { outcome: 'own' };
+  },
 };
+/** Revision name → how many resolutions fail before the registry answers. */
+const registryFailures = new Map<string, number>();
+/** Configurations controlled by a Service: the Service's pass reconciles them (ADR 0005). */
+const ownedByService = new Set<string>();
 
 const taskQueue = uniqueName('chain-wf');
 let env: TestWorkflowEnvironment;
@@ -83,7 +97,7 @@ describe('configurationWorkflow', () => {
       const st = await h.query<EntityState>('state');
       return st.totalReconciles === 1 ? st : undefined;
     });
-    expect(stepsOf(name)).toEqual(['revision', 'cfgStatus']);
+    expect(stepsOf(name)).toEqual(['owner', 'revision', 'cfgStatus']);
     expect(s.lastReconcile?.summary).toBe(`generation 3: Revision ${name}-00003 created; status written, Ready=Unknown`);
     expect(s.uid).toBe('u');
   });
@@ -105,7 +119,26 @@ describe('configurationWorkflow', () => {
     const name = uniqueName('cfg-gone');
     const h = await start('Configuration', name);
     await expect(h.result()).resolves.toContain('is gone');
-    expect(stepsOf(name)).toEqual(['revision']);
+    expect(stepsOf(name)).toEqual(['owner', 'revision']);
+  });
+
+  it('a Configuration its Service reconciles: the run looks once and ends, touching nothing (ADR 0005)', async () => {
+    const name = uniqueName('cfg-owned');
+    exists.add(name);
+    ownedByService.add(name);
+    const h = await start('Configuration', name);
+    await expect(h.result()).resolves.toContain(`is reconciled by Service/default/${name}'s workflow`);
+    expect(stepsOf(name)).toEqual(['owner']);
+  });
+
+  it('asks once per object, not per pass', async () => {
+    const name = uniqueName('cfg-twice');
+    exists.add(name);
+    const h = await start('Configuration', name);
+    await eventually('one pass', async () => (await h.query<EntityState>('state')).totalReconciles === 1);
+    await h.signal('poke', { source: `Configuration/default/${name}`, resourceVersion: '2', reason: 'updated' });
+    await eventually('two passes', async () => (await h.query<EntityState>('state')).totalReconciles === 2);
+    expect(stepsOf(name)).toEqual(['owner', 'revision', 'cfgStatus', 'revision', 'cfgStatus']);
   });
 });
 
@@ -123,11 +156,25 @@ describe('revisionWorkflow', () => {
       'digests resolved (1 images); Deployment created (2 replicas), Service created; status written, Ready=Unknown (Deploying)',
     );
     const history = await h.fetchHistory();
-    // The registry step is a regular activity (it may wait long); the cluster steps are local (ADR 0004).
+    // A registry that answers: one local attempt; the cluster steps are local too (ADR 0004).
     expect(historySteps(history).flatMap((st) => (st.type === 'readEntityOptions' ? [] : [[st.type, st.local]]))).toEqual([
-      ['resolveRevisionDigests', false],
+      ['resolveRevisionDigests', true],
       ['reconcileRevisionResources', true],
       ['updateRevisionStatus', true],
+    ]);
+  });
+
+  it('a registry that fails the local attempt: a regular activity retries it with backoff until it answers', async () => {
+    const name = uniqueName('rev-registry');
+    exists.add(name);
+    registryFailures.set(name, 2);
+    const h = await start('Revision', name);
+    await eventually('one pass', async () => (await h.query<EntityState>('state')).totalReconciles === 1, 30_000);
+    expect(stepsOf(name)).toEqual(['digests', 'digests', 'digests', 'resources', 'revStatus']);
+    const steps = historySteps(await h.fetchHistory()).flatMap((st) => (st.type === 'resolveRevisionDigests' ? [[st.local, st.summary]] : []));
+    expect(steps).toEqual([
+      [true, `resolve image digests of Revision default/${name}`],
+      [false, `resolve image digests of Revision default/${name} (retried until the registry answers)`],
     ]);
   });
 

@@ -65,6 +65,8 @@ class FakeRoutes {
       this.readEntityOptionsCalls += 1;
       return { resyncSeconds: this.resyncSeconds };
     },
+    // Routes nobody controls: their own workflow reconciles them (ADR 0005).
+    findReconcilingOwner: async () => ({ outcome: 'own' as const }),
   };
 
   create(name: string, traffic: unknown): Obj {

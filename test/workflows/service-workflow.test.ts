@@ -6,7 +6,7 @@ import type { Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ObjectKey } from '../../api/meta.js';
 import type { Poke } from '../../api/entity.js';
-import type { ChildOutcome, Observed, StatusOutcome } from '../../activities/index.js';
+import type { ChildOutcome, Observed, RevisionOutcome, RouteOutcome, StatusOutcome } from '../../activities/index.js';
 import type { EntityInput, EntityState } from '../../workflows/entity.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
 import { eventually } from '../harness/wait.js';
@@ -24,6 +24,10 @@ class FakeCluster {
   services = new Map<string, string>();
   serviceSpec = new Map<string, string>();
   configurationSpec = new Map<string, string>();
+  /** Service name → the name of a foreign Service holding its Route's placeholder name. */
+  foreignPlaceholder = new Map<string, string>();
+  /** Service name → the status hash of its Revision as the Configuration's status step and then the Route's step read it. */
+  revisionStatus = new Map<string, [string, string]>();
   calls: string[] = [];
   delayMs = 0;
   steps: string[] = [];
@@ -51,6 +55,33 @@ class FakeCluster {
       const uid = this.services.get(key.name);
       if (uid === undefined) return { outcome: 'gone' };
       return { outcome: 'applied', action: 'created', ownerUid: uid, ownerGeneration: 1, name: key.name, generation: 1, resourceVersion: '1' };
+    },
+    // The Configuration's and the Route's own reconciles run in the Service's pass (ADR 0005).
+    reconcileConfigurationRevision: async (key: ObjectKey): Promise<RevisionOutcome> => {
+      this.steps.push(`${key.name}:revision`);
+      const uid = this.services.get(key.name);
+      if (uid === undefined) return { outcome: 'gone' };
+      return { outcome: 'exists', uid: `cfg-${uid}`, generation: 1, revision: `${key.name}-00001` };
+    },
+    updateConfigurationStatus: async (key: ObjectKey): Promise<StatusOutcome & Observed> => {
+      this.steps.push(`${key.name}:configuration status`);
+      if (!this.services.has(key.name)) return { outcome: 'gone' };
+      const rev = this.revisionStatus.get(key.name);
+      return { outcome: 'unchanged', ready: 'True', ...(rev ? { observed: { [`Revision/default/${key.name}-00001`]: `rev-uid rspec ${rev[0]}` } } : {}) };
+    },
+    reconcileRoute: async (key: ObjectKey, opts?: { reportNotOwned?: boolean }): Promise<RouteOutcome> => {
+      this.steps.push(`${key.name}:program route`);
+      if (!this.services.has(key.name)) return { outcome: 'gone' };
+      const foreign = this.foreignPlaceholder.get(key.name);
+      if (foreign && !opts?.reportNotOwned) throw new Error('a Service pass must ask for NotOwned to be reported');
+      const rev = this.revisionStatus.get(key.name);
+      return {
+        outcome: 'unchanged',
+        ingress: 'unchanged',
+        ready: foreign ? 'False' : 'True',
+        ...(foreign ? { notOwned: `Service ${foreign}` } : {}),
+        ...(rev ? { observed: { [`Revision/default/${key.name}-00001`]: `rev-uid rspec ${rev[1]}` } } : {}),
+      };
     },
     updateServiceStatus: async (key: ObjectKey, expectSpec?: string): Promise<StatusOutcome & Observed> => {
       const uid = this.services.get(key.name);
@@ -105,6 +136,7 @@ async function poke(name: string, p: Poke, options: EntityInput['options'] = {})
 }
 
 const state = (h: WorkflowHandle) => h.query<EntityState>('state');
+const FULL_PASS = ['configuration', 'revision', 'configuration status', 'route', 'program route', 'status'];
 
 describe('serviceWorkflow', () => {
   it('reconciles once per poke and records a readable activity step in history', async () => {
@@ -114,15 +146,27 @@ describe('serviceWorkflow', () => {
     await eventually('first reconcile', async () => (await state(h)).totalReconciles === 1);
     const history = await h.fetchHistory();
     const steps = historySteps(history);
-    expect(steps.map((st) => st.type)).toEqual(['reconcileServiceConfiguration', 'reconcileServiceRoute', 'updateServiceStatus']);
+    expect(steps.map((st) => st.type)).toEqual([
+      'reconcileServiceConfiguration',
+      'reconcileConfigurationRevision',
+      'updateConfigurationStatus',
+      'reconcileServiceRoute',
+      'reconcileRoute',
+      'updateServiceStatus',
+    ]);
     expect(steps.map((st) => st.summary)).toEqual([
       expect.stringContaining(`apply Configuration default/${name}`),
+      expect.stringContaining(`ensure Revision of Configuration default/${name}`),
+      expect.stringContaining(`update Configuration default/${name} status`),
       expect.stringContaining(`apply Route default/${name}`),
+      expect.stringContaining(`program Route default/${name}`),
       expect.stringContaining(`update Service default/${name} status`),
     ]);
     const s = await state(h);
     expect(s.uid).toBe('uid-1');
-    expect(s.lastReconcile?.summary).toBe('Configuration unchanged; Route created; status written, Ready=Unknown (OutOfDate)');
+    expect(s.lastReconcile?.summary).toBe(
+      `Configuration unchanged; Revision ${name}-00001 exists; Configuration status unchanged, Ready=True; Route created; Route: Ingress unchanged, status unchanged, Ready=True; status written, Ready=Unknown (OutOfDate)`,
+    );
   });
 
   it('coalesces a burst of 1,000 pokes, delivered by the watcher’s poker, into a handful of reconcile passes', async () => {
@@ -172,24 +216,24 @@ describe('serviceWorkflow', () => {
     }
   });
 
-  it('passes on a child’s status change with the status step alone, and on a child’s spec change with every step', async () => {
+  it('passes on a child’s status change with the status steps alone, and on a child’s spec change with every step', async () => {
     const name = uniqueName('status-only');
     cluster.services.set(name, 'uid-so');
     const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
     await eventually('first pass', async () => (await state(h)).totalReconciles === 1);
     const cfg = `Configuration/default/${name}`;
     const stepsOf = () => cluster.steps.filter((x) => x.startsWith(`${name}:`)).map((x) => x.slice(name.length + 1));
-    expect(stepsOf()).toEqual(['configuration', 'route', 'status']);
+    expect(stepsOf()).toEqual(['configuration', 'revision', 'configuration status', 'route', 'program route', 'status']);
 
     await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec1.status2' });
     const s2 = await eventually('status-only pass', async () => ((await state(h)).totalReconciles === 2 ? state(h) : undefined));
     expect(s2.statusOnly).toBe(true);
-    expect(stepsOf()).toEqual(['configuration', 'route', 'status', 'status']);
+    expect(stepsOf()).toEqual(['configuration', 'revision', 'configuration status', 'route', 'program route', 'status', 'configuration status', 'program route', 'status']);
 
     await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec2.status2' });
     const s3 = await eventually('full pass', async () => ((await state(h)).totalReconciles === 3 ? state(h) : undefined));
     expect(s3.statusOnly).toBe(false);
-    expect(stepsOf()).toEqual(['configuration', 'route', 'status', 'status', 'configuration', 'route', 'status']);
+    expect(stepsOf()).toEqual(['configuration', 'revision', 'configuration status', 'route', 'program route', 'status', 'configuration status', 'program route', 'status', 'configuration', 'revision', 'configuration status', 'route', 'program route', 'status']);
 
     // A deletion of the child is never a status change, whatever token came before.
     await h.signal('poke', { source: cfg, reason: 'deleted' });
@@ -210,7 +254,7 @@ describe('serviceWorkflow', () => {
     cluster.serviceSpec.set(name, 'svc2');
     await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec1.status2' });
     await eventually('second pass', async () => (await state(h)).totalReconciles === 2);
-    expect(stepsOf()).toEqual(['configuration', 'route', 'status', 'status (stale)', 'configuration', 'route', 'status']);
+    expect(stepsOf()).toEqual(['configuration', 'revision', 'configuration status', 'route', 'program route', 'status', 'configuration status', 'program route', 'status (stale)', 'configuration', 'revision', 'configuration status', 'route', 'program route', 'status']);
     // The Service's own poke for that spec is then covered: the pass applied it.
     await h.signal('poke', { source: `Service/default/${name}`, resourceVersion: '2', reason: 'updated', token: 's.svc2' });
     await eventually('covered', async () => ((await state(h)).ignoredPokes >= 1 ? true : undefined));
@@ -225,7 +269,49 @@ describe('serviceWorkflow', () => {
     await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec9.status1' });
     const s4 = await eventually('full pass', async () => ((await state(h)).totalReconciles === 4 ? state(h) : undefined));
     expect(s4.statusOnly).toBe(false);
-    expect(stepsOf().slice(-4)).toEqual(['status', 'configuration', 'route', 'status']);
+    expect(stepsOf().slice(-7)).toEqual(['status', 'configuration', 'revision', 'configuration status', 'route', 'program route', 'status']);
+  });
+
+  it('a placeholder name held by a foreign object: the Service status is still written and the pass is retried on a timer', async () => {
+    const name = uniqueName('notowned');
+    cluster.services.set(name, 'uid-no');
+    cluster.foreignPlaceholder.set(name, `${name}-foreign`);
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    const stepsOf = () => cluster.steps.filter((x) => x.startsWith(`${name}:`)).map((x) => x.slice(name.length + 1));
+    // No poke announces that the foreign object went: the workflow passes again on its own, with backoff.
+    const s = await eventually('retried', async () => ((await state(h)).totalReconciles >= 2 ? state(h) : undefined), 30_000);
+    expect(s.lastReconcile?.trigger).toBe('retry');
+    expect(stepsOf().slice(0, 6)).toEqual(FULL_PASS);
+    expect(s.lastReconcile?.summary).toContain(`Service ${name}-foreign not owned (retrying)`);
+    // Once it is gone, the retries stop.
+    cluster.foreignPlaceholder.delete(name);
+    const settled = await eventually('settled', async () => {
+      const st = await state(h);
+      return st.lastReconcile?.summary.includes('not owned') ? undefined : st;
+    }, 30_000);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await state(h)).totalReconciles).toBe(settled.totalReconciles);
+  });
+
+  it('two steps that read a Revision in different states cover neither: its poke brings another pass (ADR 0005)', async () => {
+    const name = uniqueName('two-reads');
+    cluster.services.set(name, 'uid-tr');
+    const rev = `Revision/default/${name}-00001`;
+    // The Revision turned Ready between the Configuration's status step and the Route's step.
+    cluster.revisionStatus.set(name, ['deploying', 'ready']);
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    const s1 = await eventually('first pass', async () => ((await state(h)).totalReconciles === 1 ? state(h) : undefined));
+    expect(s1.observed[rev]).toBe('rev-uid rspec -');
+    // Now both steps read it Ready.
+    cluster.revisionStatus.set(name, ['ready', 'ready']);
+    await h.signal('poke', { source: rev, reason: 'updated', token: 'd.rspec.ready' });
+    const s2 = await eventually('a second pass for the Ready Revision', async () => ((await state(h)).totalReconciles === 2 ? state(h) : undefined));
+    expect(s2.observed[rev]).toBe('rev-uid rspec ready');
+    // Read alike by both steps, the same news is covered.
+    const before = await state(h);
+    await h.signal('poke', { source: rev, reason: 'updated', token: 'd.rspec.ready' });
+    await eventually('ignored', async () => ((await state(h)).ignoredPokes > before.ignoredPokes ? true : undefined));
+    expect((await state(h)).totalReconciles).toBe(before.totalReconciles);
   });
 
   it('completes when its object is gone', async () => {

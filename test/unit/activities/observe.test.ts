@@ -67,6 +67,25 @@ describe('observing', () => {
     expect(r.observed).toEqual({ 'Deployment/ns/a': observationOf(dep('a', 2)) });
   });
 
+  it('a status write replaces the status part only, and both kinds of write are reported in `wrote`', async () => {
+    const r = await observing(async () => {
+      noteObject(Resources.Deployment, dep('a', 2, 0), 'read');
+      // Tidal wrote the status; the spec came back changed by someone else meanwhile (replicas 3).
+      noteObject(Resources.Deployment, dep('a', 3, 1), 'status');
+      noteObject(Resources.Deployment, dep('b', 2, 0), 'read');
+      noteObject(Resources.Deployment, dep('b', 2, 1), 'status');
+      noteObject(Resources.Deployment, dep('c', 1), 'write');
+      noteObject(Resources.Deployment, dep('d', 1), 'read');
+      return {};
+    });
+    const obs = r.observed ?? {};
+    // a: its status is Tidal's, its new spec was never acted on.
+    expect(observationCovers(obs['Deployment/ns/a'], contentToken(dep('a', 3, 1), 'dependency'))).toBe(false);
+    // b: the echo of Tidal's own status write is covered.
+    expect(observationCovers(obs['Deployment/ns/b'], contentToken(dep('b', 2, 1), 'dependency'))).toBe(true);
+    expect(r.wrote).toEqual({ 'Deployment/ns/a': 'status', 'Deployment/ns/b': 'status', 'Deployment/ns/c': 'all' });
+  });
+
   it('skips long lists and caps what it reports', async () => {
     const long = await observing(async () => {
       for (let i = 0; i < 17; i++) noteObject(Resources.Deployment, dep(`l${i}`), 'read', 17);

@@ -17,6 +17,8 @@ import { KubeFake } from './kube-fake.js';
 const NS = 'default';
 const NOW = new Date('2026-11-23T10:00:00.000Z');
 const Endpoints = { group: '', version: 'v1', kind: 'Endpoints', plural: 'endpoints', namespaced: true };
+const OTHER_CLASS = 'contour.ingress.networking.knative.dev';
+const ISTIO = { 'ingress-class': 'istio.ingress.networking.knative.dev' };
 
 function network(data: Record<string, string> = {}): NetworkConfig {
   const p = parseNetworkConfig(data);
@@ -80,7 +82,10 @@ function harness(net: Record<string, string> = {}) {
   const kube = new KubeFake();
   const recorded: string[] = [];
   const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push(`${type} ${reason} ${message}`) };
-  let networkCfg = network(net);
+  // KIngresses of another class by default, so `ingressReady` plays that class's controller; an istio KIngress is
+  // programmed by the Route's pass itself (ADR 0005, tested with `ISTIO`).
+  const withClass = (data: Record<string, string>) => network({ 'ingress-class': OTHER_CLASS, ...data });
+  let networkCfg = withClass(net);
   const config: ConfigSource = {
     revisionConfig: () => {
       throw new Error('not read by the Route');
@@ -94,13 +99,13 @@ function harness(net: Record<string, string> = {}) {
   return {
     kube,
     recorded,
-    setNetwork: (data: Record<string, string>) => (networkCfg = network(data)),
+    setNetwork: (data: Record<string, string>) => (networkCfg = withClass(data)),
     pass: (name: string) => acts.reconcileRoute({ namespace: NS, name }),
     route: (name: string) => kube.get<Route>(Resources.Route, NS, name)!,
     cond: (name: string, type: string) => kube.get<Route>(Resources.Route, NS, name)?.status?.conditions?.find((c) => c.type === type),
     annotation: (type: typeof Resources.Configuration, name: string, key = 'serving.knative.dev/routes') =>
       kube.get<KubeObject>(type, NS, name)?.metadata.annotations?.[key],
-    /** What the Ingress workflow would do: report the KIngress Ready for its generation, with a load balancer. */
+    /** What another class's ingress controller would do: report the KIngress Ready for its generation, with a load balancer. */
     ingressReady: (
       name: string,
       lb: { ip?: string; domainInternal?: string } = { domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' },
@@ -375,5 +380,30 @@ describe('removed fields reach the KIngress and placeholder Services', () => {
     const after = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!;
     expect(after.spec).toEqual(before);
     expect(after.metadata.labels?.['extra']).toBe('kept');
+  });
+});
+
+describe('a KIngress of class istio is programmed in the Route’s own pass (ADR 0005)', () => {
+  it('one pass: KIngress, its VirtualServices and status, the Route Ready and its placeholder at the gateway; then nothing to write', async () => {
+    const h = harness(ISTIO);
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    const o = ok(await h.pass('direct'));
+    expect(o).toMatchObject({ ingress: 'created', ready: 'True' });
+    const ing = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!;
+    expect(ing.status?.observedGeneration).toBe(ing.metadata.generation);
+    expect(ing.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(h.kube.get(Resources.VirtualService, NS, 'direct-ingress')).toBeDefined();
+    expect(h.kube.get(Resources.VirtualService, NS, 'direct-mesh')).toBeDefined();
+    expect(h.cond('direct', 'IngressReady')?.status).toBe('True');
+    // The load balancer the KIngress now reports reaches the placeholder in the same pass (checklist 54).
+    expect(h.kube.get<KubeObject & { spec: unknown }>(Resources.KubeService, NS, 'direct')!.spec).toMatchObject({
+      type: 'ExternalName',
+      externalName: 'knative-local-gateway.istio-system.svc.cluster.local',
+    });
+    h.kube.calls = [];
+    expect(ok(await h.pass('direct'))).toMatchObject({ outcome: 'unchanged', ingress: 'unchanged', ready: 'True' });
+    expect(h.kube.writes()).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EntityKind } from '../../../api/entity.js';
 import type { KubeObject } from '../../../api/meta.js';
-import { pokeTargets } from '../../../watcher/poke-map.js';
+import { pokeTargets, reconcilerOf, type EntityLookup } from '../../../watcher/poke-map.js';
 
 const all = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route']);
 const owned = (kind: string, name: string, ownerKind: string, owner: string, apiVersion = 'serving.knative.dev/v1'): KubeObject => ({
@@ -17,11 +17,18 @@ describe('pokeTargets (design.md §4)', () => {
     ]);
   });
 
-  it('a Configuration pokes itself and its controlling Service', () => {
+  it('a Configuration controlled by a Service pokes only that Service, which reconciles it (ADR 0005)', () => {
     expect(pokeTargets('Configuration', owned('Configuration', 'c', 'Service', 's'), all)).toEqual([
-      { kind: 'Configuration', key: { namespace: 'ns', name: 'c' } },
       { kind: 'Service', key: { namespace: 'ns', name: 's' } },
     ]);
+  });
+
+  it('a Configuration or Route nobody controls pokes its own workflow', () => {
+    const bare = (kind: string): KubeObject => ({ apiVersion: 'serving.knative.dev/v1', kind, metadata: { name: 'x', namespace: 'ns' } });
+    expect(pokeTargets('Configuration', bare('Configuration'), all)).toEqual([{ kind: 'Configuration', key: { namespace: 'ns', name: 'x' } }]);
+    expect(pokeTargets('Route', bare('Route'), all)).toEqual([{ kind: 'Route', key: { namespace: 'ns', name: 'x' } }]);
+    // A controller of another kind or group does not take it over.
+    expect(pokeTargets('Route', owned('Route', 'x', 'Service', 's', 'other.io/v1'), all)).toEqual([{ kind: 'Route', key: { namespace: 'ns', name: 'x' } }]);
   });
 
   it('a Deployment pokes its Revision; an owner from another API group is ignored', () => {
@@ -47,9 +54,63 @@ describe('pokeTargets (design.md §4)', () => {
     expect(pokeTargets('Pod', pod, all)).toEqual([{ kind: 'Revision', key: { namespace: 'ns', name: 'r-00001' } }]);
   });
 
-  it('only kinds whose workflows run are poked', () => {
-    expect(pokeTargets('Configuration', owned('Configuration', 'c', 'Service', 's'), new Set<EntityKind>(['Service']))).toEqual([
+  it('only kinds whose workflows run are poked; an owner whose workflow does not run leaves the child its own', () => {
+    expect(pokeTargets('Revision', owned('Revision', 'r', 'Configuration', 'c'), new Set<EntityKind>(['Service']))).toEqual([]);
+    expect(pokeTargets('Configuration', owned('Configuration', 'c', 'Service', 's'), new Set<EntityKind>(['Configuration']))).toEqual([
+      { kind: 'Configuration', key: { namespace: 'ns', name: 'c' } },
+    ]);
+  });
+});
+
+describe('pokeTargets resolved through the caches (ADR 0005)', () => {
+  const withLabels = (o: KubeObject, labels: Record<string, string>): KubeObject => ({ ...o, metadata: { ...o.metadata, labels } });
+  const cache = new Map<string, KubeObject>([
+    ['Service/ns/s', { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 's', namespace: 'ns' } }],
+    ['Configuration/ns/s', owned('Configuration', 's', 'Service', 's')],
+    ['Route/ns/s', owned('Route', 's', 'Service', 's')],
+    ['Route/ns/lone', { apiVersion: 'serving.knative.dev/v1', kind: 'Route', metadata: { name: 'lone', namespace: 'ns' } }],
+  ]);
+  const lookup: EntityLookup = (kind, key) => cache.get(`${kind}/${key.namespace}/${key.name}`);
+  const five = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route', 'Ingress']);
+
+  it("a Revision pokes itself and the Service that controls its Configuration, once even when that Service's Route names it", () => {
+    expect(pokeTargets('Revision', owned('Revision', 's-00001', 'Configuration', 's'), five, lookup, ['s'])).toEqual([
+      { kind: 'Revision', key: { namespace: 'ns', name: 's-00001' } },
       { kind: 'Service', key: { namespace: 'ns', name: 's' } },
+    ]);
+  });
+
+  it('a KIngress pokes the Service at the top of its chain (Ingress → Route → Service), or a lone Route', () => {
+    expect(pokeTargets('Ingress', owned('Ingress', 's', 'Route', 's'), five, lookup)).toEqual([{ kind: 'Service', key: { namespace: 'ns', name: 's' } }]);
+    expect(pokeTargets('Ingress', owned('Ingress', 'lone', 'Route', 'lone'), five, lookup)).toEqual([{ kind: 'Route', key: { namespace: 'ns', name: 'lone' } }]);
+    expect(pokeTargets('KubeService', owned('Service', 's-tag', 'Route', 's'), five, lookup)).toEqual([{ kind: 'Service', key: { namespace: 'ns', name: 's' } }]);
+  });
+
+  it('an owner not in the caches yet: the service label names a known Service, otherwise the own workflow is poked', () => {
+    const rev = owned('Revision', 'n-00001', 'Configuration', 'n');
+    expect(reconcilerOf({ kind: 'Configuration', key: { namespace: 'ns', name: 'n' } }, withLabels(rev, { 'serving.knative.dev/service': 's' }), lookup, five)).toEqual({
+      kind: 'Service',
+      key: { namespace: 'ns', name: 's' },
+    });
+    // A label naming no known Service is not trusted.
+    expect(reconcilerOf({ kind: 'Configuration', key: { namespace: 'ns', name: 'n' } }, withLabels(rev, { 'serving.knative.dev/service': 'nope' }), lookup, five)).toEqual({
+      kind: 'Configuration',
+      key: { namespace: 'ns', name: 'n' },
+    });
+    expect(reconcilerOf({ kind: 'Configuration', key: { namespace: 'ns', name: 'n' } }, rev, lookup, five)).toEqual({
+      kind: 'Configuration',
+      key: { namespace: 'ns', name: 'n' },
+    });
+  });
+});
+
+describe('pokeTargets: a child being deleted (ADR 0005)', () => {
+  it('is finalized by its own workflow, and its owner hears of it', () => {
+    const route = owned('Route', 'web', 'Service', 'web');
+    route.metadata.deletionTimestamp = '2026-11-24T00:00:00Z';
+    expect(pokeTargets('Route', route, new Set<EntityKind>(['Service', 'Route']))).toEqual([
+      { kind: 'Route', key: { namespace: 'ns', name: 'web' } },
+      { kind: 'Service', key: { namespace: 'ns', name: 'web' } },
     ]);
   });
 });

@@ -83,6 +83,14 @@ const ownedBy = (kind: string, name: string, rv: string, ownerKind: string, owne
   },
 });
 const configuration = (name: string, rv: string, owner = name) => ownedBy('Configuration', name, rv, 'Service', owner);
+// The generic owner and child of most tests: a Configuration nobody controls (it has a workflow of its own) and its
+// Revisions. A Service's Configuration is reconciled by the Service's workflow instead (ADR 0005, tested apart).
+const standaloneConfiguration = (name: string, rv: string, generation = 1): KubeObject => ({
+  apiVersion: api,
+  kind: 'Configuration',
+  metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv, generation },
+});
+const revisionOf = (name: string, rv: string, owner = name) => ownedBy('Revision', name, rv, 'Configuration', owner);
 
 const allKinds = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route']);
 
@@ -125,11 +133,11 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((w) => w.close()));
 });
 
-/** A cluster with Service ns/web and its Configuration ns/web. */
+/** A cluster with a Configuration ns/web nobody controls and its Revision ns/web. */
 function webCluster(): FakeCluster {
   const c = new FakeCluster();
-  c.objects.set('Service', [service('web', '1')]);
-  c.objects.set('Configuration', [configuration('web', '2')]);
+  c.objects.set('Configuration', [standaloneConfiguration('web', '1')]);
+  c.objects.set('Revision', [revisionOf('web', '2')]);
   return c;
 }
 
@@ -144,7 +152,7 @@ async function started(cluster: FakeCluster, watched: WatchedKind[], enabled?: R
 describe('Watcher: pokes for changes', () => {
   it('the initial lists poke each object and, for a child, its owner', async () => {
     const cluster = webCluster();
-    const h = make(cluster, ['Service', 'Configuration']);
+    const h = make(cluster, ['Configuration', 'Revision']);
     expect(h.watcher.hasSynced).toBe(false);
     h.watcher.start();
     await h.watcher.synced();
@@ -152,74 +160,74 @@ describe('Watcher: pokes for changes', () => {
     expect(h.calls()).toHaveLength(3);
     // The object's own workflow gets the token of its spec (`s.`), an owner the token of spec and status (`d.`).
     expect(h.poke).toHaveBeenCalledWith(
-      { kind: 'Service', key: { namespace: 'ns', name: 'web' } },
-      { source: 'Service/ns/web', reason: 'added', resourceVersion: '1', generation: 1, token: selfToken },
+      { kind: 'Configuration', key: { namespace: 'ns', name: 'web' } },
+      { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '1', generation: 1, token: selfToken },
+    );
+    expect(h.poke).toHaveBeenCalledWith(
+      { kind: 'Revision', key: { namespace: 'ns', name: 'web' } },
+      { source: 'Revision/ns/web', reason: 'added', resourceVersion: '2', generation: 1, token: selfToken },
     );
     expect(h.poke).toHaveBeenCalledWith(
       { kind: 'Configuration', key: { namespace: 'ns', name: 'web' } },
-      { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1, token: selfToken },
+      { source: 'Revision/ns/web', reason: 'added', resourceVersion: '2', generation: 1, token: depToken },
     );
-    expect(h.poke).toHaveBeenCalledWith(
-      { kind: 'Service', key: { namespace: 'ns', name: 'web' } },
-      { source: 'Configuration/ns/web', reason: 'added', resourceVersion: '2', generation: 1, token: depToken },
-    );
-    expect(await metric('tidal_watch_events_total', { kind: 'Service', type: 'added' })).toBe(1);
     expect(await metric('tidal_watch_events_total', { kind: 'Configuration', type: 'added' })).toBe(1);
+    expect(await metric('tidal_watch_events_total', { kind: 'Revision', type: 'added' })).toBe(1);
     // Serving kinds are listed without a selector.
     expect(cluster.listCalls).toEqual(
       expect.arrayContaining([
-        { kind: 'Service', namespace: undefined, opts: {} },
         { kind: 'Configuration', namespace: undefined, opts: {} },
+        { kind: 'Revision', namespace: undefined, opts: {} },
       ]),
     );
   });
 
   it('an update pokes the object and its owner with reason updated; an unchanged resourceVersion pokes nothing', async () => {
     const cluster = webCluster();
-    const h = await started(cluster, ['Service', 'Configuration']);
+    const h = await started(cluster, ['Configuration', 'Revision']);
     h.take();
-    const cfg = await cluster.stream('Configuration');
-    cfg.send('MODIFIED', { ...configuration('web', '3'), metadata: { ...configuration('web', '3').metadata, generation: 2 } });
+    const cfg = await cluster.stream('Revision');
+    cfg.send('MODIFIED', { ...revisionOf('web', '3'), metadata: { ...revisionOf('web', '3').metadata, generation: 2 } });
     expect(h.calls()).toEqual([
       [
-        { kind: 'Configuration', key: { namespace: 'ns', name: 'web' } },
-        { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: selfToken },
+        { kind: 'Revision', key: { namespace: 'ns', name: 'web' } },
+        { source: 'Revision/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: selfToken },
       ],
       [
-        { kind: 'Service', key: { namespace: 'ns', name: 'web' } },
-        { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: depToken },
+        { kind: 'Configuration', key: { namespace: 'ns', name: 'web' } },
+        { source: 'Revision/ns/web', reason: 'updated', resourceVersion: '3', generation: 2, token: depToken },
       ],
     ]);
     h.take();
-    cfg.send('MODIFIED', configuration('web', '3'));
+    cfg.send('MODIFIED', revisionOf('web', '3'));
     expect(h.take()).toEqual([]);
-    (await cluster.stream('Service')).send('MODIFIED', service('web', '4', 2));
-    expect(h.take()).toEqual(['Service/ns/web <- updated Service/ns/web 4']);
-    expect(await metric('tidal_watch_events_total', { kind: 'Configuration', type: 'updated' })).toBe(1);
+    (await cluster.stream('Configuration')).send('MODIFIED', standaloneConfiguration('web', '4', 2));
+    expect(h.take()).toEqual(['Configuration/ns/web <- updated Configuration/ns/web 4']);
+    expect(await metric('tidal_watch_events_total', { kind: 'Revision', type: 'updated' })).toBe(1);
   });
 
   it('a child deleted while its owner exists pokes the child (deleted) and the owner (dependency)', async () => {
     const cluster = webCluster();
-    const h = await started(cluster, ['Service', 'Configuration']);
+    const h = await started(cluster, ['Configuration', 'Revision']);
     h.take();
-    (await cluster.stream('Configuration')).send('DELETED', configuration('web', '5'));
-    expect(h.take()).toEqual(['Configuration/ns/web <- deleted Configuration/ns/web 5', 'Service/ns/web <- dependency Configuration/ns/web 5']);
+    (await cluster.stream('Revision')).send('DELETED', revisionOf('web', '5'));
+    expect(h.take()).toEqual(['Revision/ns/web <- deleted Revision/ns/web 5', 'Configuration/ns/web <- dependency Revision/ns/web 5']);
   });
 
   it('a new child of a cached owner pokes the owner with the child as source', async () => {
     const cluster = webCluster();
-    const h = await started(cluster, ['Service', 'Configuration']);
+    const h = await started(cluster, ['Configuration', 'Revision']);
     h.take();
-    (await cluster.stream('Configuration')).send('ADDED', configuration('web-2', '6', 'web'));
-    expect(h.take()).toEqual(['Configuration/ns/web-2 <- added Configuration/ns/web-2 6', 'Service/ns/web <- added Configuration/ns/web-2 6']);
+    (await cluster.stream('Revision')).send('ADDED', revisionOf('web-2', '6', 'web'));
+    expect(h.take()).toEqual(['Revision/ns/web-2 <- added Revision/ns/web-2 6', 'Configuration/ns/web <- added Revision/ns/web-2 6']);
   });
 
   it('only kinds whose workflows are enabled are poked', async () => {
     const cluster = webCluster();
-    const h = await started(cluster, ['Service', 'Configuration'], new Set<EntityKind>(['Service']));
-    expect(h.take().sort()).toEqual(['Service/ns/web <- added Configuration/ns/web 2', 'Service/ns/web <- added Service/ns/web 1']);
-    (await cluster.stream('Configuration')).send('MODIFIED', configuration('web', '7'));
-    expect(h.take()).toEqual(['Service/ns/web <- updated Configuration/ns/web 7']);
+    const h = await started(cluster, ['Configuration', 'Revision'], new Set<EntityKind>(['Configuration']));
+    expect(h.take().sort()).toEqual(['Configuration/ns/web <- added Configuration/ns/web 1', 'Configuration/ns/web <- added Revision/ns/web 2']);
+    (await cluster.stream('Revision')).send('MODIFIED', revisionOf('web', '7'));
+    expect(h.take()).toEqual(['Configuration/ns/web <- updated Revision/ns/web 7']);
   });
 
   it('Deployments and Pods are watched by the revision label and poke their Revision', async () => {
@@ -259,52 +267,52 @@ describe('Watcher: pokes for changes', () => {
 describe('Watcher: owners known to be gone (knownGone)', () => {
   it('after the owner is deleted, its children (garbage collected) do not poke it', async () => {
     const cluster = webCluster();
-    const h = await started(cluster, ['Service', 'Configuration']);
+    const h = await started(cluster, ['Configuration', 'Revision']);
     h.take();
-    (await cluster.stream('Service')).send('DELETED', service('web', '8'));
-    expect(h.take()).toEqual(['Service/ns/web <- deleted Service/ns/web 8']);
-    const cfg = await cluster.stream('Configuration');
+    (await cluster.stream('Configuration')).send('DELETED', standaloneConfiguration('web', '8'));
+    expect(h.take()).toEqual(['Configuration/ns/web <- deleted Configuration/ns/web 8']);
+    const cfg = await cluster.stream('Revision');
     cfg.send('MODIFIED', {
-      ...configuration('web', '9'),
-      metadata: { ...configuration('web', '9').metadata, deletionTimestamp: '2024-01-01T00:00:00Z' },
+      ...revisionOf('web', '9'),
+      metadata: { ...revisionOf('web', '9').metadata, deletionTimestamp: '2024-01-01T00:00:00Z' },
     });
-    cfg.send('DELETED', configuration('web', '10'));
-    expect(h.take()).toEqual(['Configuration/ns/web <- updated Configuration/ns/web 9', 'Configuration/ns/web <- deleted Configuration/ns/web 10']);
+    cfg.send('DELETED', revisionOf('web', '10'));
+    expect(h.take()).toEqual(['Revision/ns/web <- updated Revision/ns/web 9', 'Revision/ns/web <- deleted Revision/ns/web 10']);
   });
 
   it('a child whose owner is not in the synced owner cache does not poke it', async () => {
     const cluster = new FakeCluster();
-    cluster.objects.set('Configuration', [configuration('orphan', '2', 'ghost')]);
+    cluster.objects.set('Revision', [revisionOf('orphan', '2', 'ghost')]);
     // The Configuration list answers only once the Service informer has synced.
-    const release = cluster.holdList('Configuration');
-    const h = make(cluster, ['Service', 'Configuration']);
+    const release = cluster.holdList('Revision');
+    const h = make(cluster, ['Configuration', 'Revision']);
     h.watcher.start();
-    await cluster.stream('Service');
+    await cluster.stream('Configuration');
     release();
     await h.watcher.synced();
-    await cluster.stream('Configuration');
-    expect(h.take()).toEqual(['Configuration/ns/orphan <- added Configuration/ns/orphan 2']);
-    (await cluster.stream('Configuration')).send('ADDED', configuration('other', '3', 'ghost-2'));
-    expect(h.take()).toEqual(['Configuration/ns/other <- added Configuration/ns/other 3']);
+    await cluster.stream('Revision');
+    expect(h.take()).toEqual(['Revision/ns/orphan <- added Revision/ns/orphan 2']);
+    (await cluster.stream('Revision')).send('ADDED', revisionOf('other', '3', 'ghost-2'));
+    expect(h.take()).toEqual(['Revision/ns/other <- added Revision/ns/other 3']);
     // The owner pokes itself when it appears; then its children poke it again.
-    (await cluster.stream('Service')).send('ADDED', service('ghost', '4'));
-    (await cluster.stream('Configuration')).send('MODIFIED', configuration('orphan', '5', 'ghost'));
+    (await cluster.stream('Configuration')).send('ADDED', standaloneConfiguration('ghost', '4'));
+    (await cluster.stream('Revision')).send('MODIFIED', revisionOf('orphan', '5', 'ghost'));
     expect(h.take()).toEqual([
-      'Service/ns/ghost <- added Service/ns/ghost 4',
-      'Configuration/ns/orphan <- updated Configuration/ns/orphan 5',
-      'Service/ns/ghost <- updated Configuration/ns/orphan 5',
+      'Configuration/ns/ghost <- added Configuration/ns/ghost 4',
+      'Revision/ns/orphan <- updated Revision/ns/orphan 5',
+      'Configuration/ns/ghost <- updated Revision/ns/orphan 5',
     ]);
   });
 
   it('before the owner informer has synced, a child still pokes its owner', async () => {
     const cluster = new FakeCluster();
-    cluster.objects.set('Configuration', [configuration('orphan', '2', 'ghost')]);
-    const release = cluster.holdList('Service');
-    const h = make(cluster, ['Service', 'Configuration']);
+    cluster.objects.set('Revision', [revisionOf('orphan', '2', 'ghost')]);
+    const release = cluster.holdList('Configuration');
+    const h = make(cluster, ['Configuration', 'Revision']);
     h.watcher.start();
-    await cluster.stream('Configuration');
+    await cluster.stream('Revision');
     expect(h.watcher.hasSynced).toBe(false);
-    expect(h.take()).toEqual(['Configuration/ns/orphan <- added Configuration/ns/orphan 2', 'Service/ns/ghost <- added Configuration/ns/orphan 2']);
+    expect(h.take()).toEqual(['Revision/ns/orphan <- added Revision/ns/orphan 2', 'Configuration/ns/ghost <- added Revision/ns/orphan 2']);
     release();
     await h.watcher.synced();
     expect(h.watcher.hasSynced).toBe(true);
@@ -312,8 +320,9 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
 
   it('pokes the Routes whose traffic names a Configuration or Revision, without the routes annotation', async () => {
     const cluster = new FakeCluster();
+    // Routes nobody controls (a Service's Route would be its Service's to reconcile: tested below).
     const route = (name: string, traffic: unknown[], rv = '5'): KubeObject =>
-      ({ ...ownedBy('Route', name, rv, 'Service', name), spec: { traffic } }) as KubeObject;
+      ({ apiVersion: api, kind: 'Route', metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv, generation: 1 }, spec: { traffic } }) as KubeObject;
     cluster.objects.set('Route', [
       route('direct', [{ configurationName: 'web', percent: 100 }]),
       route('pinned', [{ revisionName: 'web-00001', percent: 100 }]),
@@ -323,11 +332,8 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
     const h = await started(cluster, ['Route', 'Configuration', 'Revision']);
     h.take();
     (await cluster.stream('Configuration')).send('MODIFIED', configuration('web', '6'));
-    expect(h.take()).toEqual([
-      'Configuration/ns/web <- added Configuration/ns/web 6',
-      'Service/ns/web <- added Configuration/ns/web 6',
-      'Route/ns/direct <- added Configuration/ns/web 6',
-    ]);
+    // The Service's Configuration is the Service's (ADR 0005).
+    expect(h.take()).toEqual(['Service/ns/web <- added Configuration/ns/web 6', 'Route/ns/direct <- added Configuration/ns/web 6']);
     const rev = {
       ...ownedBy('Revision', 'web-00002', '7', 'Configuration', 'web'),
       metadata: { ...ownedBy('Revision', 'web-00002', '7', 'Configuration', 'web').metadata, labels: { 'serving.knative.dev/configuration': 'web' } },
@@ -335,30 +341,49 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
     (await cluster.stream('Revision')).send('MODIFIED', rev);
     expect(h.take()).toEqual([
       'Revision/ns/web-00002 <- added Revision/ns/web-00002 7',
-      'Configuration/ns/web <- added Revision/ns/web-00002 7',
+      'Service/ns/web <- added Revision/ns/web-00002 7',
       'Route/ns/direct <- added Revision/ns/web-00002 7',
     ]);
     // The Route no longer names the Configuration: it is not poked any more.
     (await cluster.stream('Route')).send('MODIFIED', route('direct', [{ revisionName: 'web-00002', percent: 100 }], '9'));
     h.take();
     (await cluster.stream('Configuration')).send('MODIFIED', configuration('web', '8'));
-    expect(h.take()).toEqual(['Configuration/ns/web <- updated Configuration/ns/web 8', 'Service/ns/web <- updated Configuration/ns/web 8']);
+    expect(h.take()).toEqual(['Service/ns/web <- updated Configuration/ns/web 8']);
+  });
+
+  it("a Service's Configuration, Route and KIngress, and its Revisions' owner, poke the Service (ADR 0005)", async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '1')]);
+    cluster.objects.set('Configuration', [configuration('web', '2')]);
+    cluster.objects.set('Route', [{ ...ownedBy('Route', 'web', '3', 'Service', 'web'), spec: { traffic: [{ configurationName: 'web', percent: 100 }] } } as KubeObject]);
+    cluster.objects.set('Revision', []);
+    cluster.objects.set('Ingress', []);
+    const h = await started(cluster, ['Service', 'Configuration', 'Route', 'Revision', 'Ingress'], new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route', 'Ingress']));
+    // The initial lists: each object once, to the Service's workflow; no Configuration or Route workflow.
+    expect(new Set(h.take().map((p) => p.split(' <- ')[0]))).toEqual(new Set(['Service/ns/web']));
+    (await cluster.stream('Revision')).send('ADDED', ownedBy('Revision', 'web-00001', '4', 'Configuration', 'web'));
+    expect(h.take()).toEqual(['Revision/ns/web-00001 <- added Revision/ns/web-00001 4', 'Service/ns/web <- added Revision/ns/web-00001 4']);
+    (await cluster.stream('Ingress')).send('ADDED', ownedBy('Ingress', 'web', '5', 'Route', 'web', 'serving.knative.dev/v1'));
+    expect(h.take()).toEqual(['Service/ns/web <- added Ingress/ns/web 5']);
+    // A sweep pokes the Service once for all three.
+    expect(h.watcher.pokeAll(['Service', 'Configuration', 'Route'], { source: 'Tidal/sweep', reason: 'resync' }, { force: true })).toBe(1);
+    expect(h.take()).toEqual(['Service/ns/web <- resync Tidal/sweep -']);
   });
 
   it('a deletion carries no token: it is always news', async () => {
     const cluster = webCluster();
-    const h = await started(cluster, ['Service', 'Configuration']);
+    const h = await started(cluster, ['Configuration', 'Revision']);
     h.take();
-    (await cluster.stream('Configuration')).send('DELETED', configuration('web', '9'));
+    (await cluster.stream('Revision')).send('DELETED', revisionOf('web', '9'));
     for (const [, p] of h.calls()) expect(p.token).toBeUndefined();
-    expect(h.take()).toEqual(['Configuration/ns/web <- deleted Configuration/ns/web 9', 'Service/ns/web <- dependency Configuration/ns/web 9']);
+    expect(h.take()).toEqual(['Revision/ns/web <- deleted Revision/ns/web 9', 'Configuration/ns/web <- dependency Revision/ns/web 9']);
   });
 
   it('an owner of a kind that is not watched is always poked', async () => {
     const cluster = new FakeCluster();
-    cluster.objects.set('Configuration', [configuration('web', '2', 'no-such-service')]);
-    const h = await started(cluster, ['Configuration']);
-    expect(h.take()).toEqual(['Configuration/ns/web <- added Configuration/ns/web 2', 'Service/ns/no-such-service <- added Configuration/ns/web 2']);
+    cluster.objects.set('Revision', [revisionOf('web', '2', 'no-such-service')]);
+    const h = await started(cluster, ['Revision']);
+    expect(h.take()).toEqual(['Revision/ns/web <- added Revision/ns/web 2', 'Configuration/ns/no-such-service <- added Revision/ns/web 2']);
   });
 
   it('a Pod of a Revision not in the Revision cache pokes nothing', async () => {
@@ -376,59 +401,59 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
 describe('Watcher: pokeAll, restarts, close', () => {
   it('pokeAll pokes every cached object of the enabled, watched kinds, passing poke and force through', async () => {
     const cluster = webCluster();
-    cluster.objects.set('Service', [service('web', '1'), service('api', '3')]);
-    const h = await started(cluster, ['Service', 'Configuration']);
+    cluster.objects.set('Configuration', [standaloneConfiguration('web', '1'), standaloneConfiguration('api', '3')]);
+    const h = await started(cluster, ['Configuration', 'Revision']);
     h.take();
     const sweep: Poke = { source: 'Tidal/sweep', reason: 'resync' };
-    expect(h.watcher.pokeAll(['Service', 'Configuration', 'Revision', 'Route'], sweep, { force: true })).toBe(3);
+    expect(h.watcher.pokeAll(['Configuration', 'Revision', 'Revision', 'Route'], sweep, { force: true })).toBe(3);
     expect(h.calls()).toEqual(
       expect.arrayContaining([
-        [{ kind: 'Service', key: { namespace: 'ns', name: 'web' } }, sweep, { force: true }],
-        [{ kind: 'Service', key: { namespace: 'ns', name: 'api' } }, sweep, { force: true }],
         [{ kind: 'Configuration', key: { namespace: 'ns', name: 'web' } }, sweep, { force: true }],
+        [{ kind: 'Configuration', key: { namespace: 'ns', name: 'api' } }, sweep, { force: true }],
+        [{ kind: 'Revision', key: { namespace: 'ns', name: 'web' } }, sweep, { force: true }],
       ]),
     );
     expect(h.calls()).toHaveLength(3);
     h.take();
 
     const cm: Poke = { source: 'ConfigMap/knative-serving/config-defaults', reason: 'updated', resourceVersion: '77' };
-    expect(h.watcher.pokeAll(['Configuration'], cm)).toBe(1);
-    expect(h.calls()).toEqual([[{ kind: 'Configuration', key: { namespace: 'ns', name: 'web' } }, cm, {}]]);
+    expect(h.watcher.pokeAll(['Revision'], cm)).toBe(1);
+    expect(h.calls()).toEqual([[{ kind: 'Revision', key: { namespace: 'ns', name: 'web' } }, cm, {}]]);
   });
 
   it('pokeAll skips kinds that are watched but not enabled', async () => {
-    const h = await started(webCluster(), ['Service', 'Configuration'], new Set<EntityKind>(['Service']));
+    const h = await started(webCluster(), ['Configuration', 'Revision'], new Set<EntityKind>(['Configuration']));
     h.take();
-    expect(h.watcher.pokeAll(['Service', 'Configuration'], { source: 'Tidal/sweep', reason: 'resync' }, { force: true })).toBe(1);
-    expect(h.take()).toEqual(['Service/ns/web <- resync Tidal/sweep -']);
+    expect(h.watcher.pokeAll(['Configuration', 'Revision'], { source: 'Tidal/sweep', reason: 'resync' }, { force: true })).toBe(1);
+    expect(h.take()).toEqual(['Configuration/ns/web <- resync Tidal/sweep -']);
   });
 
   it('pokeAll reflects deletions seen by the informers', async () => {
     const cluster = webCluster();
-    const h = await started(cluster, ['Service', 'Configuration']);
-    (await cluster.stream('Service')).send('DELETED', service('web', '9'));
+    const h = await started(cluster, ['Configuration', 'Revision']);
+    (await cluster.stream('Configuration')).send('DELETED', standaloneConfiguration('web', '9'));
     h.take();
-    expect(h.watcher.pokeAll(['Service'], { source: 'Tidal/sweep', reason: 'resync' })).toBe(0);
+    expect(h.watcher.pokeAll(['Configuration'], { source: 'Tidal/sweep', reason: 'resync' })).toBe(0);
     expect(h.poke).not.toHaveBeenCalled();
   });
 
   it('a 410 Gone re-lists, counts a restart, and pokes for what vanished meanwhile', async () => {
     const cluster = webCluster();
-    const h = await started(cluster, ['Service', 'Configuration']);
+    const h = await started(cluster, ['Configuration', 'Revision']);
     h.take();
-    cluster.objects.set('Service', []);
-    (await cluster.stream('Service')).fail(new KubeApiError(410, 'Expired', 'too old', 'WATCH', '/x'));
-    const second = await cluster.stream('Service', 2);
+    cluster.objects.set('Configuration', []);
+    (await cluster.stream('Configuration')).fail(new KubeApiError(410, 'Expired', 'too old', 'WATCH', '/x'));
+    const second = await cluster.stream('Configuration', 2);
     expect(second.opts.resourceVersion).toBe('100');
-    expect(h.take()).toEqual(['Service/ns/web <- deleted Service/ns/web 1']);
-    expect(await metric('tidal_watch_restarts_total', { kind: 'Service', reason: 'gone' })).toBe(1);
-    expect(await metric('tidal_watch_events_total', { kind: 'Service', type: 'deleted' })).toBe(1);
+    expect(h.take()).toEqual(['Configuration/ns/web <- deleted Configuration/ns/web 1']);
+    expect(await metric('tidal_watch_restarts_total', { kind: 'Configuration', reason: 'gone' })).toBe(1);
+    expect(await metric('tidal_watch_events_total', { kind: 'Configuration', type: 'deleted' })).toBe(1);
   });
 
   it('close() aborts every watch and resolves', async () => {
     const cluster = webCluster();
-    const h = await started(cluster, ['Service', 'Configuration']);
-    const streams = await Promise.all([cluster.stream('Service'), cluster.stream('Configuration')]);
+    const h = await started(cluster, ['Configuration', 'Revision']);
+    const streams = await Promise.all([cluster.stream('Configuration'), cluster.stream('Revision')]);
     await h.watcher.close();
     expect(streams.map((s) => s.opts.signal?.aborted)).toEqual([true, true]);
     expect(cluster.watch).toHaveBeenCalledTimes(2);
