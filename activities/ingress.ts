@@ -32,7 +32,10 @@ export function isIstioIngress(ing: Pick<Ingress, 'metadata'>): boolean {
  * status written; throws (after writing NotReady) while gateways do not serve the new configuration yet, so the step
  * is retried with backoff.
  */
-export async function programIngress(deps: ActivityDeps, ing: Ingress): Promise<{ ingress: Ingress; outcome: StatusOutcome; virtualServices: number }> {
+export async function programIngress(
+  deps: ActivityDeps,
+  ing: Ingress,
+): Promise<{ ingress: Ingress; outcome: StatusOutcome; virtualServices: number }> {
   const { kube, config } = deps;
   const key = { namespace: ing.metadata.namespace ?? '', name: ing.metadata.name ?? '' };
   // The probe routes (K-Network-Hash) are always programmed; probing itself is behind config-network's switch.
@@ -72,7 +75,7 @@ export async function programIngress(deps: ActivityDeps, ing: Ingress): Promise<
   const ingress: Ingress = {
     ...ing,
     metadata: { ...ing.metadata, ...(written ? { resourceVersion: written } : {}) },
-    status: copy.status as IngressStatus,
+    status: copy.status,
   };
   return { ingress, outcome: statusOutcome(written, copy.status), virtualServices: vss.length };
 }

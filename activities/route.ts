@@ -395,8 +395,10 @@ export function createRouteActivities(deps: ActivityDeps) {
 
 /** Both report the same load balancer (or neither reports one). */
 function sameLoadBalancer(a: Ingress | undefined, b: Ingress): boolean {
-  return JSON.stringify(a?.status?.publicLoadBalancer ?? null) === JSON.stringify(b.status?.publicLoadBalancer ?? null) &&
-    JSON.stringify(a?.status?.privateLoadBalancer ?? null) === JSON.stringify(b.status?.privateLoadBalancer ?? null);
+  return (
+    JSON.stringify(a?.status?.publicLoadBalancer ?? null) === JSON.stringify(b.status?.publicLoadBalancer ?? null) &&
+    JSON.stringify(a?.status?.privateLoadBalancer ?? null) === JSON.stringify(b.status?.privateLoadBalancer ?? null)
+  );
 }
 
 function mergePlaceholderOutcomes(a: PlaceholderOutcome, b: PlaceholderOutcome): PlaceholderOutcome {

@@ -16,10 +16,16 @@ function retryDelay(st: Readonly<EntityState>): number {
 export async function serviceWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
-  const programRoute = () => step(`program Route ${id} (traffic, placeholder Services, Ingress and its VirtualServices, status)`).reconcileRoute(key, { reportNotOwned: true });
+  const programRoute = () =>
+    step(`program Route ${id} (traffic, placeholder Services, Ingress and its VirtualServices, status)`).reconcileRoute(key, {
+      reportNotOwned: true,
+    });
 
   /** What a pass remembers and reports after the Route step. */
-  function routeResult(st: Readonly<EntityState>, route: RouteOutcome | undefined): Pick<PassResult, 'retryInSeconds'> & { facts: Record<string, string> } {
+  function routeResult(
+    st: Readonly<EntityState>,
+    route: RouteOutcome | undefined,
+  ): Pick<PassResult, 'retryInSeconds'> & { facts: Record<string, string> } {
     const failed = route !== undefined && route.outcome !== 'gone' && route.notOwned !== undefined;
     return failed
       ? { retryInSeconds: retryDelay(st), facts: { routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
@@ -39,7 +45,12 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
       if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
       if (status.outcome !== 'stale') {
         const parts = [cfg ? `Configuration ${describeStatus(cfg)}` : '', route ? describeRoute(route) : '', describeStatus(status)];
-        return { gone: false, statusOnly: true, ...routeResult(st, route), summary: `children's status changed; ${parts.filter(Boolean).join('; ')}` };
+        return {
+          gone: false,
+          statusOnly: true,
+          ...routeResult(st, route),
+          summary: `children's status changed; ${parts.filter(Boolean).join('; ')}`,
+        };
       }
     }
     // One after the other: local steps run in parallel would resolve in completion order, which a replay cannot

@@ -267,7 +267,11 @@ describe('routing', () => {
     // ADR 0005: the Route's own workflow programs its KIngress (VirtualServices and status) in the Route's step; the
     // KIngress has no workflow of its own. The Configuration, which no Service controls, has its own workflow.
     const routeSteps = historySteps(await t.client.workflow.getHandle('Route/default/direct').fetchHistory()).map((st) => st.summary);
-    expect(routeSteps).toEqual(expect.arrayContaining([expect.stringContaining('program Route default/direct (traffic, placeholder Services, Ingress and its VirtualServices, status)')]));
+    expect(routeSteps).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('program Route default/direct (traffic, placeholder Services, Ingress and its VirtualServices, status)'),
+      ]),
+    );
     expect(await getObject<VirtualService>('virtualservice', 'direct-ingress')).toBeDefined();
     await expect(t.client.workflow.getHandle('Ingress/default/direct').describe()).rejects.toThrow(/not found/i);
     const cfgSteps = historySteps(await t.client.workflow.getHandle('Configuration/default/direct-cfg').fetchHistory()).map((st) => st.summary);
@@ -278,7 +282,11 @@ describe('routing', () => {
     await apply({
       apiVersion: 'networking.internal.knative.dev/v1alpha1',
       kind: 'Ingress',
-      metadata: { name: 'lone', namespace: 'default', annotations: { 'networking.knative.dev/ingress.class': 'istio.ingress.networking.knative.dev' } },
+      metadata: {
+        name: 'lone',
+        namespace: 'default',
+        annotations: { 'networking.knative.dev/ingress.class': 'istio.ingress.networking.knative.dev' },
+      },
       spec: {
         rules: [
           {
@@ -301,6 +309,8 @@ describe('routing', () => {
     const vs = (await getObject<VirtualService>('virtualservice', 'lone-ingress'))!;
     expect(vs.spec.hosts).toContain('lone.example.com');
     const steps = historySteps(await t.client.workflow.getHandle('Ingress/default/lone').fetchHistory()).map((st) => st.summary);
-    expect(steps).toEqual(expect.arrayContaining([expect.stringContaining('apply VirtualServices lone-ingress/-mesh and Ingress default/lone status')]));
+    expect(steps).toEqual(
+      expect.arrayContaining([expect.stringContaining('apply VirtualServices lone-ingress/-mesh and Ingress default/lone status')]),
+    );
   });
 });

@@ -67,7 +67,11 @@ class FakeCluster {
       this.steps.push(`${key.name}:configuration status`);
       if (!this.services.has(key.name)) return { outcome: 'gone' };
       const rev = this.revisionStatus.get(key.name);
-      return { outcome: 'unchanged', ready: 'True', ...(rev ? { observed: { [`Revision/default/${key.name}-00001`]: `rev-uid rspec ${rev[0]}` } } : {}) };
+      return {
+        outcome: 'unchanged',
+        ready: 'True',
+        ...(rev ? { observed: { [`Revision/default/${key.name}-00001`]: `rev-uid rspec ${rev[0]}` } } : {}),
+      };
     },
     reconcileRoute: async (key: ObjectKey, opts?: { reportNotOwned?: boolean }): Promise<RouteOutcome> => {
       this.steps.push(`${key.name}:program route`);
@@ -228,12 +232,38 @@ describe('serviceWorkflow', () => {
     await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec1.status2' });
     const s2 = await eventually('status-only pass', async () => ((await state(h)).totalReconciles === 2 ? state(h) : undefined));
     expect(s2.statusOnly).toBe(true);
-    expect(stepsOf()).toEqual(['configuration', 'revision', 'configuration status', 'route', 'program route', 'status', 'configuration status', 'program route', 'status']);
+    expect(stepsOf()).toEqual([
+      'configuration',
+      'revision',
+      'configuration status',
+      'route',
+      'program route',
+      'status',
+      'configuration status',
+      'program route',
+      'status',
+    ]);
 
     await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec2.status2' });
     const s3 = await eventually('full pass', async () => ((await state(h)).totalReconciles === 3 ? state(h) : undefined));
     expect(s3.statusOnly).toBe(false);
-    expect(stepsOf()).toEqual(['configuration', 'revision', 'configuration status', 'route', 'program route', 'status', 'configuration status', 'program route', 'status', 'configuration', 'revision', 'configuration status', 'route', 'program route', 'status']);
+    expect(stepsOf()).toEqual([
+      'configuration',
+      'revision',
+      'configuration status',
+      'route',
+      'program route',
+      'status',
+      'configuration status',
+      'program route',
+      'status',
+      'configuration',
+      'revision',
+      'configuration status',
+      'route',
+      'program route',
+      'status',
+    ]);
 
     // A deletion of the child is never a status change, whatever token came before.
     await h.signal('poke', { source: cfg, reason: 'deleted' });
@@ -254,7 +284,23 @@ describe('serviceWorkflow', () => {
     cluster.serviceSpec.set(name, 'svc2');
     await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec1.status2' });
     await eventually('second pass', async () => (await state(h)).totalReconciles === 2);
-    expect(stepsOf()).toEqual(['configuration', 'revision', 'configuration status', 'route', 'program route', 'status', 'configuration status', 'program route', 'status (stale)', 'configuration', 'revision', 'configuration status', 'route', 'program route', 'status']);
+    expect(stepsOf()).toEqual([
+      'configuration',
+      'revision',
+      'configuration status',
+      'route',
+      'program route',
+      'status',
+      'configuration status',
+      'program route',
+      'status (stale)',
+      'configuration',
+      'revision',
+      'configuration status',
+      'route',
+      'program route',
+      'status',
+    ]);
     // The Service's own poke for that spec is then covered: the pass applied it.
     await h.signal('poke', { source: `Service/default/${name}`, resourceVersion: '2', reason: 'updated', token: 's.svc2' });
     await eventually('covered', async () => ((await state(h)).ignoredPokes >= 1 ? true : undefined));
@@ -285,10 +331,14 @@ describe('serviceWorkflow', () => {
     expect(s.lastReconcile?.summary).toContain(`Service ${name}-foreign not owned (retrying)`);
     // Once it is gone, the retries stop.
     cluster.foreignPlaceholder.delete(name);
-    const settled = await eventually('settled', async () => {
-      const st = await state(h);
-      return st.lastReconcile?.summary.includes('not owned') ? undefined : st;
-    }, 30_000);
+    const settled = await eventually(
+      'settled',
+      async () => {
+        const st = await state(h);
+        return st.lastReconcile?.summary.includes('not owned') ? undefined : st;
+      },
+      30_000,
+    );
     await new Promise((r) => setTimeout(r, 3000));
     expect((await state(h)).totalReconciles).toBe(settled.totalReconciles);
   });

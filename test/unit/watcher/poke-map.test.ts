@@ -28,7 +28,9 @@ describe('pokeTargets (design.md §4)', () => {
     expect(pokeTargets('Configuration', bare('Configuration'), all)).toEqual([{ kind: 'Configuration', key: { namespace: 'ns', name: 'x' } }]);
     expect(pokeTargets('Route', bare('Route'), all)).toEqual([{ kind: 'Route', key: { namespace: 'ns', name: 'x' } }]);
     // A controller of another kind or group does not take it over.
-    expect(pokeTargets('Route', owned('Route', 'x', 'Service', 's', 'other.io/v1'), all)).toEqual([{ kind: 'Route', key: { namespace: 'ns', name: 'x' } }]);
+    expect(pokeTargets('Route', owned('Route', 'x', 'Service', 's', 'other.io/v1'), all)).toEqual([
+      { kind: 'Route', key: { namespace: 'ns', name: 'x' } },
+    ]);
   });
 
   it('a Deployment pokes its Revision; an owner from another API group is ignored', () => {
@@ -81,19 +83,39 @@ describe('pokeTargets resolved through the caches (ADR 0005)', () => {
   });
 
   it('a KIngress pokes the Service at the top of its chain (Ingress → Route → Service), or a lone Route', () => {
-    expect(pokeTargets('Ingress', owned('Ingress', 's', 'Route', 's'), five, lookup)).toEqual([{ kind: 'Service', key: { namespace: 'ns', name: 's' } }]);
-    expect(pokeTargets('Ingress', owned('Ingress', 'lone', 'Route', 'lone'), five, lookup)).toEqual([{ kind: 'Route', key: { namespace: 'ns', name: 'lone' } }]);
-    expect(pokeTargets('KubeService', owned('Service', 's-tag', 'Route', 's'), five, lookup)).toEqual([{ kind: 'Service', key: { namespace: 'ns', name: 's' } }]);
+    expect(pokeTargets('Ingress', owned('Ingress', 's', 'Route', 's'), five, lookup)).toEqual([
+      { kind: 'Service', key: { namespace: 'ns', name: 's' } },
+    ]);
+    expect(pokeTargets('Ingress', owned('Ingress', 'lone', 'Route', 'lone'), five, lookup)).toEqual([
+      { kind: 'Route', key: { namespace: 'ns', name: 'lone' } },
+    ]);
+    expect(pokeTargets('KubeService', owned('Service', 's-tag', 'Route', 's'), five, lookup)).toEqual([
+      { kind: 'Service', key: { namespace: 'ns', name: 's' } },
+    ]);
   });
 
   it('an owner not in the caches yet: the service label names a known Service, otherwise the own workflow is poked', () => {
     const rev = owned('Revision', 'n-00001', 'Configuration', 'n');
-    expect(reconcilerOf({ kind: 'Configuration', key: { namespace: 'ns', name: 'n' } }, withLabels(rev, { 'serving.knative.dev/service': 's' }), lookup, five)).toEqual({
+    expect(
+      reconcilerOf(
+        { kind: 'Configuration', key: { namespace: 'ns', name: 'n' } },
+        withLabels(rev, { 'serving.knative.dev/service': 's' }),
+        lookup,
+        five,
+      ),
+    ).toEqual({
       kind: 'Service',
       key: { namespace: 'ns', name: 's' },
     });
     // A label naming no known Service is not trusted.
-    expect(reconcilerOf({ kind: 'Configuration', key: { namespace: 'ns', name: 'n' } }, withLabels(rev, { 'serving.knative.dev/service': 'nope' }), lookup, five)).toEqual({
+    expect(
+      reconcilerOf(
+        { kind: 'Configuration', key: { namespace: 'ns', name: 'n' } },
+        withLabels(rev, { 'serving.knative.dev/service': 'nope' }),
+        lookup,
+        five,
+      ),
+    ).toEqual({
       kind: 'Configuration',
       key: { namespace: 'ns', name: 'n' },
     });

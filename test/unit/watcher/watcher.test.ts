@@ -322,7 +322,12 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
     const cluster = new FakeCluster();
     // Routes nobody controls (a Service's Route would be its Service's to reconcile: tested below).
     const route = (name: string, traffic: unknown[], rv = '5'): KubeObject =>
-      ({ apiVersion: api, kind: 'Route', metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv, generation: 1 }, spec: { traffic } }) as KubeObject;
+      ({
+        apiVersion: api,
+        kind: 'Route',
+        metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv, generation: 1 },
+        spec: { traffic },
+      }) as KubeObject;
     cluster.objects.set('Route', [
       route('direct', [{ configurationName: 'web', percent: 100 }]),
       route('pinned', [{ revisionName: 'web-00001', percent: 100 }]),
@@ -355,10 +360,16 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
     const cluster = new FakeCluster();
     cluster.objects.set('Service', [service('web', '1')]);
     cluster.objects.set('Configuration', [configuration('web', '2')]);
-    cluster.objects.set('Route', [{ ...ownedBy('Route', 'web', '3', 'Service', 'web'), spec: { traffic: [{ configurationName: 'web', percent: 100 }] } } as KubeObject]);
+    cluster.objects.set('Route', [
+      { ...ownedBy('Route', 'web', '3', 'Service', 'web'), spec: { traffic: [{ configurationName: 'web', percent: 100 }] } } as KubeObject,
+    ]);
     cluster.objects.set('Revision', []);
     cluster.objects.set('Ingress', []);
-    const h = await started(cluster, ['Service', 'Configuration', 'Route', 'Revision', 'Ingress'], new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route', 'Ingress']));
+    const h = await started(
+      cluster,
+      ['Service', 'Configuration', 'Route', 'Revision', 'Ingress'],
+      new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route', 'Ingress']),
+    );
     // The initial lists: each object once, to the Service's workflow; no Configuration or Route workflow.
     expect(new Set(h.take().map((p) => p.split(' <- ')[0]))).toEqual(new Set(['Service/ns/web']));
     (await cluster.stream('Revision')).send('ADDED', ownedBy('Revision', 'web-00001', '4', 'Configuration', 'web'));

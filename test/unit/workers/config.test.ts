@@ -1,0 +1,22 @@
+// The controller's environment: defaults and the errors a bad value gets at start-up.
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../workers/config.js';
+
+describe('loadConfig', () => {
+  it('runs workflow code in the main thread by default (issue 9), the SDK worker thread on request', () => {
+    expect(loadConfig({}).workflowThread).toBe('main');
+    expect(loadConfig({ TIDAL_WORKFLOW_THREAD: 'worker' }).workflowThread).toBe('worker');
+  });
+
+  it('refuses an unknown workflow thread, a negative number and a non-boolean with the variable and the value', () => {
+    expect(() => loadConfig({ TIDAL_WORKFLOW_THREAD: 'both' })).toThrow('TIDAL_WORKFLOW_THREAD=both: expected one of main, worker');
+    expect(() => loadConfig({ TIDAL_MAX_CACHED_WORKFLOWS: '-1' })).toThrow('TIDAL_MAX_CACHED_WORKFLOWS=-1: expected a non-negative integer');
+    expect(() => loadConfig({ TIDAL_WATCHER: 'maybe' })).toThrow('TIDAL_WATCHER=maybe: expected true or false');
+  });
+
+  it("keeps upstream's 10-hour resync and the workflow cache of 2,000", () => {
+    const cfg = loadConfig({});
+    expect(cfg.resyncSeconds).toBe(36_000);
+    expect(cfg.maxCachedWorkflows).toBe(2000);
+  });
+});
