@@ -155,14 +155,19 @@ export function statusOnlyChange(observation: string | undefined, token: string 
 /**
  * The observations of a status-only pass, as the entity loop keeps them: such a pass acted on statuses only, so a
  * source whose spec (or uid) it saw differ from what the pass before saw keeps no spec part — a poke announcing that
- * spec is news, and a full pass follows.
+ * spec is news, and a full pass follows. Sources the pass itself applied (`applied`: a Route's step programming the
+ * KIngress and placeholders it owns, ADR 0005) keep what it wrote: their new spec is Tidal's own, and its echo is not news.
  */
-export function statusOnlyObservations(before: Readonly<Record<string, string>>, seen: Readonly<Record<string, string>>): Record<string, string> {
+export function statusOnlyObservations(
+  before: Readonly<Record<string, string>>,
+  seen: Readonly<Record<string, string>>,
+  applied: ReadonlySet<string> = new Set(),
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [source, obs] of Object.entries(seen)) {
     const [uid = '-', spec = '-', status = '-'] = obs.split(' ');
     const [bUid, bSpec] = (before[source] ?? '- -').split(' ');
-    out[source] = uid === bUid && spec === bSpec ? obs : `${uid} - ${status}`;
+    out[source] = applied.has(source) || (uid === bUid && spec === bSpec) ? obs : `${uid} - ${status}`;
   }
   return out;
 }

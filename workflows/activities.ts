@@ -19,15 +19,20 @@ const baseOptions: ActivityOptions & LocalActivityOptions = {
 /** Observations of the pass under way (one pass at a time per workflow; module state is per workflow run). */
 let passObservations: Record<string, string> | undefined;
 
+/** Sources a step of the pass under way applied (created, or applied its spec): their observation is Tidal's own. */
+let passApplied = new Set<string>();
+
 /** Starts pooling the observations of a pass's steps. */
 export function beginPassObservations(): void {
   passObservations = {};
+  passApplied = new Set();
 }
 
-/** What the steps of this pass observed, pooled (see `pool`). */
-export function endPassObservations(): Record<string, string> {
-  const out = passObservations ?? {};
+/** What the steps of this pass observed, pooled (see `pool`), and which sources a step applied. */
+export function endPassObservations(): { observed: Record<string, string>; applied: ReadonlySet<string> } {
+  const out = { observed: passObservations ?? {}, applied: passApplied };
   passObservations = undefined;
+  passApplied = new Set();
   return out;
 }
 
@@ -44,6 +49,9 @@ function pool(observed: Record<string, string> | undefined, wrote: Record<string
     const before = passObservations[source];
     const how = wrote[source];
     passObservations[source] = before === undefined || how === 'all' ? obs : mergeObservations(before, obs, how === 'status');
+    if (how === 'all') passApplied.add(source);
+    // A later step that only read an applied source and saw something else: that read is not Tidal's own.
+    else if (passApplied.has(source) && passObservations[source] !== obs) passApplied.delete(source);
   }
 }
 

@@ -165,8 +165,8 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     st.inPass = false;
     // Only the last pass's observations count: a source it did not read is news whatever it says. A pass that found
     // its object gone covers nothing: a poke that came meanwhile may announce the object created again.
-    const observed = endPassObservations();
-    st.observed = result.gone ? {} : result.statusOnly ? statusOnlyObservations(st.observed, observed) : observed;
+    const { observed, applied } = endPassObservations();
+    st.observed = result.gone ? {} : result.statusOnly ? statusOnlyObservations(st.observed, observed, applied) : observed;
     dropCoveredPokes(st);
     if (result.facts) st.facts = { ...st.facts, ...result.facts };
     st.reconcilesThisRun += 1;

@@ -28,6 +28,8 @@ class FakeCluster {
   foreignPlaceholder = new Map<string, string>();
   /** Service name → the status hash of its Revision as the Configuration's status step and then the Route's step read it. */
   revisionStatus = new Map<string, [string, string]>();
+  /** Service name → the generation of the KIngress its Route step applies. */
+  ingressGeneration = new Map<string, number>();
   calls: string[] = [];
   delayMs = 0;
   steps: string[] = [];
@@ -85,6 +87,13 @@ class FakeCluster {
         ready: foreign ? 'False' : 'True',
         ...(foreign ? { notOwned: `Service ${foreign}` } : {}),
         ...(rev ? { observed: { [`Revision/default/${key.name}-00001`]: `rev-uid rspec ${rev[1]}` } } : {}),
+        // The KIngress this step applies (its spec moves with each pass), as activities/observe.ts reports a write.
+        ...(this.ingressGeneration.has(key.name)
+          ? {
+              observed: { [`Ingress/default/${key.name}`]: `ing-uid ispec${this.ingressGeneration.get(key.name)} istatus` },
+              wrote: { [`Ingress/default/${key.name}`]: 'all' as const },
+            }
+          : {}),
       };
     },
     updateServiceStatus: async (key: ObjectKey, expectSpec?: string): Promise<StatusOutcome & Observed> => {
@@ -362,6 +371,24 @@ describe('serviceWorkflow', () => {
     await h.signal('poke', { source: rev, reason: 'updated', token: 'd.rspec.ready' });
     await eventually('ignored', async () => ((await state(h)).ignoredPokes > before.ignoredPokes ? true : undefined));
     expect((await state(h)).totalReconciles).toBe(before.totalReconciles);
+  });
+
+  it('a status-only pass that applies the KIngress covers the echo of that apply: no full pass follows (ADR 0005)', async () => {
+    const name = uniqueName('ing-echo');
+    cluster.services.set(name, 'uid-ie');
+    cluster.ingressGeneration.set(name, 1);
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    await eventually('first pass', async () => (await state(h)).totalReconciles === 1);
+    // A Revision's status changes; the status-only pass programs the Route, whose KIngress gets a new spec.
+    cluster.ingressGeneration.set(name, 2);
+    await h.signal('poke', { source: `Configuration/default/${name}`, reason: 'updated', token: 'd.spec1.status2' });
+    const s2 = await eventually('status-only pass', async () => ((await state(h)).totalReconciles === 2 ? state(h) : undefined));
+    expect(s2.statusOnly).toBe(true);
+    expect(s2.observed[`Ingress/default/${name}`]).toBe('ing-uid ispec2 istatus');
+    const ignored = s2.ignoredPokes;
+    await h.signal('poke', { source: `Ingress/default/${name}`, reason: 'updated', token: 'd.ispec2.istatus' });
+    await eventually('echo ignored', async () => ((await state(h)).ignoredPokes > ignored ? true : undefined));
+    expect((await state(h)).totalReconciles).toBe(2);
   });
 
   it('completes when its object is gone', async () => {

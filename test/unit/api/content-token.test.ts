@@ -169,4 +169,13 @@ describe('observations', () => {
       'Route/ns/d': 'u5 - t5', // never seen before
     });
   });
+
+  it('keep what a status-only pass applied itself: the new spec of a child it programs is its own (ADR 0005)', () => {
+    const before = { 'Ingress/ns/a': 'u1 s1 t1', 'KubeService/ns/a': 'u2 s2 t2' };
+    const seen = { 'Ingress/ns/a': 'u1 s8 t8', 'KubeService/ns/a': 'u2 s9 t2' };
+    expect(statusOnlyObservations(before, seen, new Set(['Ingress/ns/a']))).toEqual({
+      'Ingress/ns/a': 'u1 s8 t8', // applied by the pass: covered
+      'KubeService/ns/a': 'u2 - t2', // only read: its new spec is news
+    });
+  });
 });
