@@ -22,7 +22,7 @@ export interface ActivityDeps {
   config: ConfigSource;
   digests: DigestResolver;
   /** The entity loop's options from this worker's configuration (read by workflows at each run and resync). */
-  entityOptions?: () => { resyncSeconds?: number };
+  entityOptions?: () => { resyncSeconds?: number; idleSeconds?: number };
   /** The activity clock (activities may read time; workflows may not). */
   now?: () => Date;
 }

@@ -275,6 +275,19 @@ export async function waitQuiet(metricsPort: number, quietMs = 2000, maxMs = 30_
   return Date.now() - start;
 }
 
+/**
+ * Waits until at most `keep` workflows are running (the entity runs have ended idle, ADR 0006; the gateway
+ * certificate's always runs), at most `maxMs`; returns how many still run.
+ */
+export async function waitRunsEnded(client: Client, keep = 1, maxMs = 300_000): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    const { count } = await client.workflow.count("ExecutionStatus = 'Running'");
+    if (count <= keep || Date.now() - start >= maxMs) return count;
+    await sleep(5000);
+  }
+}
+
 // ── history events and passes, from Temporal ──────────────────────────────────────────────────────────────────
 
 /** The entity workflows one Service's create runs (ADR 0001 ids). */
@@ -289,27 +302,25 @@ export function serviceWorkflowIds(name: string, revisions = [`${name}-00001`]):
 }
 
 export interface WorkflowCost {
-  /** Reconcile passes (the `state` query's totalReconciles, which crosses continue-as-new). */
+  /** Reconcile passes over every run of the id (the `state` query's totalReconciles crosses continue-as-new). */
   passes: number;
-  /** History events of every run, continued-as-new runs included. */
+  /** History events of every run: continued-as-new ones and runs that ended idle (ADR 0006) included. */
   events: number;
   runs: number;
 }
 
-/** Passes and history events of one workflow; zeros when it never ran. */
+/** Passes and history events of one workflow id over all its runs; zeros when it never ran. */
 export async function workflowCost(client: Client, id: string): Promise<WorkflowCost> {
-  const handle = client.workflow.getHandle(id);
   try {
-    const st = await handle.query<{ totalReconciles: number; runs?: number }>('state');
-    const current = await handle.describe();
-    let events = current.historyLength;
-    const runs = st.runs ?? 1;
-    if (runs > 1) {
-      // Earlier runs of the chain: visibility holds their final history length.
-      for await (const run of client.workflow.list({ query: `WorkflowId = '${id}' AND ExecutionStatus = 'ContinuedAsNew'` }))
-        events += run.historyLength;
+    const cost: WorkflowCost = { passes: 0, events: 0, runs: 0 };
+    for await (const run of client.workflow.list({ query: `WorkflowId = '${id}'` })) {
+      const handle = client.workflow.getHandle(id, run.runId);
+      cost.runs += 1;
+      cost.events += run.status.name === 'RUNNING' ? (await handle.describe()).historyLength : run.historyLength;
+      // The last run of a continue-as-new chain counts the chain's passes.
+      if (run.status.name !== 'CONTINUED_AS_NEW') cost.passes += (await handle.query<{ totalReconciles: number }>('state')).totalReconciles;
     }
-    return { passes: st.totalReconciles, events, runs };
+    return cost;
   } catch {
     return { passes: 0, events: 0, runs: 0 };
   }
@@ -322,7 +333,8 @@ export interface ServiceCost {
   events: number;
   passesByKind: Record<string, number>;
   eventsByKind: Record<string, number>;
-  continuedAsNew: number;
+  /** Runs past the first of each workflow (continued-as-new, or started again after ending idle). */
+  laterRuns: number;
 }
 
 /** Passes and history events per Service, averaged over up to `sampleSize` of `names` spread over the batch. */
@@ -331,17 +343,17 @@ export async function serviceCost(client: Client, names: string[], sampleSize = 
   const sample = [...new Set(Array.from({ length: Math.min(sampleSize, names.length) }, (_, i) => names[Math.floor(i * step)]!))];
   const passesByKind: Record<string, number> = {};
   const eventsByKind: Record<string, number> = {};
-  let continuedAsNew = 0;
+  let laterRuns = 0;
   for (const name of sample) {
     const costs = await Promise.all(serviceWorkflowIds(name).map(async (id) => [id.split('/')[0]!, await workflowCost(client, id)] as const));
     for (const [kind, c] of costs) {
       passesByKind[kind] = (passesByKind[kind] ?? 0) + c.passes / sample.length;
       eventsByKind[kind] = (eventsByKind[kind] ?? 0) + c.events / sample.length;
-      continuedAsNew += Math.max(0, c.runs - 1);
+      laterRuns += Math.max(0, c.runs - 1);
     }
   }
   const total = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
-  return { services: sample.length, passes: total(passesByKind), events: total(eventsByKind), passesByKind, eventsByKind, continuedAsNew };
+  return { services: sample.length, passes: total(passesByKind), events: total(eventsByKind), passesByKind, eventsByKind, laterRuns };
 }
 
 export function fmtByKind(o: Record<string, number>, digits = 1): string {

@@ -33,6 +33,7 @@ import {
   StackProcesses,
   table,
   waitQuiet,
+  waitRunsEnded,
   workflowCost,
   type CpuSample,
   type CpuUsed,
@@ -62,6 +63,8 @@ const workers = envNumber('BENCH_WORKERS', 1);
 const rates = envList('BENCH_RATES', '1,2,3,4,5,10,20,30,40,50,60').map(Number);
 const rateWindowSeconds = envNumber('BENCH_RATE_SECONDS', 15);
 const idleSeconds = envNumber('BENCH_IDLE_SECONDS', 10);
+/** After the phases: how long to wait for entity runs to end idle (TIDAL_IDLE_SECONDS, 60) and V8 to shrink its heap. */
+const settleSeconds = envNumber('BENCH_SETTLE_SECONDS', 120);
 /** The steady rate's bound on p95 create → Service Ready. */
 const rateBoundMs = 2000;
 /** kwok Nodes are free to make big: fewer of them means less lease and status traffic on the API server. */
@@ -102,6 +105,8 @@ class Bench {
   readonly phases: PhaseResult[] = [];
   readonly rateResults: RateResult[] = [];
   baseline: Memory | undefined;
+  /** Memory once the runs have ended idle, the Services at rest; and the entity runs still running then. */
+  atRest: { memory: Memory; resident: number; running: number } | undefined;
 
   constructor(
     readonly kube: KubeClient,
@@ -217,9 +222,24 @@ class Bench {
     console.log(`passes per Service: ${fmt(r.cost.passes, 1)} (${fmtByKind(r.cost.passesByKind)}) [${r.cost.services} sampled]`);
     console.log(
       `history events per Service: ${fmt(r.cost.events, 0)} (${fmtByKind(r.cost.eventsByKind, 0)})` +
-        (r.cost.continuedAsNew ? `, ${r.cost.continuedAsNew} continued-as-new runs included` : ', one run each'),
+        (r.cost.laterRuns ? `, ${r.cost.laterRuns} later runs included (continued-as-new or after an idle end)` : ', one run each'),
     );
     console.log(`memory after: ${fmtMemory(r.memory)} with ${r.resident} resident Services`);
+  }
+
+  /** Waits for the entity runs to end idle, then reads memory: what the resident Services cost at rest. */
+  async settle(): Promise<void> {
+    progress(`waiting ${settleSeconds} s for the entity runs to end idle`);
+    const samples: string[] = [];
+    for (let t = 15; t <= settleSeconds; t += 15) {
+      await sleep(15_000);
+      const m = this.procs.memory();
+      samples.push(`${t} s: ${fmt(m.tidal, 0)} + ${fmt(m.temporal, 0)}`);
+    }
+    const running = await waitRunsEnded(this.client, 1, 0);
+    this.atRest = { memory: this.procs.memory(), resident: this.resident, running };
+    console.log(`\nmemory while settling (Tidal + Temporal MiB): ${samples.join(', ')}`);
+    console.log(`memory at rest: ${fmtMemory(this.atRest.memory)} with ${this.resident} resident Services, ${running} workflows running`);
   }
 
   /** Services arriving at `rate` per second for the window; passes when p95 create → Ready ≤ 2 s and the backlog holds. */
@@ -363,6 +383,14 @@ class Bench {
       first && largest && largest.resident > first.resident
         ? (largest.memory.temporal - first.memory.temporal) / (largest.resident - first.resident)
         : NaN;
+    const rest = this.atRest;
+    const restGrowth =
+      rest && this.baseline && rest.resident > 1
+        ? {
+            tidal: (rest.memory.tidal - this.baseline.tidal) / (rest.resident - 1),
+            temporal: (rest.memory.temporal - this.baseline.temporal) / (rest.resident - 1),
+          }
+        : undefined;
     console.log(`\n── Summary (Temporal: ${temporal})`);
     console.log(
       table(
@@ -383,12 +411,22 @@ class Bench {
             '≥ 20 Services/s',
             this.rateResults.length ? (this.highestRate() ? `${this.highestRate()} Services/s` : `none (${rates[0]}/s fails)`) : '—',
           ],
-          [`Tidal RSS after ${n(at200)} (${at200?.resident ?? 0} resident)`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.tidal, 0)} MiB` : '—'],
-          [`Temporal RSS after ${n(at200)}`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.temporal, 0)} MiB` : '—'],
+          [`Tidal RSS right after ${n(at200)} (${at200?.resident ?? 0} resident)`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.tidal, 0)} MiB` : '—'],
+          [`Temporal RSS right after ${n(at200)}`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.temporal, 0)} MiB` : '—'],
           [
-            `Tidal RSS growth per resident Service (${n(first)} → ${n(largest)})`,
+            `Tidal / Temporal RSS at rest (${rest?.resident ?? 0} resident, ${rest?.running ?? 0} runs running)`,
+            '≤ 150 / 150 MiB',
+            rest ? `${fmt(rest.memory.tidal, 0)} / ${fmt(rest.memory.temporal, 0)} MiB` : '—',
+          ],
+          [
+            `Tidal RSS growth per resident Service (${n(first)} → ${n(largest)}, right after each)`,
             '≤ 0.2 MiB',
             Number.isNaN(growth) ? '—' : `${fmt(growth, 3)} MiB (Temporal ${fmt(temporalGrowth, 3)})`,
+          ],
+          [
+            'Tidal RSS growth per resident Service (1 Service idle → at rest)',
+            '≤ 0.2 MiB',
+            restGrowth === undefined ? '—' : `${fmt(restGrowth.tidal, 3)} MiB (Temporal ${fmt(restGrowth.temporal, 3)})`,
           ],
           [`API writes per Service (${n(at200)})`, '—', fmt(at200?.writes, 1)],
           [`passes per Service (${n(at200)})`, '—', fmt(at200?.cost.passes, 1)],
@@ -450,6 +488,7 @@ async function main(): Promise<void> {
         await bench.phase(p, groups);
       }
     }
+    if (settleSeconds > 0) await bench.settle();
     bench.summary(temporal);
     progress(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   } finally {

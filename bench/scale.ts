@@ -6,6 +6,7 @@
 // It asserts nothing.
 import path from 'node:path';
 import { rmSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
 import { Resources } from '../api/kinds.js';
 import type { Service } from '../api/serving.js';
 import { KubeClient } from '../activities/kube/client.js';
@@ -25,6 +26,7 @@ import {
   StackProcesses,
   table,
   waitQuiet,
+  waitRunsEnded,
   type Memory,
 } from './measure.js';
 import { createService } from './services.js';
@@ -51,6 +53,8 @@ const concurrency = envNumber('BENCH_SCALE_CONCURRENCY', 32);
 const stallSeconds = envNumber('BENCH_SCALE_STALL_SECONDS', 180);
 const levelMinutes = envNumber('BENCH_SCALE_LEVEL_MINUTES', 120);
 const catchUpSeconds = envNumber('BENCH_SCALE_CATCHUP_SECONDS', 600);
+/** After the entity runs have ended: time for V8's memory reducer to give the burst's heap back. */
+const settleSeconds = envNumber('BENCH_SCALE_SETTLE_SECONDS', 60);
 const podsPerNode = 500;
 const podsPerService = 2; // hakn's min-scale
 const started = performance.now();
@@ -80,6 +84,7 @@ class ScaleBench {
     readonly kube: KubeClient,
     readonly timeline: ServiceTimeline,
     readonly procs: StackProcesses,
+    readonly client: Client,
   ) {}
 
   async create(name: string): Promise<void> {
@@ -245,6 +250,10 @@ class ScaleBench {
     this.populated = target;
     progress(`all ${target} Ready after ${createSeconds.toFixed(0)} s; waiting for the controller to go quiet`);
     await waitQuiet(ports.controllerMetrics, 5000, 300_000);
+    // At rest: the entity runs end a minute after their last pass (ADR 0006); then V8 shrinks its heap.
+    const running = await waitRunsEnded(this.client, 1, 300_000);
+    progress(`${running} workflows running; ${settleSeconds} s for the heap to shrink`);
+    await sleep(settleSeconds * 1000);
     progress(`idle CPU over ${idleSeconds} s`);
     const idle = await this.idle();
     const memory = this.procs.memory();
@@ -322,7 +331,8 @@ async function main(): Promise<number> {
   await timeline.start();
   const procs = new StackProcesses(dir);
   const temporal = procs.temporalDescription();
-  const bench = new ScaleBench(info, kube, timeline, procs);
+  const connection = await Connection.connect({ address: info.temporalAddress });
+  const bench = new ScaleBench(info, kube, timeline, procs, new Client({ connection }));
   console.log(`Tidal at scale: ${counts.join(', ')} resident Services on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}`);
   try {
     for (const target of counts) await bench.level(target);
@@ -334,6 +344,7 @@ async function main(): Promise<number> {
     if (bench.levels.length) bench.summary(temporal);
     progress(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
     await timeline.close();
+    await connection.close();
     kube.close();
     await stackDown(dir);
   }

@@ -294,7 +294,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
     ...(opts.temporalDynamicConfig ?? []).flatMap((d) => ['--dynamic-config-value', d]),
   ];
-  const temporal = temporalPostgres ? undefined : ensure('temporal', bins.TEMPORAL, devTemporalArgs);
+  const temporal = temporalPostgres ? undefined : ensure('temporal', bins.TEMPORAL, devTemporalArgs, temporalGoEnv());
 
   const etcd = ensure('etcd', bins.ETCD, [
     '--name',
@@ -483,6 +483,9 @@ export async function startController(
       build.builtController,
     ],
     {
+      // Two malloc arenas instead of one per thread: the Temporal Core's threads otherwise keep what a burst freed
+      // (issue 9: ~15 MiB less at rest, no CPU cost measured). The in-cluster manifest should set it too.
+      MALLOC_ARENA_MAX: '2',
       ...process.env,
       KUBECONFIG: info.kubeconfig,
       TEMPORAL_ADDRESS: info.temporalAddress,
@@ -494,6 +497,17 @@ export async function startController(
   );
   await waitFor(name, () => httpOk(`http://127.0.0.1:${opts.ports.controllerMetrics}/readyz`), 120_000, rec);
   return rec;
+}
+
+/**
+ * The Go runtime's memory settings for the Temporal dev server: a soft memory limit (`GOMEMLIMIT`) makes its garbage
+ * collector give memory back before the heap doubles (issue 9: the dev server idles at ~190 MiB otherwise).
+ * `TIDAL_TEMPORAL_GOMEMLIMIT` / `TIDAL_TEMPORAL_GOGC` change them ('' leaves the runtime's default).
+ */
+export function temporalGoEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const limit = env.TIDAL_TEMPORAL_GOMEMLIMIT ?? '';
+  const gogc = env.TIDAL_TEMPORAL_GOGC ?? '';
+  return { ...env, ...(limit ? { GOMEMLIMIT: limit } : {}), ...(gogc ? { GOGC: gogc } : {}) };
 }
 
 export async function stackDown(dir: string, opts: { purge?: boolean; log?: (s: string) => void } = {}): Promise<void> {

@@ -11,6 +11,8 @@ export interface TidalConfig {
   runWatcher: boolean;
   runWorker: boolean;
   resyncSeconds: number;
+  /** An entity run with nothing to do for this long ends; the next poke starts a fresh one (ADR 0006). 0: never. */
+  idleSeconds: number;
   relistSeconds: number;
   sweepSeconds: number;
   fieldManager: string;
@@ -72,8 +74,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     runWatcher: bool(env, 'TIDAL_WATCHER', true),
     runWorker: bool(env, 'TIDAL_WORKER', true),
     resyncSeconds: int(env, 'TIDAL_RESYNC_SECONDS', 36_000),
+    idleSeconds: int(env, 'TIDAL_IDLE_SECONDS', 60),
     relistSeconds: int(env, 'TIDAL_RELIST_SECONDS', 36_000),
-    sweepSeconds: int(env, 'TIDAL_SWEEP_SECONDS', 1800),
+    // Knative's global resync: every object gets a run and a full pass (ADR 0006: runs at rest have ended).
+    sweepSeconds: int(env, 'TIDAL_SWEEP_SECONDS', 36_000),
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),

@@ -100,9 +100,9 @@ async function main(): Promise<void> {
     watcher.start();
     const w = watcher;
     startGatewayCertificate(client, cfg, log);
-    // Revive any entity workflow that is gone (failed, terminated) while its object still exists.
-    // Once shortly after start (runs that fail to replay on new code fail on their first task) and then
-    // periodically.
+    // Start a run for every object whose run is gone: shortly after start (runs that fail to replay on new code fail
+    // on their first task), then every TIDAL_SWEEP_SECONDS — Knative's global resync, since runs at rest have ended
+    // (ADR 0006) and each object so gets a full pass.
     const sweepOnce = () => {
       const n = w.pokeAll([...enabledKinds], { source: 'Tidal/sweep', reason: 'resync' }, { force: true });
       log.debug({ poked: n }, 'sweep');

@@ -68,7 +68,7 @@ export async function createWorker(
       log,
       config,
       digests: registryResolver(cfg, kube),
-      entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds }),
+      entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds, idleSeconds: cfg.idleSeconds }),
     }),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     // Workflow code in this thread (issue 9: a second isolate costs ~45 MiB, and every activation and its completion

@@ -1,6 +1,7 @@
 // The entity loop every object's workflow runs (design.md §3, ADR 0001): pokes set a dirty flag, any number of pokes
 // coalesce into one reconcile pass, a durable timer resyncs, the run continues-as-new before its history grows long,
-// and the workflow completes once its object is gone.
+// and the workflow completes once its object is gone — or once it has had nothing to do for a while (ADR 0006): the
+// next poke starts a fresh run, so an object at rest costs no worker memory and no running workflow.
 //
 // No lost updates: a poke is ignored only when its content token equals what the last pass observed of that source
 // (api/content-token.ts). A status write can therefore never hide a spec change: the spec part of the token differs.
@@ -19,9 +20,14 @@ export interface EntityOptions {
   maxReconcilesPerRun: number;
   /** Continue-as-new after this many pokes in one run (the server's suggestion ignores signals). */
   maxPokesPerRun: number;
+  /**
+   * End the run after this long without a pass, a pending retry or a poke still to act on (ADR 0006); the next poke
+   * starts a fresh run with a full pass. 0: the run waits for its next poke however long that takes.
+   */
+  idleSeconds: number;
 }
 
-export const defaultEntityOptions: EntityOptions = { resyncSeconds: 36_000, maxReconcilesPerRun: 200, maxPokesPerRun: 1000 };
+export const defaultEntityOptions: EntityOptions = { resyncSeconds: 36_000, maxReconcilesPerRun: 200, maxPokesPerRun: 1000, idleSeconds: 60 };
 
 export interface EntityInput {
   kind: EntityKind;
@@ -98,7 +104,11 @@ const MAX_POKES_KEPT_DURING_PASS = 100;
 async function currentOptions(input: EntityInput): Promise<EntityOptions> {
   if (input.options) return { ...defaultEntityOptions, ...input.options };
   const read = await readEntityOptions();
-  return { ...defaultEntityOptions, ...(read.resyncSeconds !== undefined ? { resyncSeconds: read.resyncSeconds } : {}) };
+  return {
+    ...defaultEntityOptions,
+    ...(read.resyncSeconds !== undefined ? { resyncSeconds: read.resyncSeconds } : {}),
+    ...(read.idleSeconds !== undefined ? { idleSeconds: read.idleSeconds } : {}),
+  };
 }
 
 /** How a workflow type reads its pokes. */
@@ -144,15 +154,50 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
   let resyncDue = false;
   const armResync = () => void sleep(st.options.resyncSeconds * 1000).then(() => (resyncDue = true));
   armResync();
+  // One idle timer at a time, never cancelled: when it fires the loop looks at how long it has been quiet and either
+  // ends the run or arms it again for the rest (a pass costs no timer events).
+  let idleDue = false;
+  let idleArmed = false;
+  // Workflow time: the SDK's deterministic clock, the start of the current workflow task.
+  const now = () => new Date().getTime();
+  let quietSince = now();
+  let retryPending = false;
+  const armIdle = (ms: number) => {
+    idleArmed = true;
+    void sleep(ms).then(() => {
+      idleArmed = false;
+      idleDue = true;
+    });
+  };
+  const ensureIdleTimer = () => {
+    if (st.options.idleSeconds > 0 && !idleArmed && !idleDue) armIdle(st.options.idleSeconds * 1000);
+  };
+  ensureIdleTimer();
 
   for (;;) {
-    await condition(() => st.dirty || resyncDue);
+    await condition(() => st.dirty || resyncDue || idleDue);
+    if (idleDue && !st.dirty && !resyncDue) {
+      idleDue = false;
+      const idleMs = st.options.idleSeconds * 1000;
+      const rest = idleMs - (now() - quietSince);
+      if (idleMs > 0 && rest <= 0 && !retryPending) {
+        await condition(allHandlersFinished);
+        // A poke that landed meanwhile is acted on first; the server refuses to complete a run with a signal it has
+        // not yet delivered, so no poke is ever lost to the end of a run.
+        if (!st.dirty) return `${st.kind} ${st.namespace}/${st.name}: idle for ${st.options.idleSeconds} s, run ends (the next poke starts one)`;
+        continue;
+      }
+      // Busy meanwhile: look again when it may have been quiet long enough (a pending retry passes within a minute).
+      if (idleMs > 0) armIdle(rest > 0 ? rest : idleMs);
+      continue;
+    }
     const trigger = st.dirty ? st.trigger : 'resync';
     if (resyncDue) {
       st.pendingFull = true;
       resyncDue = false;
       st.options = await currentOptions(input);
       armResync();
+      ensureIdleTimer();
     }
     st.dirty = false;
     st.statusOnly = !st.pendingFull;
@@ -171,6 +216,9 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     if (result.facts) st.facts = { ...st.facts, ...result.facts };
     st.reconcilesThisRun += 1;
     st.totalReconciles += 1;
+    quietSince = now();
+    // A later pass decides afresh whether it needs a retry; the timer of an earlier one then does nothing.
+    retryPending = result.retryInSeconds !== undefined;
     st.lastReconcile = { at: new Date().toISOString(), trigger, summary: result.summary };
     log.info('reconciled', { kind: st.kind, namespace: st.namespace, name: st.name, trigger, summary: result.summary });
 
@@ -196,6 +244,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
       void sleep(result.retryInSeconds * 1000).then(() => {
         // Only when no pass ran meanwhile: a later pass decides afresh whether it needs a retry.
         if (st.totalReconciles !== due) return;
+        retryPending = false;
         st.dirty = true;
         st.pendingFull = true;
         st.trigger = 'retry';

@@ -305,6 +305,43 @@ describe('entity loop: no lost updates', () => {
     expect((await h.describe()).status.name).toBe('RUNNING');
   });
 
+  it('ends a run that has had nothing to do for idleSeconds; the next poke starts a fresh run that passes in full (ADR 0006)', async () => {
+    const name = uniqueName('idle');
+    const route = fake.create(name, [{ percent: 100 }]);
+    const h = await start(name, selfPoke(route, 'added'), { idleSeconds: 1 });
+    const firstRun = (await h.describe()).runId;
+    const ended = await eventually('run ended', async () => {
+      const d = await h.describe();
+      return d.status.name === 'COMPLETED' ? d : undefined;
+    });
+    expect(ended.runId).toBe(firstRun);
+    expect(await h.result()).toMatch(/idle for 1 s, run ends/);
+    expect(fake.count(name)).toBe(1);
+    // The same content again: covered in the old run, but a fresh run knows nothing and passes.
+    const again = await start(name, selfPoke(route), { idleSeconds: 1 });
+    await eventually('fresh run passed', async () => (fake.count(name) === 2 ? true : undefined));
+    expect((await again.describe()).runId).not.toBe(firstRun);
+  });
+
+  it('loses no poke that races the end of an idle run', async () => {
+    const name = uniqueName('idle-race');
+    const route = fake.create(name, [{ percent: 1 }]);
+    await start(name, selfPoke(route, 'added'), { idleSeconds: 1 });
+    const runs = new Set<string>();
+    // Changes land around the moment each run decides it is idle: some hit the closing run, some start a new one.
+    for (let i = 2; i <= 12; i += 1) {
+      await new Promise((r) => setTimeout(r, 800 + ((i * 137) % 500)));
+      const h = await start(name, selfPoke(fake.changeSpec(name, [{ percent: i }])), { idleSeconds: 1 });
+      runs.add((await h.describe()).runId);
+    }
+    await eventually('last change reconciled', async () =>
+      JSON.stringify(fake.ingresses.get(name)?.spec) === JSON.stringify({ rules: { traffic: [{ percent: 12 }] } }) ? true : undefined,
+    );
+    expect(fake.routes.get(name)?.status).toEqual({ observedGeneration: 12, traffic: [{ percent: 12 }] });
+    // The timing really crossed run boundaries.
+    expect(runs.size).toBeGreaterThan(1);
+  });
+
   it('passes again with fresh facts when the object was recreated under the same name', async () => {
     const name = uniqueName('recreate');
     const route = fake.create(name, [{ percent: 100 }]);

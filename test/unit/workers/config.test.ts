@@ -19,4 +19,11 @@ describe('loadConfig', () => {
     expect(cfg.resyncSeconds).toBe(36_000);
     expect(cfg.maxCachedWorkflows).toBe(2000);
   });
+
+  it('ends entity runs after a quiet minute and sweeps every object at the resync period (ADR 0006)', () => {
+    const cfg = loadConfig({});
+    expect(cfg.idleSeconds).toBe(60);
+    expect(cfg.sweepSeconds).toBe(36_000);
+    expect(loadConfig({ TIDAL_IDLE_SECONDS: '0' }).idleSeconds).toBe(0);
+  });
 });
