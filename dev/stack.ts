@@ -480,6 +480,8 @@ export async function startController(
     [
       // TIDAL_CPU_PROF_DIR: a V8 CPU profile of the controller, written there when it stops (benchmarks' "why").
       ...(process.env.TIDAL_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TIDAL_CPU_PROF_DIR}`] : []),
+      // TIDAL_CONTROLLER_NODE_ARGS: extra node/V8 flags for the controller (benchmarks try heap settings with it).
+      ...(process.env.TIDAL_CONTROLLER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
       build.builtController,
     ],
     {

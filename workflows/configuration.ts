@@ -3,7 +3,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeStatus } from './summaries.js';
+import { describeStatus, isSettled } from './summaries.js';
 import { ownFact, ownerReconciles } from './delegation.js';
 
 export async function configurationWorkflow(input: EntityInput): Promise<string> {
@@ -17,7 +17,13 @@ export async function configurationWorkflow(input: EntityInput): Promise<string>
     if (st.statusOnly && st.facts.revisionFailed !== 'yes') {
       const status = await step(`update Configuration ${id} status`).updateConfigurationStatus(key);
       if (status.outcome === 'gone') return { gone: true, summary: 'Configuration deleted' };
-      return { gone: false, statusOnly: true, facts: ownFact, summary: `Revisions' status changed; ${describeStatus(status)}` };
+      return {
+        gone: false,
+        statusOnly: true,
+        settled: isSettled(status),
+        facts: ownFact,
+        summary: `Revisions' status changed; ${describeStatus(status)}`,
+      };
     }
     const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key);
     if (rev.outcome === 'gone') return { gone: true, summary: 'Configuration deleted; its Revisions go with their ownerReferences' };
@@ -26,6 +32,7 @@ export async function configurationWorkflow(input: EntityInput): Promise<string>
     if (status.outcome === 'gone') return { gone: true, summary: 'Configuration deleted' };
     return {
       gone: false,
+      settled: isSettled(status),
       uid: rev.uid,
       facts: { ...ownFact, revisionFailed: rev.outcome === 'failed' ? 'yes' : '' },
       summary: `generation ${rev.generation}: Revision ${rev.revision} ${rev.outcome}; ${describeStatus(status)}`,

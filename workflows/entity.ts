@@ -95,6 +95,12 @@ export interface PassResult {
    * child's name): pass again in full after this many seconds, unless news comes first.
    */
   retryInSeconds?: number;
+  /**
+   * The object's Ready condition is True or False: nothing is under way that only this run would see through. A run
+   * ends idle only after a settled pass (ADR 0006): one waiting on its children (a Revision whose pods are starting)
+   * stays, so a backlog never turns into runs that end and start again with full passes. Absent: settled.
+   */
+  settled?: boolean;
 }
 
 export type ReconcilePass = (state: Readonly<EntityState>) => Promise<PassResult>;
@@ -162,6 +168,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
   const now = () => new Date().getTime();
   let quietSince = now();
   let retryPending = false;
+  let settled = true;
   const armIdle = (ms: number) => {
     idleArmed = true;
     void sleep(ms).then(() => {
@@ -180,14 +187,15 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
       idleDue = false;
       const idleMs = st.options.idleSeconds * 1000;
       const rest = idleMs - (now() - quietSince);
-      if (idleMs > 0 && rest <= 0 && !retryPending) {
+      if (idleMs > 0 && rest <= 0 && !retryPending && settled) {
         await condition(allHandlersFinished);
         // A poke that landed meanwhile is acted on first; the server refuses to complete a run with a signal it has
         // not yet delivered, so no poke is ever lost to the end of a run.
         if (!st.dirty) return `${st.kind} ${st.namespace}/${st.name}: idle for ${st.options.idleSeconds} s, run ends (the next poke starts one)`;
         continue;
       }
-      // Busy meanwhile: look again when it may have been quiet long enough (a pending retry passes within a minute).
+      // Busy meanwhile, or waiting: look again when it may have been quiet long enough (a pending retry passes within
+      // a minute; an unsettled object's next change pokes).
       if (idleMs > 0) armIdle(rest > 0 ? rest : idleMs);
       continue;
     }
@@ -219,6 +227,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     quietSince = now();
     // A later pass decides afresh whether it needs a retry; the timer of an earlier one then does nothing.
     retryPending = result.retryInSeconds !== undefined;
+    settled = result.settled ?? true;
     st.lastReconcile = { at: new Date().toISOString(), trigger, summary: result.summary };
     log.info('reconciled', { kind: st.kind, namespace: st.namespace, name: st.name, trigger, summary: result.summary });
 

@@ -3,7 +3,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeStatus } from './summaries.js';
+import { describeStatus, isSettled } from './summaries.js';
 import { ownFact, ownerReconciles } from './delegation.js';
 
 export async function ingressWorkflow(input: EntityInput): Promise<string> {
@@ -15,6 +15,6 @@ export async function ingressWorkflow(input: EntityInput): Promise<string> {
     const res = await step(`apply VirtualServices ${key.name}-ingress/-mesh and Ingress ${id} status`).reconcileIngress(key);
     if (res.outcome === 'gone') return { gone: true, summary: 'Ingress deleted; its VirtualServices go with their ownerReferences' };
     if (res.outcome === 'otherClass') return { gone: false, facts: ownFact, summary: `class ${res.ingressClass} is not Tidal's; left alone` };
-    return { gone: false, facts: ownFact, summary: `${res.virtualServices} VirtualServices; ${describeStatus(res)}` };
+    return { gone: false, settled: isSettled(res), facts: ownFact, summary: `${res.virtualServices} VirtualServices; ${describeStatus(res)}` };
   });
 }

@@ -2,7 +2,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { remoteStep, step } from './activities.js';
-import { describeStatus } from './summaries.js';
+import { describeStatus, isSettled } from './summaries.js';
 
 export async function revisionWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
@@ -14,7 +14,12 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
       if (st.statusOnly && st.facts.digests === 'resolved') {
         const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
         if (status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
-        return { gone: false, statusOnly: true, summary: `Deployment's or pods' status changed; ${describeStatus(status)}` };
+        return {
+          gone: false,
+          statusOnly: true,
+          settled: isSettled(status),
+          summary: `Deployment's or pods' status changed; ${describeStatus(status)}`,
+        };
       }
       // Digests are resolved once per Revision (§3.1); later passes skip the step.
       let digestNote = 'digests pinned';
@@ -40,6 +45,7 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
         res.outcome === 'applied' ? `Deployment ${res.deployment} (${res.replicas} replicas), Service ${res.service}` : 'waiting for digests';
       return {
         gone: false,
+        settled: isSettled(status),
         summary: `${digestNote}; ${resources}; ${describeStatus(status)}`,
         // A Revision waiting for digests (recreated under the same name) must not be marked resolved.
         facts: { digests: res.outcome === 'applied' ? 'resolved' : '' },

@@ -3,7 +3,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeStatus } from './summaries.js';
+import { describeStatus, isSettled } from './summaries.js';
 import { ownFact, ownerReconciles } from './delegation.js';
 
 export async function routeWorkflow(input: EntityInput): Promise<string> {
@@ -16,6 +16,7 @@ export async function routeWorkflow(input: EntityInput): Promise<string> {
     if (res.outcome === 'gone') return { gone: true, summary: 'Route deleted; its Ingress and Services go with their ownerReferences' };
     return {
       gone: false,
+      settled: isSettled(res),
       facts: ownFact,
       summary: `Ingress ${res.ingress}; ${describeStatus(res)}`,
     };

@@ -6,7 +6,7 @@ import { specOfObservation } from '../api/content-token.js';
 import type { RouteOutcome, StatusOutcome } from '../activities/index.js';
 import { runEntity, type EntityInput, type EntityState, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeChild, describeStatus } from './summaries.js';
+import { describeChild, describeStatus, isSettled } from './summaries.js';
 
 /** Backoff of a pass that could not program the Route (a foreign object holds a placeholder's name), as upstream's. */
 function retryDelay(st: Readonly<EntityState>): number {
@@ -48,6 +48,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
         return {
           gone: false,
           statusOnly: true,
+          settled: isSettled(status),
           ...routeResult(st, route),
           summary: `children's status changed; ${parts.filter(Boolean).join('; ')}`,
         };
@@ -76,6 +77,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const retry = routeResult(st, route);
     return {
       gone: false,
+      settled: isSettled(status),
       ...(uid ? { uid } : {}),
       ...retry,
       facts: {

@@ -11,3 +11,8 @@ export function describeChild(kind: string, o: ChildOutcome): string {
 export function describeStatus(o: StatusOutcome): string {
   return `status ${o.outcome}${o.ready ? `, Ready=${o.ready}${o.reason ? ` (${o.reason})` : ''}` : ''}`;
 }
+
+/** Ready is True or False: the object is not waiting on anything (ADR 0006: only then may an idle run end). */
+export function isSettled(o: StatusOutcome): boolean {
+  return o.ready === 'True' || o.ready === 'False';
+}

@@ -27,6 +27,8 @@ class FakeRoutes {
    * whatever is there by then (the object deleted and created again under the pass's feet).
    */
   goneThenRead = new Set<string>();
+  /** Names whose Route reports Ready=Unknown (waiting on something): its run must not end idle. */
+  unsettled = new Set<string>();
   readEntityOptionsCalls = 0;
   resyncSeconds = 3600;
 
@@ -54,6 +56,7 @@ class FakeRoutes {
       if (live) live.status = { observedGeneration: seen.metadata.generation, traffic: seen.spec.traffic };
       return {
         outcome: 'written',
+        ready: this.unsettled.has(key.name) ? 'Unknown' : 'True',
         ingress: 'updated',
         observed: {
           [`Route/default/${key.name}`]: observationOf(seen),
@@ -321,6 +324,22 @@ describe('entity loop: no lost updates', () => {
     const again = await start(name, selfPoke(route), { idleSeconds: 1 });
     await eventually('fresh run passed', async () => (fake.count(name) === 2 ? true : undefined));
     expect((await again.describe()).runId).not.toBe(firstRun);
+  });
+
+  it('keeps a run whose object is not settled (Ready Unknown): waiting on children is not idle', async () => {
+    const name = uniqueName('unsettled');
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.unsettled.add(name);
+    const h = await start(name, selfPoke(route, 'added'), { idleSeconds: 1 });
+    await eventually('first pass', async () => (fake.count(name) === 1 ? true : undefined));
+    // Three idle periods later the run still waits.
+    await new Promise((r) => setTimeout(r, 3500));
+    expect((await h.describe()).status.name).toBe('RUNNING');
+    // Once a pass finds it settled, the run ends after its quiet second.
+    fake.unsettled.delete(name);
+    await h.signal('poke', [selfPoke(fake.changeSpec(name, [{ percent: 100, tag: 'x' }]))]);
+    await eventually('ended once settled', async () => ((await h.describe()).status.name === 'COMPLETED' ? true : undefined));
+    expect(fake.count(name)).toBe(2);
   });
 
   it('loses no poke that races the end of an idle run', async () => {
