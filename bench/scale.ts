@@ -49,6 +49,8 @@ const counts = envList('BENCH_SCALE_COUNTS', '1000,5000').map(Number);
 const idleSeconds = envNumber('BENCH_SCALE_IDLE_SECONDS', 60);
 const probes = envNumber('BENCH_SCALE_PROBES', 3);
 const concurrency = envNumber('BENCH_SCALE_CONCURRENCY', 32);
+/** Created and not yet Ready at most: the levels are reached at Tidal's pace rather than as one burst. */
+const backlog = envNumber('BENCH_SCALE_BACKLOG', 200);
 /** Creation is abandoned when for this long no Service turned Ready and Tidal wrote nothing, or when a level takes longer. */
 const stallSeconds = envNumber('BENCH_SCALE_STALL_SECONDS', 180);
 const levelMinutes = envNumber('BENCH_SCALE_LEVEL_MINUTES', 120);
@@ -98,8 +100,16 @@ class ScaleBench {
     const names = Array.from({ length: to - from }, (_, i) => `s-${from + i}`);
     const t0 = performance.now();
     let next = 0;
+    // Resident Services, not one burst: creation waits while `backlog` Services are created and not yet Ready.
+    const waiting = () => names.slice(0, next).reduce((a, n) => a + (this.timeline.serviceReady(n) === undefined ? 1 : 0), 0);
     const worker = async () => {
-      while (next < names.length) await this.create(names[next++]!);
+      while (next < names.length) {
+        if (waiting() >= backlog) {
+          await sleep(250);
+          continue;
+        }
+        await this.create(names[next++]!);
+      }
     };
     const creating = Promise.all(Array.from({ length: concurrency }, worker));
     let failed: Error | undefined;
