@@ -20,6 +20,7 @@ import type { KubeObject } from '../api/meta.js';
 import type { Status } from '../api/serving.js';
 import { stableStringify } from '../resources/hash.js';
 import type { ActivityDeps } from './deps.js';
+import type { EventRecorder } from './events.js';
 import type { KubeClient } from './kube/client.js';
 import { KubeApiError } from './kube/errors.js';
 import { failureStatus, writeStatus } from './status.js';
@@ -112,6 +113,29 @@ export async function applyIfChanged<T extends KubeObject>(
   if (live && !needsApply(live, desired, opts)) return { obj: live, action: 'unchanged' };
   const obj = await kube.apply(type, stampAppliedHash(desired));
   return { obj, action: live ? 'updated' : 'created' };
+}
+
+/**
+ * Awaits every promise (undefined entries too), then throws the first failure: a step that writes side by side never
+ * returns or fails while one of its writes is still in flight.
+ */
+export async function settleAll<T extends readonly unknown[]>(promises: T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
+/** Records an Event without waiting for it (see {@link eventsInFlight}). */
+export type RecordLater = (...event: Parameters<EventRecorder['record']>) => void;
+
+/**
+ * Events a step records while it goes on, instead of waiting for each: `settled()` awaits them all, before the step
+ * returns. (The recorder never throws.)
+ */
+export function eventsInFlight(events: EventRecorder): { record: RecordLater; settled: () => Promise<unknown> } {
+  const pending: Promise<void>[] = [];
+  return { record: (...event) => void pending.push(events.record(...event)), settled: () => Promise.all(pending) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import { findRevisionForGeneration, isRevisionNameTaken } from '../resources/rev
 import { nowOf, type ActivityDeps } from './deps.js';
 import { apiErrorMessage, isPermanentApiError } from './apply.js';
 import { isConflict } from './kube/errors.js';
-import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
+import { statusOutcome, writeStatus, writeStatusWithEvents, type StatusOutcome } from './status.js';
 
 export type RevisionOutcome =
   | { outcome: 'gone' }
@@ -21,21 +21,17 @@ export type RevisionOutcome =
 export function createConfigurationActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
 
-  async function listRevisions(cfg: Configuration): Promise<Revision[]> {
-    const list = await kube.list<Revision>(Resources.Revision, cfg.metadata.namespace, {
-      labelSelector: `${Labels.configuration}=${cfg.metadata.name ?? ''}`,
-    });
-    return list.items;
-  }
-
   /**
    * The Configuration with Knative's defaults as they were when it (or its Service) was first reconciled — frozen
    * in `tidal.dev/defaults` on it or its Revisions (api/defaults.ts) — and its Revisions.
    */
   async function readConfiguration(key: ObjectKey): Promise<{ cfg: Configuration; revisions: Revision[]; defaults: DefaultsConfig } | undefined> {
-    const raw = await kube.get<Configuration>(Resources.Configuration, key.namespace, key.name);
+    // The Revisions are selected by the Configuration's name: both read side by side.
+    const [raw, revisions] = await Promise.all([
+      kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
+      kube.list<Revision>(Resources.Revision, key.namespace, { labelSelector: `${Labels.configuration}=${key.name}` }).then((list) => list.items),
+    ]);
     if (!raw || raw.metadata.deletionTimestamp) return undefined;
-    const revisions = await listRevisions(raw);
     const defaults = defaultsInForce(config.revisionConfig().defaults, raw, revisions);
     return { cfg: setConfigurationDefaults(raw, defaults), revisions, defaults };
   }
@@ -93,9 +89,7 @@ export function createConfigurationActivities(deps: ActivityDeps) {
         return { outcome: 'unchanged', reason: `waiting for the Revision of generation ${cfg.metadata.generation ?? 0}` };
       }
       const { status, events: toRecord } = computeConfigurationStatus({ configuration: cfg, revisions, createError }, nowOf(deps));
-      const written = await writeStatus(kube, Resources.Configuration, cfg, status);
-      if (written !== undefined) for (const e of toRecord) await events.record(cfg, e.type, e.reason, e.message);
-      return statusOutcome(written, status);
+      return statusOutcome(await writeStatusWithEvents(kube, events, Resources.Configuration, cfg, status, toRecord), status);
     },
   };
 }

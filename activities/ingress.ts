@@ -12,11 +12,13 @@ import {
 } from '../api/lifecycle/ingress.js';
 import type { KubeObject, ObjectKey } from '../api/meta.js';
 import { IstioIngressClassName, NetworkingAnnotations, type Ingress, type IngressStatus } from '../api/networking.js';
+import { ingressVirtualServiceName, meshVirtualServiceName } from '../resources/istio/names.js';
 import { DEFAULT_ISTIO_GATEWAYS, makeVirtualServices } from '../resources/istio/virtual-service.js';
 import { ingressProbeHash } from '../resources/probe-hash.js';
 import { gatewayTargets, probeGateways, type GatewayPodLike } from './prober.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyIfChanged } from './apply.js';
+import { applyIfChanged, settleAll } from './apply.js';
+import type { KubeClient } from './kube/client.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 export type IngressOutcome = { outcome: 'gone' } | { outcome: 'otherClass'; ingressClass: string } | (StatusOutcome & { virtualServices: number });
@@ -26,28 +28,32 @@ export function isIstioIngress(ing: Pick<Ingress, 'metadata'>): boolean {
   return (ing.metadata.annotations?.[NetworkingAnnotations.ingressClass] ?? IstioIngressClassName) === IstioIngressClassName;
 }
 
+/** The two VirtualServices a KIngress may have (`<name>-mesh`, `<name>-ingress`), by name: read side by side. */
+export async function readVirtualServices(kube: KubeClient, namespace: string, ingressName: string): Promise<Map<string, KubeObject | undefined>> {
+  const names = [meshVirtualServiceName(ingressName), ingressVirtualServiceName(ingressName)];
+  const found = await Promise.all(names.map((name) => kube.get<KubeObject>(Resources.VirtualService, namespace, name)));
+  return new Map(names.map((name, i) => [name, found[i]]));
+}
+
 /**
  * Programs one KIngress of class istio: its VirtualServices, then its status. Shared by the Ingress workflow and by
- * the Route's pass, which programs the KIngress it owns in the same step (ADR 0005). Returns the KIngress with the
- * status written; throws (after writing NotReady) while gateways do not serve the new configuration yet, so the step
- * is retried with backoff.
+ * the Route's pass, which programs the KIngress it owns in the same step (ADR 0005) and may pass the VirtualServices
+ * it read already ({@link readVirtualServices}). Returns the KIngress with the status written; throws (after writing
+ * NotReady) while gateways do not serve the new configuration yet, so the step is retried with backoff.
  */
 export async function programIngress(
   deps: ActivityDeps,
   ing: Ingress,
+  virtualServices?: Map<string, KubeObject | undefined>,
 ): Promise<{ ingress: Ingress; outcome: StatusOutcome; virtualServices: number }> {
   const { kube, config } = deps;
   const key = { namespace: ing.metadata.namespace ?? '', name: ing.metadata.name ?? '' };
   // The probe routes (K-Network-Hash) are always programmed; probing itself is behind config-network's switch.
   const hash = ingressProbeHash(ing);
   const vss = makeVirtualServices(ing, DEFAULT_ISTIO_GATEWAYS, hash);
-  // The two VirtualServices are independent: read and apply them side by side (one round trip less on the tail).
-  await Promise.all(
-    vss.map(async (vs) => {
-      const existing = await kube.get<KubeObject>(Resources.VirtualService, vs.metadata.namespace ?? key.namespace, vs.metadata.name ?? '');
-      await applyIfChanged(kube, Resources.VirtualService, existing, vs);
-    }),
-  );
+  const live = virtualServices ?? (await readVirtualServices(kube, key.namespace, key.name));
+  // The two VirtualServices are independent: applied side by side (one round trip less on the tail).
+  await settleAll(vss.map((vs) => applyIfChanged(kube, Resources.VirtualService, live.get(vs.metadata.name ?? ''), vs)));
   const now = nowOf(deps);
   const copy = cloneJson(ing);
   const before = beginReconcile(copy, ingressConditionSet, now);

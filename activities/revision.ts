@@ -17,8 +17,8 @@ import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyReportingFailures, type ApplyOptions } from './apply.js';
-import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
+import { applyReportingFailures, eventsInFlight, type ApplyOptions, type RecordLater } from './apply.js';
+import { statusOutcome, writeStatus, writeStatusWithEvents, type StatusOutcome } from './status.js';
 
 export type DigestOutcome = { outcome: 'gone' } | { outcome: 'resolved'; cached: boolean; images: number };
 
@@ -76,13 +76,14 @@ export function createRevisionActivities(deps: ActivityDeps) {
     type: ResourceType,
     existing: T | undefined,
     desired: T,
+    record: RecordLater,
     opts: ApplyOptions<T> = {},
   ): Promise<{ action: ApplyAction; resourceVersion?: string }> {
     if (existing && !isControlledBy(existing, rev.metadata.uid)) return { action: 'notOwned' };
     const target = { obj: rev, type: Resources.Revision, set: revisionConditionSet, condition: RevisionConditionResourcesAvailable };
     const applied = await applyReportingFailures(deps, target, type, existing, desired, nowOf(deps), opts);
     if (applied.action === 'unchanged') return { action: 'unchanged' };
-    if (applied.action === 'created') await events.record(rev, 'Normal', 'Created', `Created ${desired.kind} "${desired.metadata.name ?? ''}"`);
+    if (applied.action === 'created') record(rev, 'Normal', 'Created', `Created ${desired.kind} "${desired.metadata.name ?? ''}"`);
     return { action: applied.action, resourceVersion: applied.obj.metadata.resourceVersion ?? '' };
   }
 
@@ -156,16 +157,22 @@ export function createRevisionActivities(deps: ActivityDeps) {
 
     /** Converges `<rev>-deployment` (by its hash label) and the ClusterIP Service `<rev>` (§3.2). */
     async reconcileRevisionResources(key: ObjectKey): Promise<ResourcesOutcome> {
-      const rev = await readRevision(key);
+      // The children are named after the Revision: all three read side by side.
+      const [rev, existing, existingSvc] = await Promise.all([
+        readRevision(key),
+        kube.get<Deployment>(Resources.Deployment, key.namespace, deploymentName(key.name)),
+        kube.get<KubeObject>(Resources.KubeService, key.namespace, key.name),
+      ]);
       if (!rev) return { outcome: 'gone' };
       if (!digestsResolved(rev)) return { outcome: 'waitingForDigests' };
       const cfg = config.revisionConfig();
       const desired = makeDeployment(rev, cfg, { systemNamespace: config.systemNamespace });
-      const existing = await kube.get<Deployment>(Resources.Deployment, key.namespace, desired.metadata.name);
-      const deployment = await applyOwned(rev, Resources.Deployment, existing, desired, { inSync: deploymentInSync });
       const svc = makeRevisionService(rev, cfg);
-      const existingSvc = await kube.get<KubeObject>(Resources.KubeService, key.namespace, svc.metadata.name ?? '');
-      const service = await applyOwned(rev, Resources.KubeService, existingSvc, svc);
+      // One after the other (a refused Deployment stops the step before the Service); their Events go meanwhile.
+      const { record, settled } = eventsInFlight(events);
+      const deployment = await applyOwned(rev, Resources.Deployment, existing, desired, record, { inSync: deploymentInSync });
+      const service = await applyOwned(rev, Resources.KubeService, existingSvc, svc, record);
+      await settled();
       return {
         outcome: 'applied',
         deployment: deployment.action,
@@ -177,10 +184,11 @@ export function createRevisionActivities(deps: ActivityDeps) {
 
     /** The Revision's conditions and replica counts from its Deployment and, while none is available, a Pod (§3.3). */
     async updateRevisionStatus(key: ObjectKey): Promise<StatusOutcome> {
-      const rev = await readRevision(key);
+      const [rev, deployment] = await Promise.all([
+        readRevision(key),
+        kube.get<KubeObject & DeploymentLike>(Resources.Deployment, key.namespace, deploymentName(key.name)),
+      ]);
       if (!rev) return { outcome: 'gone' };
-      const name = deploymentName(key.name);
-      const deployment = await kube.get<KubeObject & DeploymentLike>(Resources.Deployment, key.namespace, name);
       const notOwned = deployment !== undefined && !isControlledBy(deployment, rev.metadata.uid);
       let pod: PodLike | undefined;
       if (deployment && !notOwned && (deployment.spec?.replicas ?? 1) > 0 && (deployment.status?.availableReplicas ?? 0) === 0) {
@@ -200,9 +208,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
         },
         nowOf(deps),
       );
-      const written = await writeStatus(kube, Resources.Revision, rev, status);
-      if (written !== undefined) for (const e of toRecord) await events.record(rev, e.type, e.reason, e.message);
-      return statusOutcome(written, status);
+      return statusOutcome(await writeStatusWithEvents(kube, events, Resources.Revision, rev, status, toRecord), status);
     },
   };
 }

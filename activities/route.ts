@@ -20,7 +20,7 @@ import {
   type RouteStatus,
 } from '../api/lifecycle/route.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
-import type { Ingress } from '../api/networking.js';
+import { IstioIngressClassName, type Ingress } from '../api/networking.js';
 import type { Configuration, Revision, Route } from '../api/serving.js';
 import { clusterLocalHost, domainNameErrorMessage, routeAddressURL, routeURL, tagURL, targetDomain, targetVisibility } from '../resources/domains.js';
 import { ingressClassForRoute, makeIngress, type TrafficHosts } from '../resources/ingress.js';
@@ -33,6 +33,7 @@ import {
   type PlaceholderEndpoints,
   type PlaceholderService,
 } from '../resources/placeholder-service.js';
+import type { ListResult } from './kube/client.js';
 import { isNotFound } from './kube/errors.js';
 import { buildTrafficConfiguration, markBadTrafficTarget, statusTraffic, trafficNames } from '../resources/traffic.js';
 import {
@@ -42,9 +43,10 @@ import {
   revisionOwnerConfiguration,
   routingPatch,
   routingTargets,
+  type RoutingTargets,
 } from '../resources/labeler.js';
-import { applyIfChanged, needsApply } from './apply.js';
-import { isIstioIngress, programIngress } from './ingress.js';
+import { applyIfChanged, eventsInFlight, needsApply, settleAll, type RecordLater } from './apply.js';
+import { isIstioIngress, programIngress, readVirtualServices } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
@@ -79,6 +81,29 @@ export type RouteOutcome =
       notOwned?: string;
     });
 
+/** The clear's lists: the namespace's active Revisions and its Configurations. */
+type Listed = [ListResult<Revision>, ListResult<Configuration>];
+
+/** What the labeler works from (`routingOf`). */
+interface Routing {
+  targets: RoutingTargets;
+  /** A target Revision, read at most once. */
+  getRev: (name: string) => Promise<Revision | undefined>;
+  /** The Configurations read, by name. */
+  configurations: Record<string, Configuration>;
+  /** A settled pass takes the Route off what it no longer references. */
+  clear: boolean;
+}
+
+/** A placeholder Service as the API server returns it. */
+type LiveService = KubeObject & { spec?: { type?: string; clusterIP?: string } };
+
+/** What a placeholder name holds: its Service, and its Endpoints once read (`null`: read, none there). */
+interface LivePlaceholder {
+  service: LiveService | undefined;
+  endpoints?: KubeObject | null;
+}
+
 /** One traffic name's placeholder: the desired Service and, for a load balancer with an IP, its Endpoints. */
 interface DesiredPlaceholder {
   name: string;
@@ -89,30 +114,50 @@ interface DesiredPlaceholder {
 export function createRouteActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
 
+  /**
+   * Reads objects of one type by name, each at most once (concurrent callers share the request), into `known`, which
+   * may start with objects read before.
+   */
+  function readOnce<T extends KubeObject>(type: ResourceType, ns: string, known: Record<string, T>): (name: string) => Promise<T | undefined> {
+    const reads = new Map<string, Promise<T | undefined>>();
+    return (name) => {
+      if (Object.hasOwn(known, name)) return Promise.resolve(known[name]);
+      let read = reads.get(name);
+      if (!read) {
+        read = kube.get<T>(type, ns, name).then((obj) => {
+          if (obj) known[name] = obj;
+          return obj;
+        });
+        reads.set(name, read);
+      }
+      return read;
+    };
+  }
+
   /** The Configurations and Revisions the Route's traffic names (and the latest ready Revisions of those Configurations). */
   async function referenced(route: Route, ns: string): Promise<{ configs: Record<string, Configuration>; revs: Record<string, Revision> }> {
     const configs: Record<string, Configuration> = {};
     const revs: Record<string, Revision> = {};
-    const getRev = async (name: string) => {
-      if (name in revs) return;
-      const r = await kube.get<Revision>(Resources.Revision, ns, name);
-      if (r) revs[name] = r;
-    };
+    const getRev = readOnce(Resources.Revision, ns, revs);
+    const readCfg = readOnce(Resources.Configuration, ns, configs);
     const getCfg = async (name: string) => {
-      if (name in configs) return;
-      const c = await kube.get<Configuration>(Resources.Configuration, ns, name);
-      if (!c) return;
-      configs[name] = c;
-      if (c.status?.latestReadyRevisionName) await getRev(c.status.latestReadyRevisionName);
+      const latestReady = (await readCfg(name))?.status?.latestReadyRevisionName;
+      if (latestReady) await getRev(latestReady);
     };
-    for (const t of route.spec.traffic ?? []) {
-      if (t.configurationName) await getCfg(t.configurationName);
-      if (t.revisionName) {
-        await getRev(t.revisionName);
-        const owner = revs[t.revisionName]?.metadata.labels?.[Labels.configuration];
-        if (owner) await getCfg(owner);
-      }
-    }
+    // Every traffic entry at once; what an entry's first read names is read as soon as it is known.
+    await Promise.all(
+      (route.spec.traffic ?? []).map((t) =>
+        Promise.all([
+          t.configurationName ? getCfg(t.configurationName) : undefined,
+          t.revisionName
+            ? getRev(t.revisionName).then((rev) => {
+                const owner = rev?.metadata.labels?.[Labels.configuration];
+                return owner ? getCfg(owner) : undefined;
+              })
+            : undefined,
+        ]),
+      ),
+    );
     return { configs, revs };
   }
 
@@ -125,6 +170,14 @@ export function createRouteActivities(deps: ActivityDeps) {
     }
   }
 
+  /** What a clear works from: the active Revisions and every Configuration of the namespace, listed side by side. */
+  function listRouted(ns: string): Promise<Listed> {
+    return Promise.all([
+      kube.list<Revision>(Resources.Revision, ns, { labelSelector: `${Labels.routingState}=active` }),
+      kube.list<Configuration>(Resources.Configuration, ns),
+    ]);
+  }
+
   /**
    * Takes the Route off every Revision and Configuration that lists it but is not in `keep` (upstream
    * `clearMetaForNotListed`): active Revisions (a Revision that is not active lists no Route), and every
@@ -134,134 +187,173 @@ export function createRouteActivities(deps: ActivityDeps) {
     key: ObjectKey,
     keep: { revisions: ReadonlySet<string>; configurations: ReadonlySet<string> },
     now: string,
+    [active, cfgs]: Listed,
   ): Promise<void> {
-    const active = await kube.list<Revision>(Resources.Revision, key.namespace, { labelSelector: `${Labels.routingState}=active` });
-    for (const rev of active.items) {
-      const name = rev.metadata.name ?? '';
-      if (keep.revisions.has(name)) continue;
-      const patch = routingPatch(rev, key.name, false, now);
-      if (patch) await patchIfPresent(Resources.Revision, key.namespace, name, { metadata: patch });
-    }
-    const cfgs = await kube.list<Configuration>(Resources.Configuration, key.namespace);
-    for (const cfg of cfgs.items) {
-      const name = cfg.metadata.name ?? '';
-      if (keep.configurations.has(name) || !listsRoute(cfg, key.name)) continue;
-      const patch = configurationRoutesPatch(cfg, key.name, false);
-      if (patch) await patchIfPresent(Resources.Configuration, key.namespace, name, { metadata: patch });
-    }
+    const revisionPatches = active.items
+      .filter((rev) => !keep.revisions.has(rev.metadata.name ?? ''))
+      .map((rev) => ({ type: Resources.Revision, name: rev.metadata.name ?? '', patch: routingPatch(rev, key.name, false, now) }));
+    const configurationPatches = cfgs.items
+      .filter((cfg) => !keep.configurations.has(cfg.metadata.name ?? '') && listsRoute(cfg, key.name))
+      .map((cfg) => ({ type: Resources.Configuration, name: cfg.metadata.name ?? '', patch: configurationRoutesPatch(cfg, key.name, false) }));
+    await eachConcurrently([...revisionPatches, ...configurationPatches], ({ type, name, patch }) =>
+      patch ? patchIfPresent(type, key.namespace, name, { metadata: patch }) : undefined,
+    );
   }
 
   /** The Route finalizer (checklist 62): take the Route off every Revision and Configuration it carried, then let it go. */
   async function finalizeRoute(key: ObjectKey, route: Route): Promise<void> {
     if (!(route.metadata.finalizers ?? []).includes(RouteFinalizer)) return;
-    await clearRouting(key, { revisions: new Set(), configurations: new Set() }, nowOf(deps));
+    await clearRouting(key, { revisions: new Set(), configurations: new Set() }, nowOf(deps), await listRouted(key.namespace));
     await patchIfPresent(Resources.Route, key.namespace, key.name, {
       metadata: { finalizers: (route.metadata.finalizers ?? []).filter((f) => f !== RouteFinalizer) },
     });
   }
 
   /**
-   * The labeler (spec §4.7, upstream `syncRoutingMeta`): every Revision and Configuration that `status.traffic ∪
-   * spec.traffic` references (see `routingTargets`) lists this Route in `serving.knative.dev/routes` (Revisions are
-   * `active` too); once the Route is Ready or Failed for its generation, Revisions and Configurations it no longer
-   * references lose it (a Revision then becomes `reserve` when no Route is left). The Configuration's annotation is
-   * what leads its changes (a new latest ready Revision) to the Routes that follow it.
+   * The labeler's reads (spec §4.7, upstream `syncRoutingMeta`): the Revisions and Configurations that `status.traffic
+   * ∪ spec.traffic` references (see `routingTargets`), and whether a settled pass must clear. It need not when the
+   * stored Route was already settled at its generation and named the same targets: the last settled pass cleared
+   * everything else, and only this Route's own labeler adds it anywhere, so the two namespace-wide lists would find
+   * nothing.
    */
-  async function syncRouting(
+  async function routingOf(
     key: ObjectKey,
     route: Route,
     stored: Route,
     revs: Record<string, Revision>,
     configs: Record<string, Configuration>,
-    settled: boolean,
-    now: string,
-  ): Promise<void> {
+  ): Promise<Routing> {
     const traffic = [...(route.status?.traffic ?? []), ...(route.spec.traffic ?? [])];
     // The pass already read what its traffic names; only status-only entries and controllers may be new here.
     const revCache: Record<string, Revision> = { ...revs };
     const cfgCache: Record<string, Configuration> = { ...configs };
-    const tried = new Set<string>();
-    const fetch = async <T extends KubeObject>(type: ResourceType, cache: Record<string, T>, name: string): Promise<T | undefined> => {
-      const id = `${type.kind}/${name}`;
-      if (!(name in cache) && !tried.has(id)) {
-        tried.add(id);
-        const obj = await kube.get<T>(type, key.namespace, name);
-        if (obj) cache[name] = obj;
-      }
-      return cache[name];
-    };
-    for (const tt of traffic) {
-      let cfgName = tt.configurationName;
-      if (tt.revisionName) {
-        const rev = await fetch(Resources.Revision, revCache, tt.revisionName);
-        if (!rev) continue;
-        cfgName = revisionOwnerConfiguration(rev) ?? cfgName;
-      }
-      if (cfgName) await fetch(Resources.Configuration, cfgCache, cfgName);
-    }
+    const getRev = readOnce(Resources.Revision, key.namespace, revCache);
+    const getCfg = readOnce(Resources.Configuration, key.namespace, cfgCache);
+    await Promise.all(
+      traffic.map(async (tt) => {
+        let cfgName = tt.configurationName;
+        if (tt.revisionName) {
+          const rev = await getRev(tt.revisionName);
+          if (!rev) return;
+          cfgName = revisionOwnerConfiguration(rev) ?? cfgName;
+        }
+        if (cfgName) await getCfg(cfgName);
+      }),
+    );
     const targets = routingTargets(traffic, revCache, cfgCache);
-    for (const name of targets.revisions) {
-      const rev = await fetch(Resources.Revision, revCache, name);
-      const patch = rev ? routingPatch(rev, key.name, true, now) : undefined;
-      if (patch) await patchIfPresent(Resources.Revision, key.namespace, name, { metadata: patch });
-    }
-    for (const name of targets.configurations) {
-      const cfg = cfgCache[name];
-      const patch = cfg ? configurationRoutesPatch(cfg, key.name, true) : undefined;
-      if (patch) await patchIfPresent(Resources.Configuration, key.namespace, name, { metadata: patch });
-    }
-    if (!settled) return;
-    // The stored Route was already settled at its generation and named the same targets: the last settled pass
-    // cleared everything else, and only this Route's own labeler adds it anywhere, so the two namespace-wide lists
-    // would find nothing. (Runs before the status write, so a pass that fails half-way clears on its retry.)
     const storedTraffic = [...(stored.status?.traffic ?? []), ...(route.spec.traffic ?? [])]; // same generation: same spec
     const storedSettled = isRouteReady(stored) || isRouteFailed(stored);
-    if (storedSettled && sameRoutingTargets(routingTargets(storedTraffic, revCache, cfgCache), targets)) return;
-    await clearRouting(key, targets, now);
+    const clear = !(storedSettled && sameRoutingTargets(routingTargets(storedTraffic, revCache, cfgCache), targets));
+    return { targets, getRev, configurations: cfgCache, clear };
+  }
+
+  /**
+   * The labeler's writes: every target lists this Route in `serving.knative.dev/routes` (Revisions are `active` too);
+   * once the Route is Ready or Failed for its generation, Revisions and Configurations it no longer references lose it
+   * (a Revision then becomes `reserve` when no Route is left). The Configuration's annotation is what leads its changes
+   * (a new latest ready Revision) to the Routes that follow it. `listed`: the clear's lists, when already started.
+   * Runs before the status write, so a pass that fails half-way clears on its retry.
+   */
+  async function syncRouting(key: ObjectKey, routing: Routing, settled: boolean, now: string, listed?: Promise<Listed | undefined>): Promise<void> {
+    const { targets, getRev, configurations } = routing;
+    await settleAll([
+      eachConcurrently([...targets.revisions], async (name) => {
+        const rev = await getRev(name);
+        const patch = rev ? routingPatch(rev, key.name, true, now) : undefined;
+        if (patch) await patchIfPresent(Resources.Revision, key.namespace, name, { metadata: patch });
+      }),
+      eachConcurrently([...targets.configurations], async (name) => {
+        const cfg = configurations[name];
+        const patch = cfg ? configurationRoutesPatch(cfg, key.name, true) : undefined;
+        if (patch) await patchIfPresent(Resources.Configuration, key.namespace, name, { metadata: patch });
+      }),
+    ]);
+    if (!settled || !routing.clear) {
+      await listed?.catch(() => undefined); // started for nothing: the Route did not settle
+      return;
+    }
+    await clearRouting(key, targets, now, (await listed) ?? (await listRouted(key.namespace)));
   }
 
   /**
    * Placeholder Services (spec §4.4, upstream `reconcilePlaceholderServices` + `updatePlaceholderServices`): each
    * desired one is created, or updated when Tidal's last apply differs or the live one was edited (re-created where
    * the API server refuses a type or cluster IP change); a live one the Route does not control stops the step
-   * (NotOwned). A load balancer with an IP also gets the Endpoints object, removed again when it no longer has one.
-   * Then the Services the Route controls that no traffic name needs any more are deleted, with their Endpoints.
+   * (NotOwned) — the names before it are still reconciled, as when they went one by one. A load balancer with an IP
+   * also gets the Endpoints object, removed again when it no longer has one. Given the Services labelled with the
+   * Route, those it controls that no traffic name needs any more are deleted, with their Endpoints. Names are
+   * reconciled side by side; `live` holds what each name held as read and is updated with what was applied, so a
+   * second call (the load balancer moved) reads nothing again.
    */
-  async function reconcilePlaceholders(route: Route, desired: DesiredPlaceholder[]): Promise<PlaceholderOutcome> {
+  async function reconcilePlaceholders(
+    route: Route,
+    desired: DesiredPlaceholder[],
+    step: { live: Map<string, LivePlaceholder>; record: RecordLater; labelled?: KubeObject[] },
+  ): Promise<PlaceholderOutcome> {
     const ns = route.metadata.namespace ?? '';
     const uid = route.metadata.uid;
-    const out: PlaceholderOutcome = { created: [], updated: [], deleted: [] };
-    for (const want of desired) {
-      const live = await kube.get<KubeObject & { spec?: { type?: string; clusterIP?: string } }>(Resources.KubeService, ns, want.name);
-      if (live && !isControlledBy(live, uid)) return { ...out, notOwned: { kind: 'Service', name: want.name } };
-      // Endpoints matter only for a headless placeholder, wanted now or left from before.
-      const liveEp = want.endpoints || live?.spec?.clusterIP === 'None' ? await kube.get<KubeObject>(EndpointsType, ns, want.name) : undefined;
-      if (liveEp && !isControlledBy(liveEp, uid)) return { ...out, notOwned: { kind: 'Endpoints', name: want.name } };
-
-      if (live && placeholderUpdate(live, want.service) === 'recreate' && needsApply(live, want.service)) {
-        await kube.delete(Resources.KubeService, ns, want.name);
-        await applyIfChanged(kube, Resources.KubeService, undefined, want.service);
-        out.updated.push(want.name);
-      } else {
-        const applied = await applyIfChanged(kube, Resources.KubeService, live, want.service);
-        if (applied.action === 'created') {
-          out.created.push(want.name);
-          await events.record(route, 'Normal', 'Created', `Created placeholder service "${want.name}"`);
-        } else if (applied.action === 'updated') {
-          out.updated.push(want.name);
+    const held = (name: string): LivePlaceholder => {
+      const h = step.live.get(name) ?? { service: undefined };
+      step.live.set(name, h);
+      return h;
+    };
+    // Endpoints matter only for a headless placeholder, wanted now or left from before.
+    await Promise.all(
+      desired.map(async (want) => {
+        const h = held(want.name);
+        if (h.endpoints === undefined && (want.endpoints || h.service?.spec?.clusterIP === 'None')) {
+          h.endpoints = (await kube.get<KubeObject>(EndpointsType, ns, want.name)) ?? null;
         }
-      }
-      if (want.endpoints) await applyIfChanged(kube, EndpointsType, liveEp, want.endpoints);
-      else if (liveEp) await kube.delete(EndpointsType, ns, want.name);
-    }
-    const labelled = await kube.list<KubeObject>(Resources.KubeService, ns, { labelSelector: `${Labels.route}=${route.metadata.name ?? ''}` });
-    for (const name of orphanedPlaceholders(labelled.items, uid, new Set(desired.map((d) => d.name)))) {
-      await kube.delete(Resources.KubeService, ns, name);
-      const ep = await kube.get<KubeObject>(EndpointsType, ns, name);
-      if (ep && isControlledBy(ep, uid)) await kube.delete(EndpointsType, ns, name);
-      out.deleted.push(name);
+      }),
+    );
+    const notOwnedAt = (want: DesiredPlaceholder): PlaceholderOutcome['notOwned'] => {
+      const h = held(want.name);
+      if (h.service && !isControlledBy(h.service, uid)) return { kind: 'Service', name: want.name };
+      if (h.endpoints && !isControlledBy(h.endpoints, uid)) return { kind: 'Endpoints', name: want.name };
+      return undefined;
+    };
+    const stop = desired.findIndex((want) => notOwnedAt(want) !== undefined);
+    const notOwned = stop < 0 ? undefined : notOwnedAt(desired[stop]!);
+    const owned = stop < 0 ? desired : desired.slice(0, stop);
+    const actions = await settleAll(owned.map((want) => applyPlaceholder(route, want, held(want.name), step.record)));
+    const out: PlaceholderOutcome = {
+      created: owned.filter((_, i) => actions[i] === 'created').map((w) => w.name),
+      updated: owned.filter((_, i) => actions[i] === 'updated').map((w) => w.name),
+      deleted: [],
+    };
+    if (notOwned) return { ...out, notOwned };
+    if (step.labelled) {
+      out.deleted = orphanedPlaceholders(step.labelled, uid, new Set(desired.map((d) => d.name)));
+      await eachConcurrently(out.deleted, async (name) => {
+        await kube.delete(Resources.KubeService, ns, name);
+        const ep = await kube.get<KubeObject>(EndpointsType, ns, name);
+        if (ep && isControlledBy(ep, uid)) await kube.delete(EndpointsType, ns, name);
+      });
     }
     return out;
+  }
+
+  /** One placeholder name: its Service, then its Endpoints; `h` is updated with what the name holds afterwards. */
+  async function applyPlaceholder(route: Route, want: DesiredPlaceholder, h: LivePlaceholder, record: RecordLater): Promise<ApplyAction> {
+    const ns = route.metadata.namespace ?? '';
+    let action: ApplyAction;
+    if (h.service && placeholderUpdate(h.service, want.service) === 'recreate' && needsApply(h.service, want.service)) {
+      await kube.delete(Resources.KubeService, ns, want.name);
+      h.service = (await applyIfChanged(kube, Resources.KubeService, undefined, want.service)).obj;
+      action = 'updated';
+    } else {
+      const applied = await applyIfChanged(kube, Resources.KubeService, h.service, want.service);
+      h.service = applied.obj;
+      action = applied.action;
+      if (action === 'created') record(route, 'Normal', 'Created', `Created placeholder service "${want.name}"`);
+    }
+    if (want.endpoints) {
+      h.endpoints = (await applyIfChanged(kube, EndpointsType, h.endpoints ?? undefined, want.endpoints)).obj;
+    } else if (h.endpoints) {
+      await kube.delete(EndpointsType, ns, want.name);
+      h.endpoints = null;
+    }
+    return action;
   }
 
   return {
@@ -297,6 +389,10 @@ export function createRouteActivities(deps: ActivityDeps) {
       let ingressAction: IngressAction = 'none';
       let ingressResourceVersion: string | undefined;
       let placeholders: PlaceholderOutcome | undefined;
+      let moved: Promise<PlaceholderOutcome> | undefined;
+      let routed: Promise<Routing> | undefined;
+      let listed: Promise<Listed | undefined> | undefined;
+      const { record, settled: eventsRecorded } = eventsInFlight(events);
 
       // As route.go: the URL comes first, so a domain-template error wins over a traffic target error.
       const url = routeURL(route, net, dom);
@@ -333,7 +429,22 @@ export function createRouteActivities(deps: ActivityDeps) {
         markTrafficAssigned(status, now);
         status.traffic = statusTraffic(traffic, tagUrls);
         status.address = { url: routeAddressURL(route) };
-        const currentIngress = await kube.get<Ingress>(Resources.KIngress, key.namespace, key.name);
+        const ingressClass = ingressClassForRoute(route, net.ingressClass);
+        // The labeler's targets are known now that status.traffic is. A KIngress of Tidal's class is programmed in this
+        // step and then settles the Route: the clear's two lists, when it will need them, go meanwhile. (Both are
+        // awaited later; the catch only keeps a failure from counting as unhandled before that.)
+        routed = routingOf(key, r, raw, revs, configs);
+        if (ingressClass === IstioIngressClassName) listed = routed.then((routing) => (routing.clear ? listRouted(key.namespace) : undefined));
+        for (const p of [routed, listed]) void p?.catch(() => undefined);
+        // What programming reads, in one round: the KIngress, each placeholder, the Services labelled with the Route
+        // (orphans) and, for a KIngress of Tidal's class, its VirtualServices.
+        const [currentIngress, services, labelled, virtualServices] = await Promise.all([
+          kube.get<Ingress>(Resources.KIngress, key.namespace, key.name),
+          Promise.all(names.map((name) => kube.get<LiveService>(Resources.KubeService, key.namespace, placeholderServiceName(key.name, name)))),
+          kube.list<KubeObject>(Resources.KubeService, key.namespace, { labelSelector: `${Labels.route}=${key.name}` }),
+          ingressClass === IstioIngressClassName ? readVirtualServices(kube, key.namespace, key.name) : undefined,
+        ]);
+        const live = new Map(names.map((name, i) => [placeholderServiceName(key.name, name), { service: services[i] }]));
         const desiredPlaceholders = (ingress: Ingress | undefined): DesiredPlaceholder[] =>
           names.map((name) => {
             const svcName = placeholderServiceName(key.name, name);
@@ -342,13 +453,14 @@ export function createRouteActivities(deps: ActivityDeps) {
             if (balanced?.ok) return { name: svcName, service: balanced.service, endpoints: balanced.endpoints };
             return { name: svcName, service: makePlaceholderService(route, name, domains[name] ?? '') };
           });
-        placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress));
+        // Placeholders before the KIngress, as upstream: a placeholder that cannot be applied leaves the KIngress alone.
+        placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress), { live, record, labelled: labelled.items });
         if (placeholders.notOwned) {
           if (placeholders.notOwned.kind === 'Service') markServiceNotOwned(status, placeholders.notOwned.name, now);
           else markEndpointNotOwned(status, placeholders.notOwned.name, now);
         } else {
           markCertificateNotEnabled(status, now);
-          const desired = makeIngress(route, traffic, hosts, ingressClassForRoute(route, net.ingressClass));
+          const desired = makeIngress(route, traffic, hosts, ingressClass);
           const existing = currentIngress;
           if (existing && !isControlledBy(existing, route.metadata.uid)) {
             ingressAction = 'notOwned';
@@ -356,23 +468,27 @@ export function createRouteActivities(deps: ActivityDeps) {
             const applied = await applyIfChanged(kube, Resources.KIngress, existing, desired);
             ingressAction = applied.action;
             if (applied.action !== 'unchanged') ingressResourceVersion = applied.obj.metadata.resourceVersion;
-            if (applied.action === 'created') await events.record(route, 'Normal', 'Created', `Created Ingress "${key.name}"`);
+            if (applied.action === 'created') record(route, 'Normal', 'Created', `Created Ingress "${key.name}"`);
             // A KIngress of Tidal's class is programmed here, in the same step, instead of by a workflow of its own
             // (ADR 0005): the Route sees it Ready without another round trip.
             let ingress = applied.obj;
-            if (isIstioIngress(ingress)) ingress = (await programIngress(deps, ingress)).ingress;
+            if (isIstioIngress(ingress)) ingress = (await programIngress(deps, ingress, virtualServices)).ingress;
             propagateIngressStatus(status, ingress, now);
-            // The load balancer it reports now moves the placeholders (checklist 54) in this pass too.
-            if (!sameLoadBalancer(currentIngress, ingress)) {
-              const again = await reconcilePlaceholders(route, desiredPlaceholders(ingress));
-              placeholders = mergePlaceholderOutcomes(placeholders, again);
-            }
+            // The load balancer it reports now moves the placeholders (checklist 54) in this pass too, from what the
+            // first round left (no orphans: the names are the same).
+            if (!sameLoadBalancer(currentIngress, ingress)) moved = reconcilePlaceholders(route, desiredPlaceholders(ingress), { live, record });
           }
         }
       }
       endReconcile(r, before, now);
-      await syncRouting(key, r, raw, revs, configs, isRouteReady(r) || isRouteFailed(r), now);
+      // The moved placeholders and the labeler's bookkeeping touch different objects: side by side, both before the
+      // status write.
+      const settled = isRouteReady(r) || isRouteFailed(r);
+      const bookkeeping = (routed ?? routingOf(key, r, raw, revs, configs)).then((routing) => syncRouting(key, routing, settled, now, listed));
+      const [again] = await settleAll([moved, bookkeeping]);
+      if (placeholders && again) placeholders = mergePlaceholderOutcomes(placeholders, again);
       const written = await writeStatus(kube, Resources.Route, raw, r.status);
+      await eventsRecorded();
       if (placeholders?.notOwned) {
         // As upstream, the pass fails after reporting it (status and one InternalError Event), so it is retried with
         // backoff until the foreign object goes: nothing pokes the Route when a Service it does not own changes.
@@ -413,4 +529,13 @@ function describePlaceholders(p: PlaceholderOutcome): string {
   if (p.updated.length) parts.push(`updated ${p.updated.join(', ')}`);
   if (p.deleted.length) parts.push(`deleted ${p.deleted.join(', ')}`);
   return parts.join('; ');
+}
+
+/** `fn` over `items`, at most `limit` at a time; every call settles before the first failure is thrown. */
+async function eachConcurrently<T>(items: readonly T[], fn: (item: T) => Promise<unknown> | undefined, limit = 8): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await settleAll(Array.from({ length: Math.min(limit, items.length) }, worker));
 }

@@ -35,14 +35,14 @@ export function createServiceActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
 
   /**
-   * The Service with Knative's defaults, as they were when it was first reconciled: the values in force are frozen
-   * on its Configuration (`tidal.dev/defaults`, api/defaults.ts), so a config-defaults change rolls no Revision.
+   * The Service (as read: `raw`) with Knative's defaults, as they were when it was first reconciled: the values in
+   * force are frozen on its Configuration (`tidal.dev/defaults`, api/defaults.ts), so a config-defaults change rolls
+   * no Revision. Undefined when it is gone or going.
    */
-  async function readService(
-    key: ObjectKey,
-    configuration?: Configuration,
-  ): Promise<{ svc: Service; defaults: DefaultsConfig; raw: Service } | undefined> {
-    const svc = await kube.get<Service>(Resources.Service, key.namespace, key.name);
+  function withDefaults(
+    svc: Service | undefined,
+    configuration: Configuration | undefined,
+  ): { svc: Service; defaults: DefaultsConfig; raw: Service } | undefined {
     if (!svc || svc.metadata.deletionTimestamp) return undefined;
     const defaults = defaultsInForce(config.revisionConfig().defaults, svc, [configuration]);
     return { svc: setServiceDefaults(svc, defaults), defaults, raw: svc };
@@ -79,8 +79,11 @@ export function createServiceActivities(deps: ActivityDeps) {
   return {
     /** Creates or clobbers the Configuration named after the Service (spec §1.2). */
     async reconcileServiceConfiguration(key: ObjectKey): Promise<ChildOutcome> {
-      const existing = await kube.get<Configuration>(Resources.Configuration, key.namespace, key.name);
-      const read = await readService(key, existing);
+      const [existing, svc] = await Promise.all([
+        kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
+        kube.get<Service>(Resources.Service, key.namespace, key.name),
+      ]);
+      const read = withDefaults(svc, existing);
       if (!read) return { outcome: 'gone' };
       const desired = withDefaultsSnapshot(makeConfiguration(read.svc, existing), read.defaults);
       return applyChild(read.svc, Resources.Configuration, existing, desired, ServiceConditionConfigurationsReady);
@@ -89,7 +92,7 @@ export function createServiceActivities(deps: ActivityDeps) {
     /** Creates or clobbers the Route named after the Service (spec §1.3). */
     async reconcileServiceRoute(key: ObjectKey): Promise<ChildOutcome> {
       // The Route reads no field config-defaults sets: today's defaults do.
-      const svc = (await readService(key))?.svc;
+      const svc = withDefaults(await kube.get<Service>(Resources.Service, key.namespace, key.name), undefined)?.svc;
       if (!svc) return { outcome: 'gone' };
       // A bring-your-own Revision name (spec §1.4 step 2): the Route is not reprogrammed until the Configuration has
       // caught up with this template and the named Revision exists, so traffic never names a Revision that is not
@@ -116,11 +119,12 @@ export function createServiceActivities(deps: ActivityDeps) {
      * its status must never report a generation whose children were not applied.
      */
     async updateServiceStatus(key: ObjectKey, expectSpec?: string): Promise<StatusOutcome> {
-      const [configuration, route] = await Promise.all([
+      const [configuration, route, raw] = await Promise.all([
         kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
         kube.get<Route>(Resources.Route, key.namespace, key.name),
+        kube.get<Service>(Resources.Service, key.namespace, key.name),
       ]);
-      const read = await readService(key, configuration);
+      const read = withDefaults(raw, configuration);
       if (!read) return { outcome: 'gone' };
       if (expectSpec !== undefined && specOfObservation(observationOf(read.raw)) !== expectSpec) return { outcome: 'stale' };
       const svc = read.svc;

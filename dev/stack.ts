@@ -393,7 +393,12 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   for (let i = 0; i < opts.nodes; i++) await kubectl(info, ['apply', '-f', '-'], nodeManifest(`kwok-node-${i}`, opts.podsPerNode));
   await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', path.join(repoRoot, 'deploy', 'crds')]);
   await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', bins.ISTIO_CRDS]);
-  await kubectl(info, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
+  // A CRD created a moment ago may have no conditions yet, which `kubectl wait` reports as an error instead of waiting.
+  await waitFor(
+    'CRDs established',
+    () => kubectl(info, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']).then(() => true),
+    90_000,
+  );
   await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'knative-serving' } }));
   await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } }));
   // hakn's two Istio Gateways (external with the self-signed certificate's Secret, and cluster-local).

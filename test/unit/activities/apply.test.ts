@@ -8,8 +8,10 @@ import {
   appliedHash,
   applyIfChanged,
   applyReportingFailures,
+  eventsInFlight,
   isPermanentApiError,
   needsApply,
+  settleAll,
   stampAppliedHash,
 } from '../../../activities/apply.js';
 import type { ActivityDeps } from '../../../activities/deps.js';
@@ -180,5 +182,34 @@ describe('applyReportingFailures', () => {
       ).rejects.toThrow();
     }
     expect(fake.writes('status')).toHaveLength(1);
+  });
+});
+
+describe('settleAll / eventsInFlight (writes and Events side by side)', () => {
+  const later = <T>(ms: number, value: T, fail = false) =>
+    new Promise<T>((resolve, reject) => setTimeout(() => (fail ? reject(new Error(String(value))) : resolve(value)), ms));
+
+  it('gives the values in order, whatever order they settle in; undefined entries stay undefined', async () => {
+    expect(await settleAll([later(15, 'a'), undefined, later(1, 'b')])).toEqual(['a', undefined, 'b']);
+  });
+
+  it('throws the first failure only once every promise has settled', async () => {
+    const done: string[] = [];
+    const track = <T>(p: Promise<T>, name: string) => p.finally(() => done.push(name));
+    await expect(
+      settleAll([track(later(1, 'early', true), 'early'), track(later(20, 'slow'), 'slow'), track(later(10, 'late', true), 'late')]),
+    ).rejects.toThrow('early');
+    expect(done.sort()).toEqual(['early', 'late', 'slow']);
+  });
+
+  it('records at once without waiting; settled() waits for every Event', async () => {
+    const recorded: string[] = [];
+    const events: EventRecorder = { record: (_o, _t, reason) => later(10, undefined).then(() => void recorded.push(reason)) };
+    const { record, settled } = eventsInFlight(events);
+    record(service('hello', 'default'), 'Normal', 'Created', 'a');
+    record(service('hello', 'default'), 'Normal', 'Updated', 'b');
+    expect(recorded).toEqual([]);
+    await settled();
+    expect(recorded.sort()).toEqual(['Created', 'Updated']);
   });
 });

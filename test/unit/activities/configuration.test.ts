@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createConfigurationActivities } from '../../../activities/configuration.js';
 import { Resources } from '../../../api/kinds.js';
 import type { Configuration } from '../../../api/serving.js';
+import { revision } from '../../fixtures/revision.js';
 import { configuration } from '../../fixtures/serving.js';
 import { KubeFake, refused, fakeDeps } from './kube-fake.js';
 
@@ -37,5 +38,31 @@ describe('reconcileConfigurationRevision', () => {
     await expect(acts.reconcileConfigurationRevision(key)).rejects.toThrow('etcd');
     expect(fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.status).toBeUndefined();
     expect(recorded).toEqual([]);
+  });
+});
+
+describe('updateConfigurationStatus', () => {
+  it('latestReady from the Revisions: its Events once, before the status that names it is written', async () => {
+    const { fake } = setup();
+    const uid = fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.metadata.uid!;
+    fake.seed(
+      Resources.Revision,
+      revision('hello-00001', 'default', (r) => {
+        r.metadata.ownerReferences = [{ apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: 'hello', uid, controller: true }];
+        r.status = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' }] };
+      }),
+    );
+    const latestReady = () => fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.status?.latestReadyRevisionName;
+    const { deps } = fakeDeps(fake);
+    const seen: { reason: string; latestReady: string | undefined }[] = [];
+    deps.events = { record: async (_o, _t, reason) => void seen.push({ reason, latestReady: latestReady() }) };
+    const acts = createConfigurationActivities(deps);
+    expect(await acts.updateConfigurationStatus(key)).toMatchObject({ outcome: 'written', ready: 'True' });
+    expect(latestReady()).toBe('hello-00001');
+    expect(await acts.updateConfigurationStatus(key)).toMatchObject({ outcome: 'unchanged' });
+    expect(seen).toEqual([
+      { reason: 'ConfigurationReady', latestReady: undefined },
+      { reason: 'LatestReadyUpdate', latestReady: undefined },
+    ]);
   });
 });

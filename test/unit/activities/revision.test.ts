@@ -94,6 +94,17 @@ describe('reconcileRevisionResources', () => {
   });
 });
 
+describe('reconcileRevisionResources: Events', () => {
+  it('creates the Deployment, then the Service, one Created Event each', async () => {
+    const { acts, recorded } = setup(revision('hello-00001', 'default', resolved));
+    await acts.reconcileRevisionResources(key);
+    expect(recorded).toEqual([
+      { type: 'Normal', reason: 'Created', message: 'Created Deployment "hello-00001-deployment"' },
+      { type: 'Normal', reason: 'Created', message: 'Created Service "hello-00001"' },
+    ]);
+  });
+});
+
 describe('updateRevisionStatus', () => {
   it('writes Active True once the Deployment has ready pods', async () => {
     const { fake, acts } = setup(revision('hello-00001', 'default', resolved));
@@ -113,5 +124,29 @@ describe('updateRevisionStatus', () => {
     const status = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
     expect(revisionConditionSet.get(status, 'Active')).toMatchObject({ status: 'True', severity: 'Info' });
     expect(revisionConditionSet.get(status, 'Ready')?.status).toBe('True');
+  });
+});
+
+describe('updateRevisionStatus: RevisionReady', () => {
+  it('is recorded once, before the status that says Ready is written', async () => {
+    const fake = new KubeFake();
+    fake.seed(Resources.Revision, revision('hello-00001', 'default', resolved));
+    const { deps } = fakeDeps(fake);
+    const seen: { reason: string; storedReady: string | undefined }[] = [];
+    deps.events = {
+      record: async (_o, _t, reason) => {
+        const stored = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
+        seen.push({ reason, storedReady: revisionConditionSet.get(stored, 'Ready')?.status });
+      },
+    };
+    const acts = createRevisionActivities(deps);
+    await acts.reconcileRevisionResources(key);
+    fake.edit<KubeObject & { status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
+      d.status = { replicas: 1, readyReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] };
+    });
+    seen.length = 0;
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ outcome: 'written', ready: 'True' });
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ outcome: 'unchanged', ready: 'True' });
+    expect(seen).toEqual([{ reason: 'RevisionReady', storedReady: undefined }]); // the stored status was not Ready yet
   });
 });

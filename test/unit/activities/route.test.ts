@@ -5,6 +5,7 @@ import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
 import type { EventRecorder } from '../../../activities/events.js';
+import type { KubeClient } from '../../../activities/kube/client.js';
 import { createRouteActivities, RouteFinalizer, type RouteOutcome } from '../../../activities/route.js';
 import { parseDomainConfig, type DomainConfig } from '../../../api/config/domain.js';
 import { parseNetworkConfig, type NetworkConfig } from '../../../api/config/network.js';
@@ -12,7 +13,7 @@ import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { Ingress } from '../../../api/networking.js';
 import type { Condition, Configuration, Revision, Route, TrafficTarget } from '../../../api/serving.js';
-import { KubeFake } from './kube-fake.js';
+import { KubeFake, refused } from './kube-fake.js';
 
 const NS = 'default';
 const NOW = new Date('2026-11-23T10:00:00.000Z');
@@ -78,7 +79,26 @@ function route(name: string, traffic: TrafficTarget[], meta: { labels?: Record<s
   };
 }
 
-function harness(net: Record<string, string> = {}) {
+/**
+ * `client` with every call answered after `delayMs(verb, name)` milliseconds, so calls made side by side complete in
+ * the order a test chooses.
+ */
+function delayed(client: KubeClient, delayMs: (verb: string, name: string) => number): KubeClient {
+  const nameOf = (verb: string, args: unknown[]) =>
+    verb === 'apply' || verb === 'create' ? ((args[1] as KubeObject).metadata.name ?? '') : typeof args[2] === 'string' ? args[2] : '';
+  return new Proxy(client, {
+    get(target, verb: string) {
+      const call: unknown = Reflect.get(target, verb);
+      if (typeof call !== 'function') return call;
+      return async (...args: unknown[]) => {
+        await new Promise((r) => setTimeout(r, delayMs(verb, nameOf(verb, args))));
+        return Reflect.apply(call, target, args) as unknown;
+      };
+    },
+  });
+}
+
+function harness(net: Record<string, string> = {}, opts: { delayMs?: (verb: string, name: string) => number } = {}) {
   const kube = new KubeFake();
   const recorded: string[] = [];
   const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push(`${type} ${reason} ${message}`) };
@@ -94,7 +114,8 @@ function harness(net: Record<string, string> = {}) {
     domainConfig: () => domains({ 'example.com': '' }),
     systemNamespace: 'knative-serving',
   };
-  const deps = { kube: kube.client(), events, config, log: pino({ level: 'silent' }), now: () => NOW } as unknown as ActivityDeps;
+  const client = opts.delayMs ? delayed(kube.client(), opts.delayMs) : kube.client();
+  const deps = { kube: client, events, config, log: pino({ level: 'silent' }), now: () => NOW } as unknown as ActivityDeps;
   const acts = createRouteActivities(deps);
   return {
     kube,
@@ -197,6 +218,22 @@ describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', (
     expect(h.kube.calls.filter((c) => c.verb === 'list' && (c.kind === 'Revision' || c.kind === 'Configuration'))).toEqual([]);
   });
 
+  it('a refused labeler patch fails the step once the other patches have settled, before the status write; the retry completes', async () => {
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001', 'cfg-00002'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Revision, revision('cfg-00002', 'cfg', false));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    h.kube.failNext('patch', Resources.Revision, refused(500, 'InternalError', 'etcd timeout', 'PATCH'));
+    await expect(h.pass('direct')).rejects.toThrow('etcd timeout');
+    const listing = ['cfg-00001', 'cfg-00002'].filter((rev) => h.annotation(Resources.Revision, rev) === 'direct');
+    expect(listing).toHaveLength(1); // the other Revision's patch went through
+    expect(h.annotation(Resources.Configuration, 'cfg')).toBe('direct');
+    expect(h.route('direct').status).toBeUndefined();
+    await h.pass('direct');
+    for (const rev of ['cfg-00001', 'cfg-00002']) expect(h.annotation(Resources.Revision, rev)).toBe('direct');
+    expect(h.route('direct').status?.traffic).toEqual([{ revisionName: 'cfg-00001', latestRevision: true, percent: 100 }]);
+  });
+
   it('the finalizer takes the Route off its Configurations and Revisions, then removes itself', async () => {
     await readyDirectRoute(h);
     h.kube.seed(Resources.Configuration, configuration('old', 'old-00001', 'old-00001', { 'serving.knative.dev/routes': 'direct,keep' }));
@@ -236,6 +273,53 @@ describe('placeholder Services (spec §4.4)', () => {
     await h.pass('direct');
     h.ingressReady('direct');
     expect(ok(await h.pass('direct')).ready).toBe('True');
+  });
+
+  it('several traffic names, reconciled side by side: the outcome and the Events do not depend on the order the API server answers in', async () => {
+    const traffic: TrafficTarget[] = [
+      { configurationName: 'cfg', percent: 100 },
+      { revisionName: 'cfg-00001', percent: 0, tag: 'a' },
+      { revisionName: 'cfg-00001', percent: 0, tag: 'b' },
+    ];
+    const created = ['direct', 'a-direct', 'b-direct'].map((name) => `Normal Created Created placeholder service "${name}"`);
+    // The later a name sorts, the sooner its apply is answered; then the other way round.
+    for (const slow of [
+      { direct: 20, 'a-direct': 10, 'b-direct': 1 },
+      { direct: 1, 'a-direct': 10, 'b-direct': 20 },
+    ] as Record<string, number>[]) {
+      const hd = harness({}, { delayMs: (verb, name) => (verb === 'apply' ? (slow[name] ?? 0) : 0) });
+      hd.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+      hd.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+      hd.kube.seed(Resources.Route, route('direct', traffic));
+      expect(ok(await hd.pass('direct')).placeholders).toBe('created direct, a-direct, b-direct');
+      expect(hd.recorded.filter((e) => e.includes('placeholder')).sort()).toEqual([...created].sort());
+      for (const name of ['direct', 'a-direct', 'b-direct']) expect(hd.kube.get(Resources.KubeService, NS, name)).toBeDefined();
+    }
+  });
+
+  it('a foreign Service holding one name: the names before it are still created, those after it are not (as one by one)', async () => {
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.KubeService, { apiVersion: 'v1', kind: 'Service', metadata: { name: 'a-direct', namespace: NS } });
+    h.kube.seed(
+      Resources.Route,
+      route('direct', [
+        { configurationName: 'cfg', percent: 100 },
+        { revisionName: 'cfg-00001', percent: 0, tag: 'a' },
+        { revisionName: 'cfg-00001', percent: 0, tag: 'b' },
+      ]),
+    );
+    await expect(h.pass('direct')).rejects.toThrow('route "direct" does not own Service "a-direct"');
+    expect(h.kube.get<KubeObject>(Resources.KubeService, NS, 'direct')?.metadata.ownerReferences?.[0]).toMatchObject({
+      kind: 'Route',
+      name: 'direct',
+    });
+    expect(h.kube.get(Resources.KubeService, NS, 'b-direct')).toBeUndefined();
+    expect(h.kube.get(Resources.KIngress, NS, 'direct')).toBeUndefined();
+    expect(h.recorded).toEqual([
+      'Normal Created Created placeholder service "direct"',
+      'Warning InternalError route "direct" does not own Service "a-direct"',
+    ]);
   });
 
   it('placeholder Services of removed tags are deleted; a labelled Service the Route does not control is left alone', async () => {
@@ -405,5 +489,41 @@ describe('a KIngress of class istio is programmed in the Route’s own pass (ADR
     h.kube.calls = [];
     expect(ok(await h.pass('direct'))).toMatchObject({ outcome: 'unchanged', ingress: 'unchanged', ready: 'True' });
     expect(h.kube.writes()).toEqual([]);
+  });
+
+  it('the placeholder moves to the load balancer the KIngress reports without being read again', async () => {
+    const h = harness(ISTIO);
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    await h.pass('direct');
+    const placeholderCalls = h.kube.calls.filter((c) => c.id.startsWith('core/services/')).map((c) => `${c.verb} ${c.name}`);
+    // Read once (and the labelled list, for orphans), created at its domain, then moved to the gateway.
+    expect(placeholderCalls.sort()).toEqual(['apply direct', 'apply direct', 'get direct', 'list ']);
+  });
+
+  it('a Route settling for the first time takes itself off what it no longer references; settled again, it lists nothing', async () => {
+    const h = harness(ISTIO);
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Configuration, configuration('old', 'old-00001', 'old-00001', { 'serving.knative.dev/routes': 'direct,keep' }));
+    h.kube.seed(Resources.Revision, revision('old-00001', 'old'));
+    h.kube.edit<Revision>(Resources.Revision, NS, 'old-00001', (r) => {
+      r.metadata.labels = { ...r.metadata.labels, 'serving.knative.dev/routingState': 'active' };
+      r.metadata.annotations = { 'serving.knative.dev/routes': 'direct' };
+    });
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    // The clear's lists were read while the KIngress was programmed.
+    const at = (verb: string, kind: string) => h.kube.calls.findIndex((c) => c.verb === verb && c.kind === kind);
+    expect(at('list', 'Revision')).toBeLessThan(at('apply', 'Ingress'));
+    expect(h.annotation(Resources.Configuration, 'old')).toBe('keep');
+    expect(h.annotation(Resources.Revision, 'old-00001')).toBeUndefined();
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'old-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
+    expect(h.annotation(Resources.Revision, 'cfg-00001')).toBe('direct');
+    expect(h.annotation(Resources.Configuration, 'cfg')).toBe('direct');
+    h.kube.calls = [];
+    ok(await h.pass('direct'));
+    expect(h.kube.calls.filter((c) => c.verb === 'list' && (c.kind === 'Revision' || c.kind === 'Configuration'))).toEqual([]);
   });
 });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { containsAll } from '../../../activities/apply.js';
-import { failureStatus } from '../../../activities/status.js';
+import type { EventRecorder } from '../../../activities/events.js';
+import { failureStatus, writeStatusWithEvents } from '../../../activities/status.js';
+import { Resources } from '../../../api/kinds.js';
+import type { Service } from '../../../api/serving.js';
+import { service } from '../../fixtures/serving.js';
+import { KubeFake } from './kube-fake.js';
 import { serviceConditionSet } from '../../../api/lifecycle/service.js';
 
 describe('containsAll (an apply of `desired` would change nothing)', () => {
@@ -82,5 +87,44 @@ describe('failureStatus (a refused apply, laid over the current status)', () => 
       { type: 'RoutesReady', status: 'False', reason: 'InternalError', message: 'route refused', lastTransitionTime: T1 },
     ]);
     expect(svc.status.conditions[2]!.status).toBe('True'); // not mutated
+  });
+});
+
+describe('writeStatusWithEvents', () => {
+  const ready = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' as const }] };
+  const setup = () => {
+    const fake = new KubeFake();
+    const svc = fake.seed(Resources.Service, service('hello', 'default'));
+    // What the stored status said when each Event was recorded.
+    const seen: { reason: string; storedReady: string | undefined }[] = [];
+    const events: EventRecorder = {
+      record: async (_o, _t, reason) => {
+        const stored = fake.get<Service>(Resources.Service, 'default', 'hello')!.status?.conditions?.find((c) => c.type === 'Ready');
+        seen.push({ reason, storedReady: stored?.status });
+      },
+    };
+    return { fake, svc, seen, events };
+  };
+  const toRecord = [
+    { type: 'Normal' as const, reason: 'ServiceReady', message: 'ready' },
+    { type: 'Normal' as const, reason: 'Other', message: 'other' },
+  ];
+
+  it('a changed status: the Events first, then the status write (the last write of the step)', async () => {
+    const { fake, svc, seen, events } = setup();
+    expect(await writeStatusWithEvents(fake.client(), events, Resources.Service, svc, ready, toRecord)).toBeDefined();
+    expect(seen).toEqual([
+      { reason: 'ServiceReady', storedReady: undefined },
+      { reason: 'Other', storedReady: undefined },
+    ]);
+    expect(fake.get<Service>(Resources.Service, 'default', 'hello')!.status).toEqual(ready);
+  });
+
+  it('an unchanged status: no Event, no write', async () => {
+    const { fake, svc, seen, events } = setup();
+    fake.calls = [];
+    expect(await writeStatusWithEvents(fake.client(), events, Resources.Service, { ...svc, status: ready }, ready, toRecord)).toBeUndefined();
+    expect(seen).toEqual([]);
+    expect(fake.writes()).toEqual([]);
   });
 });
