@@ -161,7 +161,8 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
   const armResync = () => void sleep(st.options.resyncSeconds * 1000).then(() => (resyncDue = true));
   armResync();
   // One idle timer at a time, never cancelled: when it fires the loop looks at how long it has been quiet and either
-  // ends the run or arms it again for the rest (a pass costs no timer events).
+  // ends the run or arms it again for the rest (a pass costs no timer events). While the run cannot end (its object
+  // is not settled, a retry is pending) no idle timer runs: the pass that makes it endable arms one.
   let idleDue = false;
   let idleArmed = false;
   // Workflow time: the SDK's deterministic clock, the start of the current workflow task.
@@ -187,16 +188,16 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
       idleDue = false;
       const idleMs = st.options.idleSeconds * 1000;
       const rest = idleMs - (now() - quietSince);
-      if (idleMs > 0 && rest <= 0 && !retryPending && settled) {
-        await condition(allHandlersFinished);
-        // A poke that landed meanwhile is acted on first; the server refuses to complete a run with a signal it has
-        // not yet delivered, so no poke is ever lost to the end of a run.
-        if (!st.dirty) return `${st.kind} ${st.namespace}/${st.name}: idle for ${st.options.idleSeconds} s, run ends (the next poke starts one)`;
+      if (idleMs <= 0 || retryPending || !settled) continue;
+      // Busy meanwhile: look again when it may have been quiet long enough.
+      if (rest > 0) {
+        armIdle(rest);
         continue;
       }
-      // Busy meanwhile, or waiting: look again when it may have been quiet long enough (a pending retry passes within
-      // a minute; an unsettled object's next change pokes).
-      if (idleMs > 0) armIdle(rest > 0 ? rest : idleMs);
+      await condition(allHandlersFinished);
+      // A poke that landed meanwhile is acted on first (its pass arms the timer again); the server refuses to
+      // complete a run with a signal it has not yet delivered, so no poke is ever lost to the end of a run.
+      if (!st.dirty) return `${st.kind} ${st.namespace}/${st.name}: idle for ${st.options.idleSeconds} s, run ends (the next poke starts one)`;
       continue;
     }
     const trigger = st.dirty ? st.trigger : 'resync';
@@ -205,7 +206,6 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
       resyncDue = false;
       st.options = await currentOptions(input);
       armResync();
-      ensureIdleTimer();
     }
     st.dirty = false;
     st.statusOnly = !st.pendingFull;
@@ -228,6 +228,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     // A later pass decides afresh whether it needs a retry; the timer of an earlier one then does nothing.
     retryPending = result.retryInSeconds !== undefined;
     settled = result.settled ?? true;
+    if (settled && !retryPending) ensureIdleTimer();
     st.lastReconcile = { at: new Date().toISOString(), trigger, summary: result.summary };
     log.info('reconciled', { kind: st.kind, namespace: st.namespace, name: st.name, trigger, summary: result.summary });
 
@@ -253,7 +254,6 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
       void sleep(result.retryInSeconds * 1000).then(() => {
         // Only when no pass ran meanwhile: a later pass decides afresh whether it needs a retry.
         if (st.totalReconciles !== due) return;
-        retryPending = false;
         st.dirty = true;
         st.pendingFull = true;
         st.trigger = 'retry';
