@@ -5,6 +5,8 @@ import type { DomainConfig } from '../api/config/domain.js';
 import type { DigestResolver } from './digests.js';
 import type { EventRecorder } from './events.js';
 import type { KubeClient } from './kube/client.js';
+import type { ResourceType } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
 
 /** The current config maps of the system namespace, as last parsed successfully. */
 export interface ConfigSource {
@@ -12,6 +14,24 @@ export interface ConfigSource {
   networkConfig(): NetworkConfig;
   domainConfig(): DomainConfig;
   readonly systemNamespace: string;
+}
+
+/**
+ * The watcher's informer caches of this process (Knative's listers), when it runs one: metadata only — identity,
+ * labels, owners and the `serving.knative.dev/routes` annotation. A namespace-wide list from here costs nothing;
+ * from the API server it costs a read of every object of the namespace, on every pass.
+ */
+export interface MetadataCache {
+  /**
+   * The cached objects of `type` in `namespace` matching `labels`, once the cache reflects `after` (the newest version
+   * the caller wrote of that type, so it reads its own writes); undefined when the cache cannot vouch for that within a
+   * short wait, or does not hold the type: the caller lists from the API server instead.
+   */
+  list(
+    type: ResourceType,
+    namespace: string,
+    opts?: { labels?: Readonly<Record<string, string>>; after?: string },
+  ): Promise<KubeObject[] | undefined>;
 }
 
 /** What activities are built from; injected so tests and workers choose the clients. */
@@ -23,6 +43,8 @@ export interface ActivityDeps {
   digests: DigestResolver;
   /** The entity loop's options from this worker's configuration (read by workflows at each run and resync). */
   entityOptions?: () => { resyncSeconds?: number; idleSeconds?: number };
+  /** The watcher's caches, when this process runs the watcher (a worker-only process lists from the API server). */
+  cache?: MetadataCache;
   /** The activity clock (activities may read time; workflows may not). */
   now?: () => Date;
 }

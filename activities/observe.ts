@@ -14,6 +14,8 @@ import type { KubeObject } from '../api/meta.js';
 interface Seen {
   obs: Map<string, string>;
   wrote: Map<string, 'all' | 'status'>;
+  /** The newest resourceVersion the activity wrote, per kind (`group/kind`): what a cache must reflect before it reads it. */
+  versions: Map<string, bigint>;
 }
 
 const scope = new AsyncLocalStorage<Seen>();
@@ -45,6 +47,22 @@ export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'w
   else if (how === 'status' && seen.wrote.get(source) !== 'all') seen.wrote.set(source, 'status');
 }
 
+const kindKey = (type: ResourceType) => `${type.group}/${type.kind}`;
+
+/** Called by the Kubernetes client for every object a write (apply, create, patch) returned. */
+export function noteWritten(type: ResourceType, obj: KubeObject): void {
+  const seen = scope.getStore();
+  const rv = obj.metadata?.resourceVersion;
+  if (!seen || !rv || !/^[0-9]{1,30}$/.test(rv)) return;
+  const version = BigInt(rv);
+  if (version > (seen.versions.get(kindKey(type)) ?? 0n)) seen.versions.set(kindKey(type), version);
+}
+
+/** The newest version of `type` the running activity wrote so far, or undefined (none, or outside an activity). */
+export function writtenVersion(type: ResourceType): string | undefined {
+  return scope.getStore()?.versions.get(kindKey(type))?.toString();
+}
+
 /** Called by the Kubernetes client when a GET found nothing: the object was absent when the activity looked. */
 export function noteAbsent(type: ResourceType, namespace: string, name: string): void {
   const seen = scope.getStore();
@@ -64,7 +82,7 @@ export interface ObservedResult {
 
 /** The activity result with `observed` (and `wrote`) added (results that are not plain objects are returned as they are). */
 export async function observing<R>(fn: () => Promise<R>): Promise<R & ObservedResult> {
-  const seen: Seen = { obs: new Map(), wrote: new Map() };
+  const seen: Seen = { obs: new Map(), wrote: new Map(), versions: new Map() };
   const result = (await scope.run(seen, fn)) as R & ObservedResult;
   if (result === null || typeof result !== 'object' || Array.isArray(result) || seen.obs.size === 0) return result;
   const observed: Record<string, string> = {};

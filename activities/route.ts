@@ -33,7 +33,6 @@ import {
   type PlaceholderEndpoints,
   type PlaceholderService,
 } from '../resources/placeholder-service.js';
-import type { ListResult } from './kube/client.js';
 import { isNotFound } from './kube/errors.js';
 import { buildTrafficConfiguration, markBadTrafficTarget, statusTraffic, trafficNames } from '../resources/traffic.js';
 import {
@@ -48,6 +47,8 @@ import {
 import { applyIfChanged, eventsInFlight, needsApply, settleAll, type RecordLater } from './apply.js';
 import { isIstioIngress, programIngress, readVirtualServices } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
+import { writtenVersion } from './observe.js';
+import { Context } from '@temporalio/activity';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 /** Knative's finalizer for the Route labeler (`<plural>.<group>`). */
@@ -79,10 +80,40 @@ export type RouteOutcome =
       domainError?: string;
       /** `<Kind> <name>` of a foreign object holding a placeholder's name (only with `reportNotOwned`). */
       notOwned?: string;
+      /** The newest versions this Route's passes wrote of the kinds it lists, for the next pass (`RouteWrites`). */
+      written?: RouteWrites;
     });
 
+/**
+ * The newest resourceVersion a Route's passes wrote of each kind its passes list afterwards: the labeler's Revisions
+ * and Configurations, its placeholder Services. A pass lists them from the watcher's cache only once the cache
+ * reflects these (it reads its own writes); the workflow carries them from pass to pass.
+ */
+export interface RouteWrites {
+  Revision?: string;
+  Configuration?: string;
+  Service?: string;
+}
+
+const listedKinds = { Revision: Resources.Revision, Configuration: Resources.Configuration, Service: Resources.KubeService } as const;
+
+/** The newer of two resourceVersions (numbers as strings; undefined loses). */
+function newerVersion(a: string | undefined, b: string | undefined): string | undefined {
+  if (a === undefined || b === undefined) return a ?? b;
+  return BigInt(a) >= BigInt(b) ? a : b;
+}
+
+/** True on an activity's first attempt: a retry may follow writes of the failed attempt that no pass recorded. */
+function firstAttempt(): boolean {
+  try {
+    return Context.current().info.attempt <= 1;
+  } catch {
+    return true; // called outside an activity (unit tests)
+  }
+}
+
 /** The clear's lists: the namespace's active Revisions and its Configurations. */
-type Listed = [ListResult<Revision>, ListResult<Configuration>];
+type Listed = [Revision[], Configuration[]];
 
 /** What the labeler works from (`routingOf`). */
 interface Routing {
@@ -170,11 +201,26 @@ export function createRouteActivities(deps: ActivityDeps) {
     }
   }
 
+  /**
+   * Objects of a kind the Route lists, from the watcher's cache (Knative's listers) when it reflects everything this
+   * Route wrote of that kind (`wrote` from earlier passes, and this activity's own writes), else from the API server.
+   * A namespace-wide list from the API server reads every object of the namespace: per pass, that is quadratic in
+   * the number of Services.
+   */
+  async function listOf<T extends KubeObject>(kind: keyof RouteWrites, ns: string, labels: Record<string, string>, wrote: RouteWrites): Promise<T[]> {
+    const type = listedKinds[kind];
+    const after = newerVersion(wrote[kind], writtenVersion(type));
+    const cached = deps.cache && firstAttempt() ? await deps.cache.list(type, ns, { labels, ...(after ? { after } : {}) }) : undefined;
+    if (cached) return cached as T[];
+    const selector = Object.entries(labels).map(([k, v]) => `${k}=${v}`);
+    return (await kube.list<T>(type, ns, selector.length ? { labelSelector: selector.join(',') } : {})).items;
+  }
+
   /** What a clear works from: the active Revisions and every Configuration of the namespace, listed side by side. */
-  function listRouted(ns: string): Promise<Listed> {
+  function listRouted(ns: string, wrote: RouteWrites): Promise<Listed> {
     return Promise.all([
-      kube.list<Revision>(Resources.Revision, ns, { labelSelector: `${Labels.routingState}=active` }),
-      kube.list<Configuration>(Resources.Configuration, ns),
+      listOf<Revision>('Revision', ns, { [Labels.routingState]: 'active' }, wrote),
+      listOf<Configuration>('Configuration', ns, {}, wrote),
     ]);
   }
 
@@ -189,10 +235,10 @@ export function createRouteActivities(deps: ActivityDeps) {
     now: string,
     [active, cfgs]: Listed,
   ): Promise<void> {
-    const revisionPatches = active.items
+    const revisionPatches = active
       .filter((rev) => !keep.revisions.has(rev.metadata.name ?? ''))
       .map((rev) => ({ type: Resources.Revision, name: rev.metadata.name ?? '', patch: routingPatch(rev, key.name, false, now) }));
-    const configurationPatches = cfgs.items
+    const configurationPatches = cfgs
       .filter((cfg) => !keep.configurations.has(cfg.metadata.name ?? '') && listsRoute(cfg, key.name))
       .map((cfg) => ({ type: Resources.Configuration, name: cfg.metadata.name ?? '', patch: configurationRoutesPatch(cfg, key.name, false) }));
     await eachConcurrently([...revisionPatches, ...configurationPatches], ({ type, name, patch }) =>
@@ -201,9 +247,9 @@ export function createRouteActivities(deps: ActivityDeps) {
   }
 
   /** The Route finalizer (checklist 62): take the Route off every Revision and Configuration it carried, then let it go. */
-  async function finalizeRoute(key: ObjectKey, route: Route): Promise<void> {
+  async function finalizeRoute(key: ObjectKey, route: Route, wrote: RouteWrites): Promise<void> {
     if (!(route.metadata.finalizers ?? []).includes(RouteFinalizer)) return;
-    await clearRouting(key, { revisions: new Set(), configurations: new Set() }, nowOf(deps), await listRouted(key.namespace));
+    await clearRouting(key, { revisions: new Set(), configurations: new Set() }, nowOf(deps), await listRouted(key.namespace, wrote));
     await patchIfPresent(Resources.Route, key.namespace, key.name, {
       metadata: { finalizers: (route.metadata.finalizers ?? []).filter((f) => f !== RouteFinalizer) },
     });
@@ -254,7 +300,14 @@ export function createRouteActivities(deps: ActivityDeps) {
    * (a new latest ready Revision) to the Routes that follow it. `listed`: the clear's lists, when already started.
    * Runs before the status write, so a pass that fails half-way clears on its retry.
    */
-  async function syncRouting(key: ObjectKey, routing: Routing, settled: boolean, now: string, listed?: Promise<Listed | undefined>): Promise<void> {
+  async function syncRouting(
+    key: ObjectKey,
+    routing: Routing,
+    settled: boolean,
+    now: string,
+    wrote: RouteWrites,
+    listed?: Promise<Listed | undefined>,
+  ): Promise<void> {
     const { targets, getRev, configurations } = routing;
     await settleAll([
       eachConcurrently([...targets.revisions], async (name) => {
@@ -272,7 +325,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       await listed?.catch(() => undefined); // started for nothing: the Route did not settle
       return;
     }
-    await clearRouting(key, targets, now, (await listed) ?? (await listRouted(key.namespace)));
+    await clearRouting(key, targets, now, (await listed) ?? (await listRouted(key.namespace, wrote)));
   }
 
   /**
@@ -356,6 +409,16 @@ export function createRouteActivities(deps: ActivityDeps) {
     return action;
   }
 
+  /** `wrote` with this activity's writes of the listed kinds. */
+  function wroteNow(wrote: RouteWrites): RouteWrites {
+    const out: RouteWrites = {};
+    for (const kind of Object.keys(listedKinds) as (keyof RouteWrites)[]) {
+      const v = newerVersion(wrote[kind], writtenVersion(listedKinds[kind]));
+      if (v !== undefined) out[kind] = v;
+    }
+    return out;
+  }
+
   return {
     /**
      * One Route pass (spec §4.1): traffic → placeholder Services → KIngress → status; then the labeler. A placeholder
@@ -363,11 +426,12 @@ export function createRouteActivities(deps: ActivityDeps) {
      * `reportNotOwned` (a Service's pass, which must go on to write the Service's status): then the outcome names it
      * and the caller schedules the retry.
      */
-    async reconcileRoute(key: ObjectKey, opts: { reportNotOwned?: boolean } = {}): Promise<RouteOutcome> {
+    async reconcileRoute(key: ObjectKey, opts: { reportNotOwned?: boolean; written?: RouteWrites } = {}): Promise<RouteOutcome> {
+      const wrote = opts.written ?? {};
       const raw = await kube.get<Route>(Resources.Route, key.namespace, key.name);
       if (!raw) return { outcome: 'gone' };
       if (raw.metadata.deletionTimestamp) {
-        await finalizeRoute(key, raw);
+        await finalizeRoute(key, raw, wrote);
         return { outcome: 'gone' };
       }
       if (!(raw.metadata.finalizers ?? []).includes(RouteFinalizer)) {
@@ -434,14 +498,14 @@ export function createRouteActivities(deps: ActivityDeps) {
         // step and then settles the Route: the clear's two lists, when it will need them, go meanwhile. (Both are
         // awaited later; the catch only keeps a failure from counting as unhandled before that.)
         routed = routingOf(key, r, raw, revs, configs);
-        if (ingressClass === IstioIngressClassName) listed = routed.then((routing) => (routing.clear ? listRouted(key.namespace) : undefined));
+        if (ingressClass === IstioIngressClassName) listed = routed.then((routing) => (routing.clear ? listRouted(key.namespace, wrote) : undefined));
         for (const p of [routed, listed]) void p?.catch(() => undefined);
         // What programming reads, in one round: the KIngress, each placeholder, the Services labelled with the Route
         // (orphans) and, for a KIngress of Tidal's class, its VirtualServices.
         const [currentIngress, services, labelled, virtualServices] = await Promise.all([
           kube.get<Ingress>(Resources.KIngress, key.namespace, key.name),
           Promise.all(names.map((name) => kube.get<LiveService>(Resources.KubeService, key.namespace, placeholderServiceName(key.name, name)))),
-          kube.list<KubeObject>(Resources.KubeService, key.namespace, { labelSelector: `${Labels.route}=${key.name}` }),
+          listOf<KubeObject>('Service', key.namespace, { [Labels.route]: key.name }, wrote),
           ingressClass === IstioIngressClassName ? readVirtualServices(kube, key.namespace, key.name) : undefined,
         ]);
         const live = new Map(names.map((name, i) => [placeholderServiceName(key.name, name), { service: services[i] }]));
@@ -454,7 +518,7 @@ export function createRouteActivities(deps: ActivityDeps) {
             return { name: svcName, service: makePlaceholderService(route, name, domains[name] ?? '') };
           });
         // Placeholders before the KIngress, as upstream: a placeholder that cannot be applied leaves the KIngress alone.
-        placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress), { live, record, labelled: labelled.items });
+        placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress), { live, record, labelled });
         if (placeholders.notOwned) {
           if (placeholders.notOwned.kind === 'Service') markServiceNotOwned(status, placeholders.notOwned.name, now);
           else markEndpointNotOwned(status, placeholders.notOwned.name, now);
@@ -484,7 +548,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       // The moved placeholders and the labeler's bookkeeping touch different objects: side by side, both before the
       // status write.
       const settled = isRouteReady(r) || isRouteFailed(r);
-      const bookkeeping = (routed ?? routingOf(key, r, raw, revs, configs)).then((routing) => syncRouting(key, routing, settled, now, listed));
+      const bookkeeping = (routed ?? routingOf(key, r, raw, revs, configs)).then((routing) => syncRouting(key, routing, settled, now, wrote, listed));
       const [again] = await settleAll([moved, bookkeeping]);
       if (placeholders && again) placeholders = mergePlaceholderOutcomes(placeholders, again);
       const written = await writeStatus(kube, Resources.Route, raw, r.status);
@@ -504,6 +568,7 @@ export function createRouteActivities(deps: ActivityDeps) {
         ...(touched ? { placeholders: touched } : {}),
         ...(domainError !== undefined ? { domainError } : {}),
         ...(placeholders?.notOwned ? { notOwned: `${placeholders.notOwned.kind} ${placeholders.notOwned.name}` } : {}),
+        written: wroteNow(wrote),
       };
     },
   };

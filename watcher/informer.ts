@@ -56,6 +56,9 @@ export class Informer {
   private lastList = 0;
   private readonly stop = new AbortController();
   private running: Promise<void> | undefined;
+  /** The newest resourceVersion this cache reflects (0 before the first list, or when versions are not numbers). */
+  private seenVersion = 0n;
+  private readonly versionWaiters = new Set<{ version: bigint; resolve: (caughtUp: boolean) => void }>();
   private syncedResolve!: () => void;
   readonly synced = new Promise<void>((r) => (this.syncedResolve = r));
   hasSynced = false;
@@ -73,11 +76,35 @@ export class Informer {
 
   async close(): Promise<void> {
     this.stop.abort();
+    for (const waiter of this.versionWaiters) waiter.resolve(false);
     await this.running;
   }
 
   list(): KubeObject[] {
     return [...this.cache.values()];
+  }
+
+  /**
+   * True once this cache reflects `resourceVersion` (an object version some request returned), waiting at most
+   * `timeoutMs`: whoever wrote it can then read the cache instead of listing. Kubernetes calls versions opaque, but
+   * every API server stores etcd's revision, one counter for all kinds; a version that is not a number is never vouched for.
+   */
+  caughtUp(resourceVersion: string, timeoutMs: number): Promise<boolean> {
+    const version = versionNumber(resourceVersion);
+    if (version === undefined || !this.hasSynced || this.seenVersion === 0n) return Promise.resolve(false);
+    if (this.seenVersion >= version) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const waiter = {
+        version,
+        resolve: (caughtUp: boolean) => {
+          clearTimeout(timer);
+          this.versionWaiters.delete(waiter);
+          resolve(caughtUp);
+        },
+      };
+      const timer = setTimeout(() => waiter.resolve(false), timeoutMs);
+      this.versionWaiters.add(waiter);
+    });
   }
 
   /** The cached object, if this informer has seen it and not its deletion. */
@@ -124,6 +151,7 @@ export class Informer {
       }
     }
     this.resourceVersion = list.resourceVersion;
+    this.saw(list.resourceVersion);
     this.lastList = Date.now();
     if (!this.hasSynced) {
       this.hasSynced = true;
@@ -153,6 +181,7 @@ export class Informer {
     const rv = ev.object.metadata?.resourceVersion;
     if (ev.type === 'BOOKMARK') {
       if (rv) this.resourceVersion = rv;
+      this.saw(rv);
       return;
     }
     ev.object.apiVersion ??= this.type.group === '' ? this.type.version : `${this.type.group}/${this.type.version}`;
@@ -164,6 +193,15 @@ export class Informer {
       this.upsert(ev.object);
     }
     if (rv) this.resourceVersion = rv;
+    this.saw(rv);
+  }
+
+  /** Advances the version the cache reflects and releases whoever waited for it. */
+  private saw(resourceVersion: string | undefined): void {
+    const version = versionNumber(resourceVersion);
+    if (version === undefined || version <= this.seenVersion) return;
+    this.seenVersion = version;
+    for (const waiter of this.versionWaiters) if (waiter.version <= version) waiter.resolve(true);
   }
 
   private upsert(obj: KubeObject): void {
@@ -181,6 +219,10 @@ export class Informer {
       this.log.error({ err, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name }, 'change handler failed');
     }
   }
+}
+
+function versionNumber(resourceVersion: string | undefined): bigint | undefined {
+  return resourceVersion && /^[0-9]{1,30}$/.test(resourceVersion) ? BigInt(resourceVersion) : undefined;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -8,6 +8,7 @@ import { contentToken } from '../api/content-token.js';
 import { Annotations, Labels } from '../api/labels.js';
 import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
+import type { MetadataCache } from '../activities/deps.js';
 import { Informer, type ChangeType } from './informer.js';
 import { pokeTargets, reconcilerOf, type EntityLookup, type PokeTarget, type WatchedKind } from './poke-map.js';
 import { RouteIndex } from './route-index.js';
@@ -34,6 +35,9 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   // Placeholder Services: an edit or deletion by hand is repaired by the Route.
   KubeService: { type: Resources.KubeService, labelSelector: 'serving.knative.dev/route' },
 };
+
+/** How long an activity waits for a cache to reflect its own last write before it lists from the API server. */
+const cacheCatchUpMs = 2000;
 
 const reasonOf: Record<ChangeType, PokeReason> = { added: 'added', updated: 'updated', deleted: 'deleted' };
 
@@ -121,6 +125,17 @@ export class Watcher {
     }
     return seen.size;
   }
+
+  /** The caches as activities read them (Knative's listers), for the kinds this watcher follows. */
+  readonly cache: MetadataCache = {
+    list: async (type, namespace, opts = {}) => {
+      const informer = this.informers.find((i) => i.type.group === type.group && i.type.kind === type.kind);
+      if (!informer?.hasSynced) return undefined;
+      if (opts.after !== undefined && !(await informer.caughtUp(opts.after, cacheCatchUpMs))) return undefined;
+      const labels = Object.entries(opts.labels ?? {});
+      return informer.list().filter((o) => o.metadata.namespace === namespace && labels.every(([k, v]) => o.metadata.labels?.[k] === v));
+    },
+  };
 
   /** The informers' caches by entity kind (metadata and owners only), for resolving who reconciles what. */
   private readonly lookup: EntityLookup = (kind, key) => this.byKind.get(kind)?.get(key.namespace, key.name);

@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   }
   // Activities read the config maps: start the worker once they have been listed.
   await configStore.synced;
-  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' })) : undefined;
+  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), watcher?.cache) : undefined;
   const server = serveHttp(cfg.metricsPort, registry, () => (watcher?.hasSynced ?? true) && (built ? built.worker.getState() === 'RUNNING' : true));
   log.info(
     { temporal: cfg.temporalAddress, taskQueue: cfg.taskQueue, watcher: cfg.runWatcher, worker: cfg.runWorker, metricsPort: cfg.metricsPort },

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { createActivities } from '../activities/index.js';
 import { makeEventRecorder } from '../activities/events.js';
 import type { KubeClient } from '../activities/kube/client.js';
-import type { ConfigSource } from '../activities/deps.js';
+import type { ConfigSource, MetadataCache } from '../activities/deps.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { makeRegistryResolver } from '../activities/registry/resolver.js';
 import type { TidalConfig } from './config.js';
@@ -52,6 +52,7 @@ export async function createWorker(
   kube: KubeClient,
   config: ConfigSource,
   log: Logger,
+  cache?: MetadataCache,
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
   const codePath = workflowBundlePath();
@@ -69,6 +70,7 @@ export async function createWorker(
       config,
       digests: registryResolver(cfg, kube),
       entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds, idleSeconds: cfg.idleSeconds }),
+      ...(cache ? { cache } : {}),
     }),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     // Workflow code in this thread (issue 9: a second isolate costs ~45 MiB, and every activation and its completion

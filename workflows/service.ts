@@ -7,6 +7,7 @@ import type { RouteOutcome, StatusOutcome } from '../activities/index.js';
 import { runEntity, type EntityInput, type EntityState, type PassResult } from './entity.js';
 import { step } from './activities.js';
 import { describeChild, describeStatus, isSettled } from './summaries.js';
+import { routeWriteFacts, routeWrites } from './route-writes.js';
 
 /** Backoff of a pass that could not program the Route (a foreign object holds a placeholder's name), as upstream's. */
 function retryDelay(st: Readonly<EntityState>): number {
@@ -16,9 +17,10 @@ function retryDelay(st: Readonly<EntityState>): number {
 export async function serviceWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
-  const programRoute = () =>
+  const programRoute = (st: Readonly<EntityState>) =>
     step(`program Route ${id} (traffic, placeholder Services, Ingress and its VirtualServices, status)`).reconcileRoute(key, {
       reportNotOwned: true,
+      written: routeWrites(st),
     });
 
   /** What a pass remembers and reports after the Route step. */
@@ -27,9 +29,10 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     route: RouteOutcome | undefined,
   ): Pick<PassResult, 'retryInSeconds'> & { facts: Record<string, string> } {
     const failed = route !== undefined && route.outcome !== 'gone' && route.notOwned !== undefined;
+    const written = routeWriteFacts(route);
     return failed
-      ? { retryInSeconds: retryDelay(st), facts: { routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
-      : { facts: { routeRetries: '' } };
+      ? { retryInSeconds: retryDelay(st), facts: { ...written, routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
+      : { facts: { ...written, routeRetries: '' } };
   }
 
   return runEntity(input, async (st): Promise<PassResult> => {
@@ -40,7 +43,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const selfSpec = specOfObservation(st.observed[`Service/${id}`]);
     if (st.statusOnly && st.facts.routeHeld !== 'yes' && st.facts.revisionFailed !== 'yes' && selfSpec !== '-') {
       const cfg = st.facts.configurationOwned === 'yes' ? await step(`update Configuration ${id} status`).updateConfigurationStatus(key) : undefined;
-      const route = st.facts.routeOwned === 'yes' ? await programRoute() : undefined;
+      const route = st.facts.routeOwned === 'yes' ? await programRoute(st) : undefined;
       const status = await step(`update Service ${id} status`).updateServiceStatus(key, selfSpec);
       if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
       if (status.outcome !== 'stale') {
@@ -70,7 +73,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const routeApply = await step(`apply Route ${id}`).reconcileServiceRoute(key);
     // A held Route (bring-your-own Revision not there yet) is not re-applied, but the Route as it stands is still ours.
     const routeOwned = routeApply.outcome === 'applied' || routeApply.outcome === 'held';
-    const route = routeOwned ? await programRoute() : undefined;
+    const route = routeOwned ? await programRoute(st) : undefined;
     const status = await step(`update Service ${id} status`).updateServiceStatus(key);
     if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
     const uid = cfg.outcome === 'applied' ? cfg.ownerUid : routeApply.outcome === 'applied' ? routeApply.ownerUid : undefined;

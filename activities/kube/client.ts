@@ -7,7 +7,7 @@ import { loadKubeCredentials, type KubeCredentials } from './kubeconfig.js';
 import { resourcePath, type ResourceType } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import { KubeApiError } from './errors.js';
-import { noteAbsent, noteObject } from '../observe.js';
+import { noteAbsent, noteObject, noteWritten } from '../observe.js';
 
 export interface ListResult<T> {
   items: T[];
@@ -97,19 +97,19 @@ export class KubeClient {
       resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource) + query({ fieldManager: this.fieldManager, force: 'true' });
     const res = await this.request('PATCH', path, JSON.stringify(obj), 'application/apply-patch+yaml');
     // A status write is a read of the object as far as observations go: its spec may have moved on meanwhile.
-    return this.noted(type, this.parse<T>('APPLY', path, res), subresource ? 'status' : 'write');
+    return this.noted(type, this.parse<T>('APPLY', path, res), subresource ? 'status' : 'write', true);
   }
 
   async create<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
     const path = resourcePath(type, obj.metadata.namespace) + query({ fieldManager: this.fieldManager });
-    return this.noted(type, this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json')), 'write');
+    return this.noted(type, this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json')), 'write', true);
   }
 
   /** JSON merge patch, for the few writes that must remove fields another manager set. */
   async mergePatch<T extends KubeObject>(type: ResourceType, namespace: string, name: string, patch: unknown): Promise<T> {
     const path = resourcePath(type, namespace, name) + query({ fieldManager: this.fieldManager });
     const res = await this.request('PATCH', path, JSON.stringify(patch), 'application/merge-patch+json');
-    return this.noted(type, this.parse<T>('PATCH', path, res), 'read');
+    return this.noted(type, this.parse<T>('PATCH', path, res), 'read', true);
   }
 
   /** Deletes an object; returns false when it was already gone. */
@@ -187,8 +187,9 @@ export class KubeClient {
   }
 
   /** Every object read or written is reported to the running activity's observations (activities/observe.ts). */
-  private noted<T>(type: ResourceType, obj: T, how: 'read' | 'write' | 'status'): T {
+  private noted<T>(type: ResourceType, obj: T, how: 'read' | 'write' | 'status', written = false): T {
     noteObject(type, obj as KubeObject, how);
+    if (written) noteWritten(type, obj as KubeObject);
     return obj;
   }
 

@@ -14,6 +14,7 @@ import { revisionConfig as testRevisionConfig } from '../../fixtures/revision.js
 import type { ResourceType } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import { KubeApiError } from '../../../activities/kube/errors.js';
+import { noteWritten } from '../../../activities/observe.js';
 import type { KubeClient } from '../../../activities/kube/client.js';
 
 type Json = Record<string, unknown>;
@@ -127,8 +128,9 @@ export class KubeFake {
     return id;
   }
 
-  private store(id: string, next: KubeObject, before: KubeObject | undefined): KubeObject {
+  private store(id: string, next: KubeObject, before: KubeObject | undefined, type?: ResourceType): KubeObject {
     next.metadata.resourceVersion = String(++this.rv);
+    if (type) noteWritten(type, next); // as KubeClient does
     if (!before) {
       next.metadata.uid ??= `uid-${next.metadata.name ?? ''}-${++this.uids}`;
       next.metadata.generation = 1;
@@ -161,6 +163,7 @@ export class KubeFake {
           (next as unknown as Json)['status'] = clone((obj as unknown as Json)['status']);
           next.metadata.resourceVersion = String(++this.rv);
           this.objects.set(id, next);
+          noteWritten(type, next);
           return clone(next);
         }
         const next = clone(before ?? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: {} }) as Json & KubeObject;
@@ -168,18 +171,18 @@ export class KubeFake {
         if (prev) prune(next, clone(prev), obj as unknown as Json);
         merge(next, clone(obj) as unknown as Json);
         this.applied.set(id, clone(obj) as unknown as Json);
-        return this.store(id, next, before);
+        return this.store(id, next, before, type);
       },
       create: async (type: ResourceType, obj: KubeObject) => {
         const id = this.record('create', type, obj.metadata.namespace, obj.metadata.name, obj);
         if (this.objects.has(id)) throw new KubeApiError(409, 'AlreadyExists', `${id} already exists`, 'CREATE', id);
-        return this.store(id, clone(obj), undefined);
+        return this.store(id, clone(obj), undefined, type);
       },
       mergePatch: async (type: ResourceType, ns: string, name: string, patch: unknown) => {
         const id = this.record('patch', type, ns, name, patch);
         const before = this.objects.get(id);
         if (!before) throw new KubeApiError(404, 'NotFound', `${id} not found`, 'PATCH', id);
-        return this.store(id, mergePatchJson(before, patch) as KubeObject, before);
+        return this.store(id, mergePatchJson(before, patch) as KubeObject, before, type);
       },
       delete: async (type: ResourceType, ns: string, name: string) => {
         const id = this.record('delete', type, ns, name);

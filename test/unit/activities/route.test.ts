@@ -3,10 +3,11 @@
 // the KIngress and placeholder Services (issue 8, item 3).
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
+import type { ActivityDeps, ConfigSource, MetadataCache } from '../../../activities/deps.js';
+import { observing } from '../../../activities/observe.js';
 import type { EventRecorder } from '../../../activities/events.js';
 import type { KubeClient } from '../../../activities/kube/client.js';
-import { createRouteActivities, RouteFinalizer, type RouteOutcome } from '../../../activities/route.js';
+import { createRouteActivities, RouteFinalizer, type RouteOutcome, type RouteWrites } from '../../../activities/route.js';
 import { parseDomainConfig, type DomainConfig } from '../../../api/config/domain.js';
 import { parseNetworkConfig, type NetworkConfig } from '../../../api/config/network.js';
 import { Resources } from '../../../api/kinds.js';
@@ -98,7 +99,7 @@ function delayed(client: KubeClient, delayMs: (verb: string, name: string) => nu
   });
 }
 
-function harness(net: Record<string, string> = {}, opts: { delayMs?: (verb: string, name: string) => number } = {}) {
+function harness(net: Record<string, string> = {}, opts: { delayMs?: (verb: string, name: string) => number; cache?: MetadataCache } = {}) {
   const kube = new KubeFake();
   const recorded: string[] = [];
   const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push(`${type} ${reason} ${message}`) };
@@ -115,13 +116,13 @@ function harness(net: Record<string, string> = {}, opts: { delayMs?: (verb: stri
     systemNamespace: 'knative-serving',
   };
   const client = opts.delayMs ? delayed(kube.client(), opts.delayMs) : kube.client();
-  const deps = { kube: client, events, config, log: pino({ level: 'silent' }), now: () => NOW } as unknown as ActivityDeps;
+  const deps = { kube: client, events, config, log: pino({ level: 'silent' }), now: () => NOW, cache: opts.cache } as unknown as ActivityDeps;
   const acts = createRouteActivities(deps);
   return {
     kube,
     recorded,
     setNetwork: (data: Record<string, string>) => (networkCfg = withClass(data)),
-    pass: (name: string) => acts.reconcileRoute({ namespace: NS, name }),
+    pass: (name: string, written?: RouteWrites) => observing(() => acts.reconcileRoute({ namespace: NS, name }, written ? { written } : {})),
     route: (name: string) => kube.get<Route>(Resources.Route, NS, name)!,
     cond: (name: string, type: string) => kube.get<Route>(Resources.Route, NS, name)?.status?.conditions?.find((c) => c.type === type),
     annotation: (type: typeof Resources.Configuration, name: string, key = 'serving.knative.dev/routes') =>
@@ -216,6 +217,82 @@ describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', (
     expect(h.kube.writes()).toEqual([]);
     // Settled before and after, with the same targets: no namespace-wide list of Revisions or Configurations.
     expect(h.kube.calls.filter((c) => c.verb === 'list' && (c.kind === 'Revision' || c.kind === 'Configuration'))).toEqual([]);
+  });
+
+  /** A watcher cache over the fake's store that records what it was asked; `vouch` false plays one still catching up. */
+  function cacheOver(kube: KubeFake, vouch: () => boolean) {
+    const asked: { kind: string; labels: Record<string, string>; after?: string }[] = [];
+    const cache: MetadataCache = {
+      list: async (type, ns, opts = {}) => {
+        asked.push({ kind: type.kind, labels: { ...opts.labels }, ...(opts.after ? { after: opts.after } : {}) });
+        if (!vouch()) return undefined;
+        const labels = Object.entries(opts.labels ?? {});
+        return kube.list(type, ns).filter((o) => labels.every(([k, v]) => o.metadata.labels?.[k] === v));
+      },
+    };
+    return { cache, asked };
+  }
+
+  function seedOldRouting(h: ReturnType<typeof harness>) {
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Configuration, configuration('old', 'old-00001', 'old-00001', { 'serving.knative.dev/routes': 'direct,keep' }));
+    h.kube.seed(Resources.Revision, revision('old-00001', 'old'));
+    h.kube.edit<Revision>(Resources.Revision, NS, 'old-00001', (r) => {
+      r.metadata.labels = { ...r.metadata.labels, 'serving.knative.dev/routingState': 'active' };
+      r.metadata.annotations = { 'serving.knative.dev/routes': 'direct' };
+    });
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+  }
+
+  it('with the watcher cache, the clear and the orphan list read it, asking it to reflect what earlier passes wrote', async () => {
+    const c = { cache: undefined as unknown as MetadataCache, asked: [] as ReturnType<typeof cacheOver>['asked'] };
+    const h = harness(ISTIO, { cache: { list: (...a) => c.cache.list(...a) } });
+    Object.assign(
+      c,
+      cacheOver(h.kube, () => true),
+    );
+    seedOldRouting(h);
+    const out = ok(await h.pass('direct', { Revision: '3', Service: '2' }));
+    expect(out.ready).toBe('True');
+    // No namespace-wide list went to the API server.
+    expect(h.kube.calls.filter((call) => call.verb === 'list')).toEqual([]);
+    expect(h.annotation(Resources.Configuration, 'old')).toBe('keep');
+    expect(h.annotation(Resources.Revision, 'old-00001')).toBeUndefined();
+    expect(h.annotation(Resources.Revision, 'cfg-00001')).toBe('direct');
+    // The cache was asked to reflect what the earlier passes wrote (the clear's lists start while the KIngress is
+    // programmed, before this pass writes any Revision; its own writes go only to the targets, which the clear keeps).
+    expect(c.asked.find((a) => a.kind === 'Revision')).toEqual({
+      kind: 'Revision',
+      labels: { 'serving.knative.dev/routingState': 'active' },
+      after: '3',
+    });
+    expect(c.asked.find((a) => a.kind === 'Service')).toEqual({ kind: 'Service', labels: { 'serving.knative.dev/route': 'direct' }, after: '2' });
+    expect(c.asked.find((a) => a.kind === 'Configuration')?.labels).toEqual({});
+    // What this pass wrote goes back to the workflow for the next one: the labeler's Revision patches, the placeholder.
+    const patched = h.kube.get<Revision>(Resources.Revision, NS, 'old-00001')!.metadata.resourceVersion!;
+    expect(BigInt(out.written?.Revision ?? '0')).toBeGreaterThanOrEqual(BigInt(patched));
+    expect(out.written?.Service).toBe(h.kube.get<KubeObject>(Resources.KubeService, NS, 'direct')!.metadata.resourceVersion);
+  });
+
+  it('a cache that cannot vouch for those writes in time leaves the lists to the API server, with the same result', async () => {
+    const c = { cache: undefined as unknown as MetadataCache, asked: [] as ReturnType<typeof cacheOver>['asked'] };
+    const h = harness(ISTIO, { cache: { list: (...a) => c.cache.list(...a) } });
+    Object.assign(
+      c,
+      cacheOver(h.kube, () => false),
+    );
+    seedOldRouting(h);
+    expect(ok(await h.pass('direct', { Configuration: '99' })).ready).toBe('True');
+    expect(c.asked.find((a) => a.kind === 'Configuration')?.after).toBe('99');
+    expect(
+      h.kube.calls
+        .filter((call) => call.verb === 'list')
+        .map((call) => call.kind)
+        .sort(),
+    ).toEqual(['Configuration', 'Revision', 'Service']);
+    expect(h.annotation(Resources.Configuration, 'old')).toBe('keep');
+    expect(h.annotation(Resources.Revision, 'old-00001')).toBeUndefined();
   });
 
   it('a refused labeler patch fails the step once the other patches have settled, before the status write; the retry completes', async () => {

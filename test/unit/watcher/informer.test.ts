@@ -552,3 +552,66 @@ describe('Informer: handlers and close', () => {
     expect(h.restarts).toEqual([]);
   });
 });
+
+describe('Informer: caughtUp (a writer reading its own writes from the cache)', () => {
+  it('answers at once for a version the list or a watch event already reached; waits for one still to come', async () => {
+    let push!: (ev: WatchEvent<KubeObject>) => void;
+    const h = make(
+      [listOf('10', svc('a', '5'))],
+      [
+        (call) => {
+          push = call.onEvent;
+          return untilAborted(call);
+        },
+      ],
+    );
+    expect(await h.informer.caughtUp('3', 1000)).toBe(false); // not synced yet: cannot vouch
+    h.informer.start();
+    await h.kube.watchOpened(1);
+    expect(await h.informer.caughtUp('10', 1000)).toBe(true);
+    const waiting = h.informer.caughtUp('12', 1000);
+    let answered: boolean | undefined;
+    void waiting.then((v) => (answered = v));
+    push({ type: 'MODIFIED', object: svc('a', '11') });
+    await settle();
+    expect(answered).toBeUndefined(); // 11 < 12
+    push({ type: 'ADDED', object: svc('b', '12') });
+    await settle();
+    expect(answered).toBe(true);
+    expect(h.informer.get('ns', 'b')?.metadata.resourceVersion).toBe('12');
+  });
+
+  it('gives up after the wait, and never vouches for a version that is not a number', async () => {
+    const h = make([listOf('10')], []);
+    h.informer.start();
+    await h.kube.watchOpened(1);
+    const waiting = h.informer.caughtUp('20', 2000);
+    let answered: boolean | undefined;
+    void waiting.then((v) => (answered = v));
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(answered).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(answered).toBe(false);
+    expect(await h.informer.caughtUp('abc', 1000)).toBe(false);
+  });
+
+  it('a bookmark advances the version too; close() releases waiters with false', async () => {
+    let push!: (ev: WatchEvent<KubeObject>) => void;
+    const h = make(
+      [listOf('10')],
+      [
+        (call) => {
+          push = call.onEvent;
+          return untilAborted(call);
+        },
+      ],
+    );
+    h.informer.start();
+    await h.kube.watchOpened(1);
+    push({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '30' } } as KubeObject });
+    expect(await h.informer.caughtUp('30', 10)).toBe(true);
+    const waiting = h.informer.caughtUp('40', 60_000);
+    await h.informer.close();
+    expect(await waiting).toBe(false);
+  });
+});
