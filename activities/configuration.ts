@@ -12,11 +12,18 @@ import { nowOf, type ActivityDeps } from './deps.js';
 import { apiErrorMessage, isPermanentApiError } from './apply.js';
 import { isConflict } from './kube/errors.js';
 import { statusOutcome, writeStatus, writeStatusWithEvents, type StatusOutcome } from './status.js';
+import { listOwnWrites, writtenSoFar, type WrittenVersions } from './written.js';
+
+/** What a Configuration step carries to the next (activities/written.ts): the newest Revision this workflow wrote. */
+type Written = { written?: WrittenVersions };
 
 export type RevisionOutcome =
   | { outcome: 'gone' }
-  | { outcome: 'created' | 'exists'; uid: string; generation: number; revision: string; resourceVersion?: string }
-  | { outcome: 'failed'; uid: string; generation: number; revision: string; message: string };
+  | ({ outcome: 'created' | 'exists'; uid: string; generation: number; revision: string; resourceVersion?: string } & Written)
+  | ({ outcome: 'failed'; uid: string; generation: number; revision: string; message: string } & Written);
+
+/** More Revisions than this, and the Configuration's step lists them whole instead of reading each one. */
+const MaxRevisionReads = 8;
 
 export function createConfigurationActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
@@ -25,15 +32,34 @@ export function createConfigurationActivities(deps: ActivityDeps) {
    * The Configuration with Knative's defaults as they were when it (or its Service) was first reconciled — frozen
    * in `tidal.dev/defaults` on it or its Revisions (api/defaults.ts) — and its Revisions.
    */
-  async function readConfiguration(key: ObjectKey): Promise<{ cfg: Configuration; revisions: Revision[]; defaults: DefaultsConfig } | undefined> {
+  async function readConfiguration(
+    key: ObjectKey,
+    written: WrittenVersions,
+  ): Promise<{ cfg: Configuration; revisions: Revision[]; defaults: DefaultsConfig } | undefined> {
     // The Revisions are selected by the Configuration's name: both read side by side.
     const [raw, revisions] = await Promise.all([
       kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
-      kube.list<Revision>(Resources.Revision, key.namespace, { labelSelector: `${Labels.configuration}=${key.name}` }).then((list) => list.items),
+      revisionsOf(key, written),
     ]);
     if (!raw || raw.metadata.deletionTimestamp) return undefined;
     const defaults = defaultsInForce(config.revisionConfig().defaults, raw, revisions);
     return { cfg: setConfigurationDefaults(raw, defaults), revisions, defaults };
+  }
+
+  /**
+   * The Configuration's Revisions, whole: named by the watcher's cache once it reflects the Revisions this workflow
+   * created, then read one by one (a GET is one key; a consistent list of the namespace waits for the API server's
+   * cache to catch up and reads every Revision in it); listed from the API server otherwise. One the cache still
+   * names but that is gone is left out.
+   */
+  async function revisionsOf(key: ObjectKey, written: WrittenVersions): Promise<Revision[]> {
+    const named = await listOwnWrites<Revision>(deps, 'Revision', key.namespace, { [Labels.configuration]: key.name }, written);
+    if (!named.cached) return named.items;
+    if (named.items.length > MaxRevisionReads) {
+      return (await kube.list<Revision>(Resources.Revision, key.namespace, { labelSelector: `${Labels.configuration}=${key.name}` })).items;
+    }
+    const read = await Promise.all(named.items.map((r) => kube.get<Revision>(Resources.Revision, key.namespace, r.metadata.name ?? '')));
+    return read.filter((r): r is Revision => r !== undefined);
   }
 
   return {
@@ -41,8 +67,9 @@ export function createConfigurationActivities(deps: ActivityDeps) {
      * Makes sure the Revision of the current generation exists (spec §2.1–2.2). Creating is idempotent by name:
      * a retry after a crash finds the Revision it made before, so no generation gets two Revisions.
      */
-    async reconcileConfigurationRevision(key: ObjectKey): Promise<RevisionOutcome> {
-      const read = await readConfiguration(key);
+    async reconcileConfigurationRevision(key: ObjectKey, opts: Written = {}): Promise<RevisionOutcome> {
+      const prior = opts.written ?? {};
+      const read = await readConfiguration(key, prior);
       if (!read) return { outcome: 'gone' };
       const { cfg } = read;
       const base = { uid: cfg.metadata.uid ?? '', generation: cfg.metadata.generation ?? 0 };
@@ -51,9 +78,9 @@ export function createConfigurationActivities(deps: ActivityDeps) {
       if (existing) {
         if (byo && isRevisionNameTaken(cfg, existing)) {
           const message = `revisions.serving.knative.dev "${byo}" already exists`;
-          return { outcome: 'failed', ...base, revision: byo, message };
+          return { outcome: 'failed', ...base, revision: byo, message, written: prior };
         }
-        return { outcome: 'exists', ...base, revision: existing.metadata.name ?? '' };
+        return { outcome: 'exists', ...base, revision: existing.metadata.name ?? '', written: prior };
       }
       const desired = withDefaultsSnapshot(makeRevision(cfg, { now: nowOf(deps) }), read.defaults);
       const name = desired.metadata.name ?? '';
@@ -62,7 +89,7 @@ export function createConfigurationActivities(deps: ActivityDeps) {
         created = await kube.create(Resources.Revision, desired);
       } catch (err) {
         // AlreadyExists: a racing attempt made it; the next pass finds it by label or name.
-        if (isConflict(err)) return { outcome: 'exists', ...base, revision: name };
+        if (isConflict(err)) return { outcome: 'exists', ...base, revision: name, written: prior };
         // Refused (a webhook, quota, RBAC, validation): Ready False RevisionFailed with the API server's message and
         // one Warning Event, as upstream, then retried with backoff like any failed step (activities/apply.ts says
         // why). Transient errors are only retried.
@@ -75,12 +102,12 @@ export function createConfigurationActivities(deps: ActivityDeps) {
         throw err;
       }
       await events.record(cfg, 'Normal', 'Created', `Created Revision "${name}"`);
-      return { outcome: 'created', ...base, revision: name, resourceVersion: created.metadata.resourceVersion ?? '' };
+      return { outcome: 'created', ...base, revision: name, resourceVersion: created.metadata.resourceVersion ?? '', written: writtenSoFar(prior) };
     },
 
     /** latestCreated/latestReady and Ready from the Revisions (spec §2.3); `createError` from the step before. */
-    async updateConfigurationStatus(key: ObjectKey, createError?: string): Promise<StatusOutcome> {
-      const read = await readConfiguration(key);
+    async updateConfigurationStatus(key: ObjectKey, createError?: string, opts: Written = {}): Promise<StatusOutcome> {
+      const read = await readConfiguration(key, opts.written ?? {});
       if (!read) return { outcome: 'gone' };
       const { cfg, revisions } = read;
       // The spec moved on since the Revision step ran: do not report a generation whose Revision does not exist

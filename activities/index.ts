@@ -39,6 +39,7 @@ export type { ChildOutcome } from './service.js';
 export type { StatusOutcome } from './status.js';
 export type { RevisionOutcome } from './configuration.js';
 export type { DigestOutcome, ResourcesOutcome } from './revision.js';
-export type { RouteOutcome, RouteWrites } from './route.js';
+export type { RouteOutcome } from './route.js';
+export type { WrittenVersions } from './written.js';
 export type { IngressOutcome } from './ingress.js';
 export type { DelegationOutcome } from './delegation.js';

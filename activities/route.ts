@@ -47,8 +47,7 @@ import {
 import { applyIfChanged, eventsInFlight, needsApply, settleAll, type RecordLater } from './apply.js';
 import { isIstioIngress, programIngress, readVirtualServices } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { writtenVersion } from './observe.js';
-import { Context } from '@temporalio/activity';
+import { listOwnWrites, writtenSoFar, type WrittenVersions } from './written.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 /** Knative's finalizer for the Route labeler (`<plural>.<group>`). */
@@ -80,37 +79,9 @@ export type RouteOutcome =
       domainError?: string;
       /** `<Kind> <name>` of a foreign object holding a placeholder's name (only with `reportNotOwned`). */
       notOwned?: string;
-      /** The newest versions this Route's passes wrote of the kinds it lists, for the next pass (`RouteWrites`). */
-      written?: RouteWrites;
+      /** The newest versions this Route's passes wrote of the kinds they list, for the next pass (activities/written.ts). */
+      written?: WrittenVersions;
     });
-
-/**
- * The newest resourceVersion a Route's passes wrote of each kind its passes list afterwards: the labeler's Revisions
- * and Configurations, its placeholder Services. A pass lists them from the watcher's cache only once the cache
- * reflects these (it reads its own writes); the workflow carries them from pass to pass.
- */
-export interface RouteWrites {
-  Revision?: string;
-  Configuration?: string;
-  Service?: string;
-}
-
-const listedKinds = { Revision: Resources.Revision, Configuration: Resources.Configuration, Service: Resources.KubeService } as const;
-
-/** The newer of two resourceVersions (numbers as strings; undefined loses). */
-function newerVersion(a: string | undefined, b: string | undefined): string | undefined {
-  if (a === undefined || b === undefined) return a ?? b;
-  return BigInt(a) >= BigInt(b) ? a : b;
-}
-
-/** True on an activity's first attempt: a retry may follow writes of the failed attempt that no pass recorded. */
-function firstAttempt(): boolean {
-  try {
-    return Context.current().info.attempt <= 1;
-  } catch {
-    return true; // called outside an activity (unit tests)
-  }
-}
 
 /** The clear's lists: the namespace's active Revisions and its Configurations. */
 type Listed = [Revision[], Configuration[]];
@@ -201,26 +172,11 @@ export function createRouteActivities(deps: ActivityDeps) {
     }
   }
 
-  /**
-   * Objects of a kind the Route lists, from the watcher's cache (Knative's listers) when it reflects everything this
-   * Route wrote of that kind (`wrote` from earlier passes, and this activity's own writes), else from the API server.
-   * A namespace-wide list from the API server reads every object of the namespace: per pass, that is quadratic in
-   * the number of Services.
-   */
-  async function listOf<T extends KubeObject>(kind: keyof RouteWrites, ns: string, labels: Record<string, string>, wrote: RouteWrites): Promise<T[]> {
-    const type = listedKinds[kind];
-    const after = newerVersion(wrote[kind], writtenVersion(type));
-    const cached = deps.cache && firstAttempt() ? await deps.cache.list(type, ns, { labels, ...(after ? { after } : {}) }) : undefined;
-    if (cached) return cached as T[];
-    const selector = Object.entries(labels).map(([k, v]) => `${k}=${v}`);
-    return (await kube.list<T>(type, ns, selector.length ? { labelSelector: selector.join(',') } : {})).items;
-  }
-
   /** What a clear works from: the active Revisions and every Configuration of the namespace, listed side by side. */
-  function listRouted(ns: string, wrote: RouteWrites): Promise<Listed> {
+  function listRouted(ns: string, wrote: WrittenVersions): Promise<Listed> {
     return Promise.all([
-      listOf<Revision>('Revision', ns, { [Labels.routingState]: 'active' }, wrote),
-      listOf<Configuration>('Configuration', ns, {}, wrote),
+      listOwnWrites<Revision>(deps, 'Revision', ns, { [Labels.routingState]: 'active' }, wrote).then((l) => l.items),
+      listOwnWrites<Configuration>(deps, 'Configuration', ns, {}, wrote).then((l) => l.items),
     ]);
   }
 
@@ -247,7 +203,7 @@ export function createRouteActivities(deps: ActivityDeps) {
   }
 
   /** The Route finalizer (checklist 62): take the Route off every Revision and Configuration it carried, then let it go. */
-  async function finalizeRoute(key: ObjectKey, route: Route, wrote: RouteWrites): Promise<void> {
+  async function finalizeRoute(key: ObjectKey, route: Route, wrote: WrittenVersions): Promise<void> {
     if (!(route.metadata.finalizers ?? []).includes(RouteFinalizer)) return;
     await clearRouting(key, { revisions: new Set(), configurations: new Set() }, nowOf(deps), await listRouted(key.namespace, wrote));
     await patchIfPresent(Resources.Route, key.namespace, key.name, {
@@ -305,7 +261,7 @@ export function createRouteActivities(deps: ActivityDeps) {
     routing: Routing,
     settled: boolean,
     now: string,
-    wrote: RouteWrites,
+    wrote: WrittenVersions,
     listed?: Promise<Listed | undefined>,
   ): Promise<void> {
     const { targets, getRev, configurations } = routing;
@@ -409,16 +365,6 @@ export function createRouteActivities(deps: ActivityDeps) {
     return action;
   }
 
-  /** `wrote` with this activity's writes of the listed kinds. */
-  function wroteNow(wrote: RouteWrites): RouteWrites {
-    const out: RouteWrites = {};
-    for (const kind of Object.keys(listedKinds) as (keyof RouteWrites)[]) {
-      const v = newerVersion(wrote[kind], writtenVersion(listedKinds[kind]));
-      if (v !== undefined) out[kind] = v;
-    }
-    return out;
-  }
-
   return {
     /**
      * One Route pass (spec §4.1): traffic → placeholder Services → KIngress → status; then the labeler. A placeholder
@@ -426,7 +372,7 @@ export function createRouteActivities(deps: ActivityDeps) {
      * `reportNotOwned` (a Service's pass, which must go on to write the Service's status): then the outcome names it
      * and the caller schedules the retry.
      */
-    async reconcileRoute(key: ObjectKey, opts: { reportNotOwned?: boolean; written?: RouteWrites } = {}): Promise<RouteOutcome> {
+    async reconcileRoute(key: ObjectKey, opts: { reportNotOwned?: boolean; written?: WrittenVersions } = {}): Promise<RouteOutcome> {
       const wrote = opts.written ?? {};
       const raw = await kube.get<Route>(Resources.Route, key.namespace, key.name);
       if (!raw) return { outcome: 'gone' };
@@ -505,7 +451,7 @@ export function createRouteActivities(deps: ActivityDeps) {
         const [currentIngress, services, labelled, virtualServices] = await Promise.all([
           kube.get<Ingress>(Resources.KIngress, key.namespace, key.name),
           Promise.all(names.map((name) => kube.get<LiveService>(Resources.KubeService, key.namespace, placeholderServiceName(key.name, name)))),
-          listOf<KubeObject>('Service', key.namespace, { [Labels.route]: key.name }, wrote),
+          listOwnWrites<KubeObject>(deps, 'Service', key.namespace, { [Labels.route]: key.name }, wrote).then((l) => l.items),
           ingressClass === IstioIngressClassName ? readVirtualServices(kube, key.namespace, key.name) : undefined,
         ]);
         const live = new Map(names.map((name, i) => [placeholderServiceName(key.name, name), { service: services[i] }]));
@@ -568,7 +514,7 @@ export function createRouteActivities(deps: ActivityDeps) {
         ...(touched ? { placeholders: touched } : {}),
         ...(domainError !== undefined ? { domainError } : {}),
         ...(placeholders?.notOwned ? { notOwned: `${placeholders.notOwned.kind} ${placeholders.notOwned.name}` } : {}),
-        written: wroteNow(wrote),
+        written: writtenSoFar(wrote),
       };
     },
   };

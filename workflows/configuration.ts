@@ -5,6 +5,7 @@ import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
 import { describeStatus, isSettled } from './summaries.js';
 import { ownFact, ownerReconciles } from './delegation.js';
+import { writtenBefore, writtenFacts } from './written.js';
 
 export async function configurationWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
@@ -15,7 +16,7 @@ export async function configurationWorkflow(input: EntityInput): Promise<string>
     // Only a Revision's status changed: the Revision for this generation exists; latestReady may move. (After a failed
     // creation the full pass runs again, so the failure stays in the status.)
     if (st.statusOnly && st.facts.revisionFailed !== 'yes') {
-      const status = await step(`update Configuration ${id} status`).updateConfigurationStatus(key);
+      const status = await step(`update Configuration ${id} status`).updateConfigurationStatus(key, undefined, { written: writtenBefore(st) });
       if (status.outcome === 'gone') return { gone: true, summary: 'Configuration deleted' };
       return {
         gone: false,
@@ -25,16 +26,16 @@ export async function configurationWorkflow(input: EntityInput): Promise<string>
         summary: `Revisions' status changed; ${describeStatus(status)}`,
       };
     }
-    const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key);
+    const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key, { written: writtenBefore(st) });
     if (rev.outcome === 'gone') return { gone: true, summary: 'Configuration deleted; its Revisions go with their ownerReferences' };
     const createError = rev.outcome === 'failed' ? rev.message : undefined;
-    const status = await step(`update Configuration ${id} status`).updateConfigurationStatus(key, createError);
+    const status = await step(`update Configuration ${id} status`).updateConfigurationStatus(key, createError, { written: rev.written ?? {} });
     if (status.outcome === 'gone') return { gone: true, summary: 'Configuration deleted' };
     return {
       gone: false,
       settled: isSettled(status),
       uid: rev.uid,
-      facts: { ...ownFact, revisionFailed: rev.outcome === 'failed' ? 'yes' : '' },
+      facts: { ...ownFact, revisionFailed: rev.outcome === 'failed' ? 'yes' : '', ...writtenFacts(rev) },
       summary: `generation ${rev.generation}: Revision ${rev.revision} ${rev.outcome}; ${describeStatus(status)}`,
     };
   });

@@ -5,7 +5,7 @@ import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
 import { describeStatus, isSettled } from './summaries.js';
 import { ownFact, ownerReconciles } from './delegation.js';
-import { routeWriteFacts, routeWrites } from './route-writes.js';
+import { writtenBefore, writtenFacts } from './written.js';
 
 export async function routeWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
@@ -14,13 +14,13 @@ export async function routeWorkflow(input: EntityInput): Promise<string> {
     const delegated = await ownerReconciles(st, 'Route', key);
     if (delegated) return delegated;
     const res = await step(`program Route ${id} (traffic, placeholder Services, Ingress and its VirtualServices, status)`).reconcileRoute(key, {
-      written: routeWrites(st),
+      written: writtenBefore(st),
     });
     if (res.outcome === 'gone') return { gone: true, summary: 'Route deleted; its Ingress and Services go with their ownerReferences' };
     return {
       gone: false,
       settled: isSettled(res),
-      facts: { ...ownFact, ...routeWriteFacts(res) },
+      facts: { ...ownFact, ...writtenFacts(res) },
       summary: `Ingress ${res.ingress}; ${describeStatus(res)}`,
     };
   });

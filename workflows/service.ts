@@ -3,11 +3,11 @@
 // traffic, placeholder Services and KIngress (§4) — then the Service's status. Revisions keep workflows of their own.
 import type { ObjectKey } from '../api/meta.js';
 import { specOfObservation } from '../api/content-token.js';
-import type { RouteOutcome, StatusOutcome } from '../activities/index.js';
+import type { RouteOutcome, StatusOutcome, WrittenVersions } from '../activities/index.js';
 import { runEntity, type EntityInput, type EntityState, type PassResult } from './entity.js';
 import { step } from './activities.js';
 import { describeChild, describeStatus, isSettled } from './summaries.js';
-import { routeWriteFacts, routeWrites } from './route-writes.js';
+import { writtenBefore, writtenFacts } from './written.js';
 
 /** Backoff of a pass that could not program the Route (a foreign object holds a placeholder's name), as upstream's. */
 function retryDelay(st: Readonly<EntityState>): number {
@@ -17,10 +17,10 @@ function retryDelay(st: Readonly<EntityState>): number {
 export async function serviceWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
-  const programRoute = (st: Readonly<EntityState>) =>
+  const programRoute = (written: WrittenVersions) =>
     step(`program Route ${id} (traffic, placeholder Services, Ingress and its VirtualServices, status)`).reconcileRoute(key, {
       reportNotOwned: true,
-      written: routeWrites(st),
+      written,
     });
 
   /** What a pass remembers and reports after the Route step. */
@@ -29,7 +29,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     route: RouteOutcome | undefined,
   ): Pick<PassResult, 'retryInSeconds'> & { facts: Record<string, string> } {
     const failed = route !== undefined && route.outcome !== 'gone' && route.notOwned !== undefined;
-    const written = routeWriteFacts(route);
+    const written = writtenFacts(route);
     return failed
       ? { retryInSeconds: retryDelay(st), facts: { ...written, routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
       : { facts: { ...written, routeRetries: '' } };
@@ -42,8 +42,12 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     // Service's own spec have moved on meanwhile, the status step leaves it and the pass goes on in full.
     const selfSpec = specOfObservation(st.observed[`Service/${id}`]);
     if (st.statusOnly && st.facts.routeHeld !== 'yes' && st.facts.revisionFailed !== 'yes' && selfSpec !== '-') {
-      const cfg = st.facts.configurationOwned === 'yes' ? await step(`update Configuration ${id} status`).updateConfigurationStatus(key) : undefined;
-      const route = st.facts.routeOwned === 'yes' ? await programRoute(st) : undefined;
+      const written = writtenBefore(st);
+      const cfg =
+        st.facts.configurationOwned === 'yes'
+          ? await step(`update Configuration ${id} status`).updateConfigurationStatus(key, undefined, { written })
+          : undefined;
+      const route = st.facts.routeOwned === 'yes' ? await programRoute(written) : undefined;
       const status = await step(`update Service ${id} status`).updateServiceStatus(key, selfSpec);
       if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
       if (status.outcome !== 'stale') {
@@ -64,16 +68,21 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     let revision = '';
     let revisionFailed = false;
     let cfgStatus: StatusOutcome | undefined;
+    let written = writtenBefore(st);
     if (cfg.outcome === 'applied') {
-      const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key);
+      const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key, { written });
       revisionFailed = rev.outcome === 'failed';
-      if (rev.outcome !== 'gone') revision = `Revision ${rev.revision} ${rev.outcome}`;
-      cfgStatus = await step(`update Configuration ${id} status`).updateConfigurationStatus(key, rev.outcome === 'failed' ? rev.message : undefined);
+      if (rev.outcome !== 'gone') {
+        revision = `Revision ${rev.revision} ${rev.outcome}`;
+        written = rev.written ?? written;
+      }
+      const createError = rev.outcome === 'failed' ? rev.message : undefined;
+      cfgStatus = await step(`update Configuration ${id} status`).updateConfigurationStatus(key, createError, { written });
     }
     const routeApply = await step(`apply Route ${id}`).reconcileServiceRoute(key);
     // A held Route (bring-your-own Revision not there yet) is not re-applied, but the Route as it stands is still ours.
     const routeOwned = routeApply.outcome === 'applied' || routeApply.outcome === 'held';
-    const route = routeOwned ? await programRoute(st) : undefined;
+    const route = routeOwned ? await programRoute(written) : undefined;
     const status = await step(`update Service ${id} status`).updateServiceStatus(key);
     if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
     const uid = cfg.outcome === 'applied' ? cfg.ownerUid : routeApply.outcome === 'applied' ? routeApply.ownerUid : undefined;
@@ -85,6 +94,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
       ...retry,
       facts: {
         ...retry.facts,
+        ...writtenFacts({ written }, route),
         routeHeld: routeApply.outcome === 'held' ? 'yes' : '',
         revisionFailed: revisionFailed ? 'yes' : '',
         configurationOwned: cfg.outcome === 'applied' ? 'yes' : '',

@@ -97,7 +97,8 @@ export class KubeClient {
       resourcePath(type, obj.metadata.namespace, obj.metadata.name, subresource) + query({ fieldManager: this.fieldManager, force: 'true' });
     const res = await this.request('PATCH', path, JSON.stringify(obj), 'application/apply-patch+yaml');
     // A status write is a read of the object as far as observations go: its spec may have moved on meanwhile.
-    return this.noted(type, this.parse<T>('APPLY', path, res), subresource ? 'status' : 'write', true);
+    // A status write changes nothing a list selects by (labels, annotations): only spec and metadata writes count.
+    return this.noted(type, this.parse<T>('APPLY', path, res), subresource ? 'status' : 'write', subresource === undefined);
   }
 
   async create<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {

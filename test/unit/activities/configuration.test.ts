@@ -6,6 +6,9 @@ import type { Configuration } from '../../../api/serving.js';
 import { revision } from '../../fixtures/revision.js';
 import { configuration } from '../../fixtures/serving.js';
 import { KubeFake, refused, fakeDeps } from './kube-fake.js';
+import type { MetadataCache } from '../../../activities/deps.js';
+import { observing } from '../../../activities/observe.js';
+import type { KubeObject } from '../../../api/meta.js';
 
 const key = { namespace: 'default', name: 'hello' };
 
@@ -64,5 +67,62 @@ describe('updateConfigurationStatus', () => {
       { reason: 'ConfigurationReady', latestReady: undefined },
       { reason: 'LatestReadyUpdate', latestReady: undefined },
     ]);
+  });
+});
+
+describe("the Configuration's Revisions from the watcher cache (activities/written.ts)", () => {
+  /** A cache over the fake's store (metadata only, as the watcher's) that records the versions it was asked to reflect. */
+  function withCache(fake: KubeFake, vouch = true) {
+    const asked: (string | undefined)[] = [];
+    const { deps } = fakeDeps(fake);
+    const cache: MetadataCache = {
+      list: async (type, ns, opts = {}) => {
+        asked.push(opts.after);
+        if (!vouch) return undefined;
+        const labels = Object.entries(opts.labels ?? {});
+        return fake
+          .list(type, ns)
+          .filter((o) => labels.every(([k, v]) => o.metadata.labels?.[k] === v))
+          .map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, metadata: { name: o.metadata.name, namespace: o.metadata.namespace } }));
+      },
+    };
+    return { asked, acts: createConfigurationActivities({ ...deps, cache }) };
+  }
+
+  it('names them from the cache, reads each whole (no list), and reports the Revision it created for the next step', async () => {
+    const { fake } = setup();
+    const { acts, asked } = withCache(fake);
+    const created = await observing(() => acts.reconcileConfigurationRevision(key, { written: { Revision: '1' } }));
+    expect(created).toMatchObject({ outcome: 'created', revision: 'hello-00001' });
+    const rv = fake.get<KubeObject>(Resources.Revision, 'default', 'hello-00001')!.metadata.resourceVersion;
+    expect(created.outcome !== 'gone' && created.written).toEqual({ Revision: rv });
+    expect(asked).toEqual(['1']);
+    fake.calls = [];
+    const written = created.outcome !== 'gone' ? created.written : undefined;
+    expect(await acts.updateConfigurationStatus(key, undefined, written ? { written } : {})).toMatchObject({ outcome: 'written' });
+    expect(asked).toEqual(['1', rv]);
+    expect(fake.calls.filter((c) => c.verb === 'list')).toEqual([]);
+    expect(fake.calls.filter((c) => c.verb === 'get' && c.kind === 'Revision').map((c) => c.name)).toEqual(['hello-00001']);
+    expect(fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.status?.latestCreatedRevisionName).toBe('hello-00001');
+  });
+
+  it('one the cache still names but that is gone is left out; a cache that cannot vouch leaves it to a list', async () => {
+    const { fake } = setup();
+    const phantom = { apiVersion: 'serving.knative.dev/v1', kind: 'Revision', metadata: { name: 'hello-00009', namespace: 'default' } };
+    const { deps } = fakeDeps(fake);
+    const names: MetadataCache = {
+      list: async (type, ns) => [...fake.list(type, ns).map((o) => ({ ...o, metadata: { ...o.metadata } })), phantom],
+    };
+    const acts = createConfigurationActivities({ ...deps, cache: names });
+    expect(await acts.reconcileConfigurationRevision(key)).toMatchObject({ outcome: 'created', revision: 'hello-00001' });
+    fake.calls = [];
+    expect(await acts.updateConfigurationStatus(key)).toMatchObject({ outcome: 'written' });
+    expect(fake.calls.filter((c) => c.verb === 'get' && c.kind === 'Revision').map((c) => c.name)).toEqual(['hello-00001', 'hello-00009']);
+    expect(fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.status?.latestCreatedRevisionName).toBe('hello-00001');
+    const lagging = withCache(fake, false);
+    fake.calls = [];
+    await lagging.acts.updateConfigurationStatus(key, undefined, { written: { Revision: '999' } });
+    expect(lagging.asked).toEqual(['999']);
+    expect(fake.calls.filter((c) => c.verb === 'list').map((c) => c.kind)).toEqual(['Revision']);
   });
 });

@@ -163,7 +163,6 @@ export class KubeFake {
           (next as unknown as Json)['status'] = clone((obj as unknown as Json)['status']);
           next.metadata.resourceVersion = String(++this.rv);
           this.objects.set(id, next);
-          noteWritten(type, next);
           return clone(next);
         }
         const next = clone(before ?? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: {} }) as Json & KubeObject;

@@ -4,10 +4,11 @@
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ActivityDeps, ConfigSource, MetadataCache } from '../../../activities/deps.js';
+import type { WrittenVersions } from '../../../activities/written.js';
 import { observing } from '../../../activities/observe.js';
 import type { EventRecorder } from '../../../activities/events.js';
 import type { KubeClient } from '../../../activities/kube/client.js';
-import { createRouteActivities, RouteFinalizer, type RouteOutcome, type RouteWrites } from '../../../activities/route.js';
+import { createRouteActivities, RouteFinalizer, type RouteOutcome } from '../../../activities/route.js';
 import { parseDomainConfig, type DomainConfig } from '../../../api/config/domain.js';
 import { parseNetworkConfig, type NetworkConfig } from '../../../api/config/network.js';
 import { Resources } from '../../../api/kinds.js';
@@ -122,7 +123,7 @@ function harness(net: Record<string, string> = {}, opts: { delayMs?: (verb: stri
     kube,
     recorded,
     setNetwork: (data: Record<string, string>) => (networkCfg = withClass(data)),
-    pass: (name: string, written?: RouteWrites) => observing(() => acts.reconcileRoute({ namespace: NS, name }, written ? { written } : {})),
+    pass: (name: string, written?: WrittenVersions) => observing(() => acts.reconcileRoute({ namespace: NS, name }, written ? { written } : {})),
     route: (name: string) => kube.get<Route>(Resources.Route, NS, name)!,
     cond: (name: string, type: string) => kube.get<Route>(Resources.Route, NS, name)?.status?.conditions?.find((c) => c.type === type),
     annotation: (type: typeof Resources.Configuration, name: string, key = 'serving.knative.dev/routes') =>
