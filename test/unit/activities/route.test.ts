@@ -161,6 +161,19 @@ async function readyDirectRoute(h: H, traffic: TrafficTarget[] = [{ configuratio
   expect(o.ready).toBe('True');
 }
 
+/** `direct` at `cfg`, with `old` and its Revision still listing it from before (the labeler's clear has work). */
+function seedOldRouting(h: ReturnType<typeof harness>) {
+  h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+  h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+  h.kube.seed(Resources.Configuration, configuration('old', 'old-00001', 'old-00001', { 'serving.knative.dev/routes': 'direct,keep' }));
+  h.kube.seed(Resources.Revision, revision('old-00001', 'old'));
+  h.kube.edit<Revision>(Resources.Revision, NS, 'old-00001', (r) => {
+    r.metadata.labels = { ...r.metadata.labels, 'serving.knative.dev/routingState': 'active' };
+    r.metadata.annotations = { 'serving.knative.dev/routes': 'direct' };
+  });
+  h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+}
+
 describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', () => {
   let h: H;
   beforeEach(() => (h = harness()));
@@ -232,18 +245,6 @@ describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', (
       },
     };
     return { cache, asked };
-  }
-
-  function seedOldRouting(h: ReturnType<typeof harness>) {
-    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
-    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
-    h.kube.seed(Resources.Configuration, configuration('old', 'old-00001', 'old-00001', { 'serving.knative.dev/routes': 'direct,keep' }));
-    h.kube.seed(Resources.Revision, revision('old-00001', 'old'));
-    h.kube.edit<Revision>(Resources.Revision, NS, 'old-00001', (r) => {
-      r.metadata.labels = { ...r.metadata.labels, 'serving.knative.dev/routingState': 'active' };
-      r.metadata.annotations = { 'serving.knative.dev/routes': 'direct' };
-    });
-    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
   }
 
   it('with the watcher cache, the clear and the orphan list read it, asking it to reflect what earlier passes wrote', async () => {
@@ -582,15 +583,7 @@ describe('a KIngress of class istio is programmed in the Route’s own pass (ADR
 
   it('a Route settling for the first time takes itself off what it no longer references; settled again, it lists nothing', async () => {
     const h = harness(ISTIO);
-    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
-    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
-    h.kube.seed(Resources.Configuration, configuration('old', 'old-00001', 'old-00001', { 'serving.knative.dev/routes': 'direct,keep' }));
-    h.kube.seed(Resources.Revision, revision('old-00001', 'old'));
-    h.kube.edit<Revision>(Resources.Revision, NS, 'old-00001', (r) => {
-      r.metadata.labels = { ...r.metadata.labels, 'serving.knative.dev/routingState': 'active' };
-      r.metadata.annotations = { 'serving.knative.dev/routes': 'direct' };
-    });
-    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    seedOldRouting(h);
     expect(ok(await h.pass('direct')).ready).toBe('True');
     // The clear's lists were read while the KIngress was programmed.
     const at = (verb: string, kind: string) => h.kube.calls.findIndex((c) => c.verb === verb && c.kind === kind);
