@@ -527,6 +527,14 @@ describe('observeReadyNs (upstream TestObserveReady; computeProperties)', () => 
     expect(got.stepParams).toEqual({ startTimeNs: '1', stepDurationNs: `${S}`, stepSize: 99, nextStepTimeNs: `${501n * S}` });
   });
 
+  it('percent 1 (only a hand-edited state reaches it): NaN and ±Inf convert as Go on amd64, and the result fails Validate', () => {
+    const min = '-9223372036854775808';
+    const got = computeProperties(c('x', 1, [['r', 1]], { start: 1 }), 10n ** 18n, 2, 60);
+    expect(got.stepParams).toEqual({ startTimeNs: '1', stepDurationNs: min, nextStepTimeNs: min, stepSize: -(2 ** 63) });
+    expect(rolloutAnnotation(ro(got))).toContain(`"stepParams":{"starttime":1,"nextStepTime":${min},"stepDuration":${min},"stepSize":${min}}`);
+    expect(parseRolloutAnnotation(rolloutAnnotation(ro(got)))).toBeUndefined();
+  });
+
   it('nextStepTime is float64(now) + stepDuration truncated, exactly as Go computes it at today’s Unix ns', () => {
     const now = 1_764_025_200_123_456_789n; // beyond 2^53: float64(now) = 1764025200123456768
     const got = computeProperties(c('x', 100, [], { start: now - 5n * S }), now, 5, 600);
