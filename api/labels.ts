@@ -24,3 +24,12 @@ export const Annotations = {
   rolloutDurationLegacy: 'serving.knative.dev/rolloutDuration',
   lastAppliedConfiguration: 'kubectl.kubernetes.io/last-applied-configuration',
 } as const;
+
+/** Tidal's own annotation keys (not Knative's). */
+export const TidalAnnotations = {
+  /**
+   * Control of a gradual rollout, on a Service (copied to its Route) or a Route: `pause`, `resume`, `promote` or
+   * `abort`, optionally `:<revision>` (resources/rollout.ts `parseRolloutControl`, resources/README.md).
+   */
+  rollout: 'tidal.dev/rollout',
+} as const;

@@ -23,16 +23,8 @@ import type { Route } from '../api/serving.js';
 import { childName } from './names.js';
 import { controllerRef } from './owner.js';
 import { revisionServicePort } from './revision-service.js';
-import {
-  DefaultTarget,
-  buildRollout,
-  byteOrder,
-  serializeRollout,
-  trafficNames,
-  type Rollout,
-  type RevisionTarget,
-  type TrafficConfig,
-} from './traffic.js';
+import { buildRollout, rolloutAnnotation, rolloutSplits, type Rollout } from './rollout.js';
+import { DefaultTarget, byteOrder, trafficNames, type RevisionTarget, type TrafficConfig } from './traffic.js';
 
 export const DefaultClusterDomain = 'cluster.local';
 
@@ -149,7 +141,8 @@ function split(ns: string, revisionName: string, port: number, percent: number):
 
 /**
  * One path splitting to the revision Services `<rev>` (upstream `makeBaseIngressPath`): 0 % targets are left out; a
- * latestRevision target with a rollout of two or more revisions expands into that rollout's revisions.
+ * latestRevision target with a rollout of two or more revisions (or held on another revision: abort, rollback)
+ * expands into that rollout's revisions (`rolloutSplits`).
  */
 function basePath(
   ns: string,
@@ -162,13 +155,11 @@ function basePath(
   for (const t of targets) {
     if (t.percent === 0) continue;
     const port = splitPort(config, t);
-    const ro = t.latestRevision
-      ? rollout.configurations?.find((c) => (c.tag ?? '') === tag && c.configurationName === (t.configurationName ?? ''))
-      : undefined;
-    if (!ro?.revisions || ro.revisions.length < 2) {
+    const revs = rolloutSplits(rollout, tag, t);
+    if (revs === undefined) {
       splits.push(split(ns, t.revisionName, port, t.percent));
     } else {
-      for (const r of ro.revisions) splits.push(split(ns, r.revisionName, port, r.percent));
+      for (const r of revs) splits.push(split(ns, r.revisionName, port, r.percent));
     }
   }
   return { splits };
@@ -279,7 +270,7 @@ export function makeIngress(
 
   const annotations: Record<string, string> = {
     [NetworkingAnnotations.ingressClass]: ingressClassForRoute(route, ingressClass),
-    [NetworkingAnnotations.rollout]: serializeRollout(rollout),
+    [NetworkingAnnotations.rollout]: rolloutAnnotation(rollout),
     ...route.metadata.annotations,
   };
   for (const k of ExcludedIngressAnnotations) delete annotations[k];

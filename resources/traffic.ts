@@ -1,4 +1,4 @@
-// Traffic resolution of a Route (knative/serving pkg/reconciler/route/traffic/{traffic,errors,rollout}.go). Spec §4.2;
+// Traffic resolution of a Route (knative/serving pkg/reconciler/route/traffic/{traffic,errors}.go; the rollout is rollout.ts). Spec §4.2;
 // checklists 43–47. Pure: the Configurations and Revisions are looked up in maps the caller passes in.
 import { SERVING_API_VERSION } from '../api/kinds.js';
 import { Labels } from '../api/labels.js';
@@ -292,70 +292,4 @@ export function trafficNames(config: Pick<TrafficConfig, 'targets'>): string[] {
 /** Go's string ordering (bytewise; equal to UTF-16 order for the ASCII names used here). */
 export function byteOrder(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-// --- Rollout state (traffic/rollout.go): the steady state only; gradual rollout is spec §5 ---
-
-export interface RevisionRollout {
-  revisionName: string;
-  percent: number;
-}
-
-/** Timing and sizing of a running rollout; all fields empty in the steady state. */
-export interface RolloutParams {
-  starttime?: number;
-  nextStepTime?: number;
-  stepDuration?: number;
-  stepSize?: number;
-}
-
-export interface ConfigurationRollout {
-  configurationName: string;
-  tag?: string;
-  percent: number;
-  revisions?: RevisionRollout[];
-  stepParams: RolloutParams;
-}
-
-/** Serialized into the KIngress annotation `networking.internal.knative.dev/rollout`. */
-export interface Rollout {
-  configurations?: ConfigurationRollout[];
-}
-
-/**
- * Upstream `Config.BuildRollout`: for every group, each `latestRevision` target becomes a configuration rollout
- * with its single current revision at the target's (consolidated) percent. Sorted by tag, then configuration name.
- */
-export function buildRollout(config: Pick<TrafficConfig, 'targets'>): Rollout {
-  const configurations: ConfigurationRollout[] = [];
-  for (const [tag, targets] of Object.entries(config.targets)) {
-    for (const t of targets) {
-      if (!t.latestRevision) continue;
-      const cr: ConfigurationRollout = { configurationName: t.configurationName ?? '', percent: t.percent, stepParams: {} };
-      if (tag) cr.tag = tag;
-      cr.revisions = [{ revisionName: t.revisionName, percent: t.percent }];
-      configurations.push(cr);
-    }
-  }
-  configurations.sort((a, b) => byteOrder(a.tag ?? '', b.tag ?? '') || byteOrder(a.configurationName, b.configurationName));
-  return configurations.length ? { configurations } : {};
-}
-
-/** Go's `json.Marshal(rollout)`: struct field order, `omitempty` as upstream declares it. */
-export function serializeRollout(rollout: Rollout): string {
-  if (!rollout.configurations?.length) return '{}';
-  const configurations = rollout.configurations.map((c) => {
-    const out: Record<string, unknown> = { configurationName: c.configurationName };
-    if (c.tag) out['tag'] = c.tag;
-    out['percent'] = c.percent;
-    if (c.revisions?.length) out['revisions'] = c.revisions.map((r) => ({ revisionName: r.revisionName, percent: r.percent }));
-    const p: Record<string, number> = {};
-    if (c.stepParams.starttime) p['starttime'] = c.stepParams.starttime;
-    if (c.stepParams.nextStepTime) p['nextStepTime'] = c.stepParams.nextStepTime;
-    if (c.stepParams.stepDuration) p['stepDuration'] = c.stepParams.stepDuration;
-    if (c.stepParams.stepSize) p['stepSize'] = c.stepParams.stepSize;
-    out['stepParams'] = p;
-    return out;
-  });
-  return JSON.stringify({ configurations });
 }

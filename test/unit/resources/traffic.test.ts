@@ -2,11 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { routeConditionSet, type RouteStatus } from '../../../api/lifecycle/route.js';
 import type { Configuration, Revision, Route, TrafficTarget } from '../../../api/serving.js';
 import {
-  buildRollout,
   buildTrafficConfiguration,
   isTargetFailure,
   markBadTrafficTarget,
-  serializeRollout,
   statusTraffic,
   trafficNames,
   type TrafficTargetError,
@@ -406,38 +404,5 @@ describe('statusTraffic (checklist 47)', () => {
     expect(statusTraffic(ok.config)).toEqual([{ tag: 't', revisionName: 'hello-00001', latestRevision: false, percent: 100 }]);
     const bad = buildTrafficConfiguration(route([{ revisionName: 'nope', percent: 100 }]), {}, {});
     expect(statusTraffic(bad.config)).toEqual([]);
-  });
-});
-
-describe('rollout state (steady state)', () => {
-  it('one configuration rollout per latestRevision target and tag, sorted by tag then configuration; Go JSON', () => {
-    const { config } = buildTrafficConfiguration(
-      route([
-        { configurationName: 'valhalla', latestRevision: true, percent: 100 },
-        { configurationName: 'thor', latestRevision: true, percent: 0, tag: 'tagged' },
-        { revisionName: 'valhalla-00001', latestRevision: false, percent: 0, tag: 'pinned' },
-      ]),
-      byName(cfg('valhalla', 'valhalla-00002'), cfg('thor', 'thor-00001')),
-      byName(rev('valhalla-00001', { config: 'valhalla' }), rev('valhalla-00002', { config: 'valhalla' }), rev('thor-00001', { config: 'thor' })),
-    );
-    const rollout = buildRollout(config);
-    expect(rollout).toEqual({
-      configurations: [
-        { configurationName: 'thor', percent: 0, revisions: [{ revisionName: 'thor-00001', percent: 0 }], stepParams: {} },
-        { configurationName: 'valhalla', percent: 100, revisions: [{ revisionName: 'valhalla-00002', percent: 100 }], stepParams: {} },
-        { configurationName: 'thor', tag: 'tagged', percent: 100, revisions: [{ revisionName: 'thor-00001', percent: 100 }], stepParams: {} },
-      ],
-    });
-    expect(serializeRollout(rollout)).toBe(
-      '{"configurations":[' +
-        '{"configurationName":"thor","percent":0,"revisions":[{"revisionName":"thor-00001","percent":0}],"stepParams":{}},' +
-        '{"configurationName":"valhalla","percent":100,"revisions":[{"revisionName":"valhalla-00002","percent":100}],"stepParams":{}},' +
-        '{"configurationName":"thor","tag":"tagged","percent":100,"revisions":[{"revisionName":"thor-00001","percent":100}],"stepParams":{}}]}',
-    );
-  });
-
-  it('no latestRevision targets → {}', () => {
-    expect(buildRollout({ targets: {} })).toEqual({});
-    expect(serializeRollout({})).toBe('{}');
   });
 });
