@@ -124,12 +124,23 @@ function applyGrpcProbeDefaults(c: ContainerFields): void {
   }
 }
 
+/** How a defaulting call was reached. */
+export interface RevisionDefaultingOptions {
+  /** False when defaulting an UPDATE (the webhook then leaves `enableServiceLinks` alone); default true. */
+  inCreate?: boolean;
+}
+
 /**
  * Knative's RevisionSpec.SetDefaults (§8.1) on a copy of `spec`. `parent` is the enclosing Service or
  * Configuration (its name, or its metadata) that the container-name templates read; without one they render over
  * empty metadata, as for a standalone Revision.
  */
-export function setRevisionSpecDefaults(spec: RevisionSpec, cfg: DefaultsConfig, parent?: string | TemplateMeta): RevisionSpec {
+export function setRevisionSpecDefaults(
+  spec: RevisionSpec,
+  cfg: DefaultsConfig,
+  parent?: string | TemplateMeta,
+  opts: RevisionDefaultingOptions = {},
+): RevisionSpec {
   const rs = deepCopy(spec) as PodFields;
   const meta: TemplateMeta = typeof parent === 'string' ? { name: parent } : (parent ?? {});
 
@@ -177,7 +188,9 @@ export function setRevisionSpecDefaults(spec: RevisionSpec, cfg: DefaultsConfig,
     }
   }
 
-  if (rs.enableServiceLinks === undefined && cfg.enableServiceLinks !== undefined) rs.enableServiceLinks = cfg.enableServiceLinks;
+  // Knative defaults enableServiceLinks only when the object is created (apis.IsInCreate).
+  const inCreate = opts.inCreate ?? true;
+  if (inCreate && rs.enableServiceLinks === undefined && cfg.enableServiceLinks !== undefined) rs.enableServiceLinks = cfg.enableServiceLinks;
   return rs;
 }
 
@@ -217,7 +230,8 @@ function keepsByoName(current: { metadata?: { name?: string } }, previous: { met
 export function setConfigurationDefaults(cfg: Configuration, defaults: DefaultsConfig, previous?: Configuration): Configuration {
   const out = deepCopy(cfg);
   if (!keepsByoName(out.spec.template, previous?.spec.template)) {
-    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata));
+    const opts = { inCreate: previous === undefined };
+    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata), opts);
   }
   return out;
 }
@@ -230,7 +244,8 @@ export function setConfigurationDefaults(cfg: Configuration, defaults: DefaultsC
 export function setServiceDefaults(svc: Service, defaults: DefaultsConfig, previous?: Service): Service {
   const out = deepCopy(svc);
   if (!keepsByoName(out.spec.template, previous?.spec.template)) {
-    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata));
+    const opts = { inCreate: previous === undefined };
+    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata), opts);
   }
   const route = setRouteSpecDefaults({ traffic: out.spec.traffic }, true);
   out.spec.traffic = route.traffic;
