@@ -70,13 +70,14 @@ function setDefaultsFor(kind: AdmissionKind, obj: KubeObject, ctx: AdmissionCont
 
 /**
  * The object to store: a defaulted copy of `obj` (never mutates it), as upstream's defaulting webhook builds it —
- * the fields Go's types always serialize (`resources: {}`, a probe's `port: 0`, …), then Knative's SetDefaults,
- * then the creator/lastModifier annotations. The webhook sends the difference as a JSON patch. A subresource write
+ * Knative's SetDefaults, the fields Go's types always serialize (`resources: {}`, a probe's `port: 0`, …), then the
+ * creator/lastModifier annotations. The webhook sends the difference as a JSON patch. A subresource write
  * is returned unchanged.
  */
 export function defaultForAdmission(kind: AdmissionKind, obj: KubeObject, ctx: AdmissionContext): KubeObject {
   if ((ctx.subResource ?? '') !== '' || (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE')) return cloneJson(obj);
-  const defaulted = setDefaultsFor(kind, goRoundTrip(kind, obj), ctx);
+  // Go re-encodes the defaulted object: the zero-valued fields appear around what SetDefaults added, too.
+  const defaulted = goRoundTrip(kind, setDefaultsFor(kind, obj, ctx));
   return withUserInfo(kind, defaulted, ctx);
 }
 
