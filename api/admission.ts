@@ -11,7 +11,7 @@ import { goRoundTrip } from './go-round-trip.js';
 import { Annotations } from './labels.js';
 import type { KubeObject } from './meta.js';
 import type { Configuration, Revision, Route, Service } from './serving.js';
-import { jsonEqual, validateConfiguration, validateRevision, validateRoute, validateService, type ValidationOptions } from './validation.js';
+import { semanticEqual, validateConfiguration, validateRevision, validateRoute, validateService, type ValidationOptions } from './validation.js';
 
 /** The kinds the serving webhooks admit. */
 export type AdmissionKind = 'Service' | 'Configuration' | 'Revision' | 'Route';
@@ -42,7 +42,9 @@ function withUserInfo(kind: AdmissionKind, obj: KubeObject, ctx: AdmissionContex
   if ((kind === 'Configuration' || kind === 'Route') && obj.metadata.ownerReferences !== undefined) return obj;
   if (kind === 'Revision') return obj;
   const update = ctx.operation === 'UPDATE' && ctx.old !== undefined;
-  if (update && jsonEqual(specOf(ctx.old), specOf(obj))) return obj;
+  // Upstream compares with the stored object defaulted too, so its own defaults never count as a change.
+  const oldDefaulted = ctx.old !== undefined ? setDefaultsFor(kind, ctx.old, { ...ctx, operation: 'CREATE' }) : undefined;
+  if (update && semanticEqual(specOf(oldDefaulted), specOf(obj))) return obj;
   const annotations = { ...obj.metadata.annotations };
   if (!update) annotations[Annotations.creator] = ctx.user.username;
   annotations[Annotations.lastModifier] = ctx.user.username;

@@ -152,16 +152,29 @@ function validateQueueSidecarAnnotations(anns: Record<string, string> | undefine
 // ---------------------------------------------------------------------------------------------------------------
 // Creator and last modifier (knative/pkg apis.ValidateCreatorAndModifier).
 
-/** Plain-JSON deep equality, with absent, undefined and null alike (as Go decodes them). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b || (a == null && b == null)) return true;
+/** True for what Go decodes to a zero value: absent, null, false, 0, "", and empty or all-zero lists and objects. */
+function isGoZero(v: unknown): boolean {
+  if (v === undefined || v === null || v === false || v === 0 || v === '') return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === 'object') return Object.values(v as Record<string, unknown>).every(isGoZero);
+  return false;
+}
+
+/**
+ * Equality of two specs as Knative compares them (typed Go structs): a field absent on one side equals its zero
+ * value on the other, so the fields Go's round trip adds (`resources: {}`, a probe's `port: 0`,
+ * `creationTimestamp: null`) never count as a change. Lenient where Go would not be (a pointer field's 0 vs
+ * absent): a spurious "changed" would refuse a request upstream admits.
+ */
+export function semanticEqual(a: unknown, b: unknown): boolean {
+  if (a === b || (isGoZero(a) && isGoZero(b))) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => semanticEqual(v, b[i]));
   }
-  if (a == null || b == null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
   const ao = a as Record<string, unknown>;
   const bo = b as Record<string, unknown>;
-  for (const k of new Set([...Object.keys(ao), ...Object.keys(bo)])) if (!jsonEqual(ao[k], bo[k])) return false;
+  for (const k of new Set([...Object.keys(ao), ...Object.keys(bo)])) if (!semanticEqual(ao[k], bo[k])) return false;
   return true;
 }
 
@@ -175,7 +188,7 @@ function validateCreatorAndModifier(obj: KubeObjectWithSpec, previous: KubeObjec
     errs.push({ path: at(path, Annotations.creator), message: 'annotation value is immutable' });
   }
   const modifier = newAnns[Annotations.lastModifier] ?? '';
-  if (jsonEqual(previous.spec, obj.spec) && (oldAnns[Annotations.lastModifier] ?? '') !== modifier) {
+  if (semanticEqual(previous.spec, obj.spec) && (oldAnns[Annotations.lastModifier] ?? '') !== modifier) {
     errs.push(invalid(modifier, at(path, Annotations.lastModifier)));
   }
   return errs;
@@ -295,7 +308,7 @@ function validateRevisionTemplate(tmpl: RevisionTemplateSpec, parent: ObjectMeta
 
 /** kmp.ShortDiff-like details: one "-old / +new" entry per changed leaf, with JSON paths. */
 function shortDiff(root: string, a: unknown, b: unknown, path = ''): string {
-  if (jsonEqual(a, b)) return '';
+  if (semanticEqual(a, b)) return '';
   const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
   if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) return a.map((v, i) => shortDiff(root, v, b[i], `${path}[${i}]`)).join('');
   if (isObj(a) && isObj(b)) {

@@ -223,3 +223,28 @@ describe('a typical Service is stored as upstream’s webhook stores it', () => 
     expect(validateForAdmission('Service', bad, ctx)).toEqual([]);
   });
 });
+
+describe('objects stored before the webhook existed', () => {
+  it('a label patch on a Revision without the round-trip fields is not a spec change', () => {
+    const old = {
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Revision',
+      metadata: { name: 'web-00001' },
+      spec: { containers: [{ image: 'nginx', name: 'user-container' }], timeoutSeconds: 300 },
+    } as KubeObject;
+    const patched = { ...old, metadata: { ...old.metadata, labels: { 'serving.knative.dev/routingState': 'active' } } };
+    const ctx = context('UPDATE', haknPodSpecFeatures, old);
+    const sent = defaultForAdmission('Revision', patched, ctx);
+    expect((sent as unknown as { spec: { containers: { resources?: unknown }[] } }).spec.containers[0]?.resources).toEqual({});
+    expect(validateForAdmission('Revision', sent, ctx)).toEqual([]);
+  });
+
+  it('re-applying a Service stored without defaults keeps lastModifier (the spec did not change)', () => {
+    const old = service(
+      (s) => void (s.metadata.annotations = { 'serving.knative.dev/creator': 'alice', 'serving.knative.dev/lastModifier': 'alice' }),
+    );
+    const ctx = { ...context('UPDATE', haknPodSpecFeatures, old), user: { username: 'bob' } };
+    const sent = defaultForAdmission('Service', old, ctx);
+    expect(sent.metadata.annotations).toEqual({ 'serving.knative.dev/creator': 'alice', 'serving.knative.dev/lastModifier': 'alice' });
+  });
+});
