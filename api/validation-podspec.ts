@@ -321,7 +321,8 @@ function validateProjection(proj: Obj, path: string): FieldError[] {
 function validateVolumeSource(v: Volume, f: PodSpecFeatures, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const specified = sourceGates.filter(([k]) => v[k] != null);
-  for (const k of ['secret', 'configMap'] as const) if (v[k] != null) errs.push(...validateKeyToPaths((v[k] as Obj).items, at(path, k)));
+  // Upstream reports a secret's or configMap's items under the volume itself (`volumes[i].items[j]`).
+  for (const k of ['secret', 'configMap'] as const) if (v[k] != null) errs.push(...validateKeyToPaths((v[k] as Obj).items, path));
   ((v.projected as { sources?: Obj[] } | undefined)?.sources ?? []).forEach((proj, i) =>
     errs.push(...validateProjection(proj, at(path, `projected[${i}]`))),
   );
