@@ -24,7 +24,10 @@ export interface AdmissionContext {
   old?: KubeObject;
   /** config-defaults as last parsed. */
   defaults: DefaultsConfig;
-  /** config-autoscaler and config-features for validation. */
+  /**
+   * config-autoscaler and config-features (`parseFeaturesConfig`) for validation; the features' secure-pod-defaults
+   * also drives defaulting.
+   */
   validation: ValidationOptions;
   /** The `/status` and other subresources are not defaulted or validated as the main resource. */
   subResource?: string;
@@ -53,18 +56,19 @@ function withUserInfo(kind: AdmissionKind, obj: KubeObject, ctx: AdmissionContex
 
 function setDefaultsFor(kind: AdmissionKind, obj: KubeObject, ctx: AdmissionContext): KubeObject {
   const old = ctx.operation === 'UPDATE' ? ctx.old : undefined;
+  const features = { securePodDefaults: ctx.validation.features?.securePodDefaults ?? 'Disabled' } as const;
   switch (kind) {
     case 'Service':
-      return setServiceDefaults(obj as Service, ctx.defaults, old as Service | undefined);
+      return setServiceDefaults(obj as Service, ctx.defaults, old as Service | undefined, features);
     case 'Configuration':
-      return setConfigurationDefaults(obj as Configuration, ctx.defaults, old as Configuration | undefined);
+      return setConfigurationDefaults(obj as Configuration, ctx.defaults, old as Configuration | undefined, features);
     case 'Route':
       return setRouteDefaults(obj as Route);
     case 'Revision': {
       // A Revision is defaulted on create only: its spec is immutable afterwards.
       if (old !== undefined) return obj;
       const rev = obj as Revision;
-      const defaulted: Revision = { ...rev, spec: setRevisionSpecDefaults(rev.spec, ctx.defaults) };
+      const defaulted: Revision = { ...rev, spec: setRevisionSpecDefaults(rev.spec, ctx.defaults, undefined, features) };
       return defaulted;
     }
   }

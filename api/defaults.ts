@@ -7,13 +7,15 @@
 // (`defaultsInForce`): the ones in force when Tidal first defaulted it, so a config-defaults change reaches only
 // objects created or updated afterwards, as upstream.
 //
-// Not done here: creator/lastModifier and Go's round-trip fields (api/admission.ts), secure-pod-defaults (needs
-// config-features, which Tidal does not parse yet).
+// Not done here: creator/lastModifier and Go's round-trip fields (api/admission.ts). secure-pod-defaults is applied
+// when the caller passes config-features' value (the webhook does; the reconcilers do not: it is stored at admission).
 import { renderNameTemplate } from './config/defaults.js';
 import type { TemplateMeta } from './config/defaults.js';
 import type { DefaultsConfig } from './config/types.js';
 import { cloneJson } from './conditions.js';
 import { Annotations } from './labels.js';
+import { applySecurePodDefaults } from './secure-pod-defaults.js';
+import type { SecurePodDefaults } from './validation-podspec.js';
 import { isControlledBy, type KubeObject, type ObjectMeta } from './meta.js';
 import type { Configuration, Container, RevisionSpec, Route, RouteSpec, Service, TrafficTarget } from './serving.js';
 
@@ -130,6 +132,8 @@ function applyGrpcProbeDefaults(c: ContainerFields): void {
 export interface RevisionDefaultingOptions {
   /** False when defaulting an UPDATE (the webhook then leaves `enableServiceLinks` alone); default true. */
   inCreate?: boolean;
+  /** config-features `secure-pod-defaults` (default Disabled). */
+  securePodDefaults?: SecurePodDefaults;
 }
 
 /**
@@ -189,6 +193,8 @@ export function setRevisionSpecDefaults(
       if (m.name === undefined || !writable.has(m.name)) m.readOnly = true;
     }
   }
+  const podSecurityContext = rs.securityContext as Record<string, unknown> | undefined;
+  for (const c of [...containers, ...initContainers]) applySecurePodDefaults(c, podSecurityContext, opts.securePodDefaults ?? 'Disabled');
 
   // Knative defaults enableServiceLinks only when the object is created (apis.IsInCreate).
   const inCreate = opts.inCreate ?? true;
@@ -229,10 +235,15 @@ function keepsByoName(current: { metadata?: { name?: string } }, previous: { met
  * parent. Pass `previous` (the object before this update) to skip template defaulting when a BYO template name is
  * unchanged, as Knative does.
  */
-export function setConfigurationDefaults(cfg: Configuration, defaults: DefaultsConfig, previous?: Configuration): Configuration {
+export function setConfigurationDefaults(
+  cfg: Configuration,
+  defaults: DefaultsConfig,
+  previous?: Configuration,
+  features: Pick<RevisionDefaultingOptions, 'securePodDefaults'> = {},
+): Configuration {
   const out = deepCopy(cfg);
   if (!keepsByoName(out.spec.template, previous?.spec.template)) {
-    const opts = { inCreate: previous === undefined };
+    const opts = { ...features, inCreate: previous === undefined };
     out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata), opts);
   }
   return out;
@@ -243,10 +254,15 @@ export function setConfigurationDefaults(cfg: Configuration, defaults: DefaultsC
  * list becomes `[{percent: 100, latestRevision: true}]`; each target's latestRevision defaults to
  * `revisionName === ''` and an absent percent to 0.
  */
-export function setServiceDefaults(svc: Service, defaults: DefaultsConfig, previous?: Service): Service {
+export function setServiceDefaults(
+  svc: Service,
+  defaults: DefaultsConfig,
+  previous?: Service,
+  features: Pick<RevisionDefaultingOptions, 'securePodDefaults'> = {},
+): Service {
   const out = deepCopy(svc);
   if (!keepsByoName(out.spec.template, previous?.spec.template)) {
-    const opts = { inCreate: previous === undefined };
+    const opts = { ...features, inCreate: previous === undefined };
     out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata), opts);
   }
   const route = setRouteSpecDefaults({ traffic: out.spec.traffic }, true);

@@ -6,6 +6,9 @@ import { at, disallowed, generic, invalid, missing, missingOneOf, multipleOneOf,
 import { cleanPath, dns1123LabelErrors, dns1123SubdomainErrors, isImageReference } from './k8s-names.js';
 import type { Container, RevisionSpec } from './serving.js';
 
+/** config-features' `secure-pod-defaults` values. */
+export type SecurePodDefaults = 'Disabled' | 'AllowRootBounded' | 'Enabled';
+
 /** The config-features flags that change what validation accepts (each true = Enabled or Allowed). */
 export interface PodSpecFeatures {
   /** `multi-container` (Knative default: Enabled). */
@@ -34,8 +37,8 @@ export interface PodSpecFeatures {
   fieldRef: boolean;
   /** `kubernetes.podspec-securitycontext` (Disabled): the pod-level securityContext. */
   securityContext: boolean;
-  /** `secure-pod-defaults` (Disabled). */
-  securePodDefaults: boolean;
+  /** `secure-pod-defaults` (Disabled): AllowRootBounded and Enabled also default container security contexts. */
+  securePodDefaults: SecurePodDefaults;
   /** `kubernetes.containerspec-addcapabilities` (Disabled). */
   addCapabilities: boolean;
   /** The pod-spec fields behind `kubernetes.podspec-<name>` flags (Disabled unless listed), by JSON field name. */
@@ -57,7 +60,7 @@ export const knativePodSpecFeatures: PodSpecFeatures = {
   mountPropagation: false,
   fieldRef: false,
   securityContext: false,
-  securePodDefaults: false,
+  securePodDefaults: 'Disabled',
   addCapabilities: false,
   podSpecFields: [],
 };
@@ -207,7 +210,7 @@ function podSpecAllowed(spec: PodFields, f: PodSpecFeatures): Set<string> {
   const allowed = new Set([...revisionSpecFields, 'serviceAccountName', 'containers', 'volumes', 'imagePullSecrets', 'enableServiceLinks']);
   if (spec.automountServiceAccountToken === false) allowed.add('automountServiceAccountToken');
   for (const field of f.podSpecFields) allowed.add(field);
-  if (f.securityContext || f.securePodDefaults) allowed.add('securityContext');
+  if (f.securityContext || f.securePodDefaults !== 'Disabled') allowed.add('securityContext');
   if (f.initContainers) allowed.add('initContainers');
   return allowed;
 }
@@ -225,7 +228,7 @@ function validateIds(sc: SecurityContext, path: string, fields: readonly ('runAs
 function validatePodSecurityContext(sc: SecurityContext | undefined, f: PodSpecFeatures, path: string): FieldError[] {
   if (sc == null) return [];
   const allowed = new Set<string>();
-  if (f.securePodDefaults) allowed.add('seccompProfile');
+  if (f.securePodDefaults !== 'Disabled') allowed.add('seccompProfile');
   if (f.securityContext)
     for (const k of ['runAsUser', 'runAsGroup', 'runAsNonRoot', 'fsGroup', 'supplementalGroups', 'seccompProfile']) allowed.add(k);
   const errs = [...checkDisallowed(sc, allowed, path), ...validateIds(sc, path, ['runAsUser', 'runAsGroup', 'fsGroup'])];
@@ -252,7 +255,7 @@ function validateSecurityContext(sc: SecurityContext | undefined, f: PodSpecFeat
   if (caps != null) {
     const capsAllowed = new Set(['drop']);
     const onlyBind = caps.add?.length === 1 && caps.add[0] === 'NET_BIND_SERVICE';
-    if (f.addCapabilities || (f.securePodDefaults && onlyBind)) capsAllowed.add('add');
+    if (f.addCapabilities || (f.securePodDefaults !== 'Disabled' && onlyBind)) capsAllowed.add('add');
     errs.push(...checkDisallowed(caps, capsAllowed, at(path, 'capabilities')));
   }
   errs.push(...validateIds(sc, path, ['runAsUser', 'runAsGroup']));

@@ -1,11 +1,13 @@
 // The ConfigMap webhook's check (spec §9, `/config-validation`): an edit of a config map of the system namespace is
 // refused when the controller's own parser would reject it, with the offending key as the path and the parser's
-// reason as the message. Maps Tidal does not parse (config-gc, config-features, …) are accepted. Pure.
+// reason as the message. Maps Tidal does not parse (config-gc, …) are accepted, and config-features never fails, as
+// upstream. Pure.
 import type { FieldError } from '../field-error.js';
 import { AutoscalerConfigName, parseAutoscalerConfig } from './autoscaler.js';
 import { DefaultsConfigName, parseDefaultsConfig } from './defaults.js';
 import { DeploymentConfigName, parseDeploymentConfig } from './deployment.js';
 import { DomainConfigName, parseDomainConfig } from './domain.js';
+import { FeaturesConfigName, parseFeaturesConfig } from './features.js';
 import { NetworkConfigName, parseNetworkConfig } from './network.js';
 import type { Parsed } from './types.js';
 
@@ -17,6 +19,7 @@ const parsers: Readonly<Record<string, (data: Data) => Parsed<unknown>>> = {
   [AutoscalerConfigName]: parseAutoscalerConfig,
   [DomainConfigName]: (data) => parseDomainConfig(data),
   [NetworkConfigName]: parseNetworkConfig,
+  [FeaturesConfigName]: parseFeaturesConfig,
 };
 
 /** The names of the config maps whose edits are validated. */
