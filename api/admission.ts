@@ -112,8 +112,13 @@ export function validateForAdmission(kind: AdmissionKind, obj: KubeObject, ctx: 
 
 /**
  * Why an edit of a `config-*` map of the system namespace is refused: the key and the reason, from the same parsers
- * the controller uses (`_example` is ignored, as upstream). Maps Tidal does not parse are accepted.
+ * the controller uses (`_example` is not a setting, as upstream). Pass the map's `annotations` to also refuse an edit
+ * inside `_example` that breaks its `knative.dev/example-checksum`. Maps Tidal does not parse are accepted.
  */
-export function validateConfigMapForAdmission(name: string, data: Readonly<Record<string, string>>): FieldError[] {
-  return validateConfigMap(name, data);
+export function validateConfigMapForAdmission(
+  name: string,
+  data: Readonly<Record<string, string>>,
+  annotations?: Readonly<Record<string, string>>,
+): FieldError[] {
+  return validateConfigMap(name, data, annotations);
 }

@@ -7,6 +7,7 @@ import { AutoscalerConfigName, parseAutoscalerConfig } from './autoscaler.js';
 import { DefaultsConfigName, parseDefaultsConfig } from './defaults.js';
 import { DeploymentConfigName, parseDeploymentConfig } from './deployment.js';
 import { DomainConfigName, parseDomainConfig } from './domain.js';
+import { ExampleChecksumAnnotation, ExampleKey, exampleChecksum } from './example-checksum.js';
 import { FeaturesConfigName, parseFeaturesConfig } from './features.js';
 import { NetworkConfigName, parseNetworkConfig } from './network.js';
 import type { Parsed } from './types.js';
@@ -22,11 +23,36 @@ const parsers: Readonly<Record<string, (data: Data) => Parsed<unknown>>> = {
   [FeaturesConfigName]: parseFeaturesConfig,
 };
 
-/** The names of the config maps whose edits are validated. */
+/** The config maps upstream's config webhook knows (their `_example` checksum is checked), parsed here or not. */
+const knownConfigMaps = new Set([
+  ...Object.keys(parsers),
+  'config-gc',
+  'config-observability',
+  'config-logging',
+  'config-leader-election',
+  'config-certmanager',
+]);
+
+/** The names of the config maps whose values are validated. */
 export const ValidatedConfigMapNames: readonly string[] = Object.keys(parsers);
 
-/** Why `data` is not a valid `name` config map (empty when it is, or when Tidal does not parse `name`). */
-export function validateConfigMap(name: string, data: Data): FieldError[] {
+/**
+ * Why `data` is not a valid `name` config map (empty when it is, or when Tidal does not parse `name`). With the map's
+ * `annotations`, an edit inside `_example` that no longer matches `knative.dev/example-checksum` is refused first,
+ * as upstream.
+ */
+export function validateConfigMap(name: string, data: Data, annotations?: Readonly<Record<string, string>>): FieldError[] {
+  if (!knownConfigMaps.has(name)) return [];
+  const example = data[ExampleKey];
+  const checksum = annotations?.[ExampleChecksumAnnotation];
+  if (example !== undefined && checksum !== undefined && checksum !== exampleChecksum(example)) {
+    return [
+      {
+        path: ExampleKey,
+        message: `the update modifies a key in "${ExampleKey}" which is probably not what you want. Instead, copy the respective setting to the top-level of the ConfigMap, directly below "data"`,
+      },
+    ];
+  }
   const parse = parsers[name];
   if (parse === undefined) return [];
   const parsed = parse(data);

@@ -66,7 +66,8 @@ function applyMergePatch(target: Json, patch: Json): Json {
  */
 function admit(c: AdmissionCase, features: PodSpecFeatures): FieldError[] {
   if (c.kind === 'ConfigMap') {
-    return validateConfigMapForAdmission(String(c.object.metadata.name), (c.object as unknown as { data: Record<string, string> }).data);
+    const annotations = c.object.metadata.annotations as Record<string, string> | undefined;
+    return validateConfigMapForAdmission(String(c.object.metadata.name), (c.object as unknown as { data: Record<string, string> }).data, annotations);
   }
   const kind: AdmissionKind = c.kind;
   let stored: KubeObject | undefined;
