@@ -83,7 +83,13 @@ function setDefaultsFor(kind: AdmissionKind, obj: KubeObject, ctx: AdmissionCont
 export function defaultForAdmission(kind: AdmissionKind, obj: KubeObject, ctx: AdmissionContext): KubeObject {
   if ((ctx.subResource ?? '') !== '' || (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE')) return cloneJson(obj);
   // Go re-encodes the defaulted object: the zero-valued fields appear around what SetDefaults added, too.
-  const defaulted = goRoundTrip(kind, setDefaultsFor(kind, obj, ctx));
+  let defaulted = goRoundTrip(kind, setDefaultsFor(kind, obj, ctx));
+  // An update that leaves the spec as stored keeps it byte for byte: on an object stored before the webhook, Go's
+  // zero-valued fields would otherwise change the spec, bump its generation and, for a Configuration, stamp a new
+  // Revision on a mere label patch. (Objects stored by the webhook already carry them: the same result as upstream.)
+  if (ctx.operation === 'UPDATE' && ctx.old !== undefined && semanticEqual(specOf(ctx.old), specOf(defaulted))) {
+    defaulted = { ...defaulted, spec: cloneJson(specOf(obj)) } as KubeObject;
+  }
   return withUserInfo(kind, defaulted, ctx);
 }
 
