@@ -84,11 +84,12 @@ export function defaultForAdmission(kind: AdmissionKind, obj: KubeObject, ctx: A
   if ((ctx.subResource ?? '') !== '' || (ctx.operation !== 'CREATE' && ctx.operation !== 'UPDATE')) return cloneJson(obj);
   // Go re-encodes the defaulted object: the zero-valued fields appear around what SetDefaults added, too.
   let defaulted = goRoundTrip(kind, setDefaultsFor(kind, obj, ctx));
-  // An update that leaves the spec as stored keeps it byte for byte: on an object stored before the webhook, Go's
-  // zero-valued fields would otherwise change the spec, bump its generation and, for a Configuration, stamp a new
-  // Revision on a mere label patch. (Objects stored by the webhook already carry them: the same result as upstream.)
+  // An update that leaves the spec as stored keeps the stored spec byte for byte. Otherwise Go's zero-valued fields
+  // would change the spec of an object stored before the webhook, and a server-side apply that drops one the
+  // webhook added would remove it: either bumps the generation and, for a Configuration, stamps a new Revision on a
+  // mere label patch or re-apply. (Objects the webhook stored already carry them: the same result as upstream.)
   if (ctx.operation === 'UPDATE' && ctx.old !== undefined && semanticEqual(specOf(ctx.old), specOf(defaulted))) {
-    defaulted = { ...defaulted, spec: cloneJson(specOf(obj)) } as KubeObject;
+    defaulted = { ...defaulted, spec: cloneJson(specOf(ctx.old)) } as KubeObject;
   }
   return withUserInfo(kind, defaulted, ctx);
 }

@@ -277,3 +277,13 @@ describe('an update that leaves the spec as stored', () => {
     expect(validateForAdmission('Configuration', sent, ctx)).toEqual([]);
   });
 });
+
+describe('a re-apply that drops a field the webhook added', () => {
+  it('keeps the stored spec, so the generation does not move', () => {
+    const create = context('CREATE', haknPodSpecFeatures);
+    const stored = defaultForAdmission('Service', service(), create);
+    const reapplied = service((s) => void (s.metadata.annotations = stored.metadata.annotations));
+    const sent = defaultForAdmission('Service', reapplied, context('UPDATE', haknPodSpecFeatures, stored));
+    expect((sent as unknown as { spec: unknown }).spec).toEqual((stored as unknown as { spec: unknown }).spec);
+  });
+});
