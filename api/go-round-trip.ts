@@ -1,8 +1,8 @@
 // The fields Knative's defaulting webhook adds just by decoding a request into its Go types and encoding it again
 // (knative/pkg's roundTripPatch, sent before the defaults): struct fields without `omitempty` come back as their
 // zero value. These are what `kubectl get ksvc -o yaml` shows and no SetDefaults writes: `resources: {}` on every
-// container, `port: 0` on a probe's tcpSocket/httpGet/grpc action, and `creationTimestamp: null` in a template's
-// metadata. Pure; returns a copy.
+// container, `port: 0` on a probe's tcpSocket/httpGet/grpc action, `containerPort: 0` on a port that names none,
+// and `creationTimestamp: null` in a template's metadata. Pure; returns a copy.
 import { cloneJson } from './conditions.js';
 import type { KubeObject } from './meta.js';
 
@@ -20,6 +20,7 @@ function roundTripProbe(probe: unknown): void {
 function roundTripContainer(c: unknown): void {
   if (!isObj(c)) return;
   if (c.resources === undefined) c.resources = {};
+  if (Array.isArray(c.ports)) for (const p of c.ports) if (isObj(p) && p.containerPort === undefined) p.containerPort = 0;
   for (const p of ['livenessProbe', 'readinessProbe', 'startupProbe']) roundTripProbe(c[p]);
 }
 
