@@ -2,6 +2,7 @@
 // of fieldmask.go): the same rules, messages and paths — including upstream's quirks where they show in the answer
 // (errors without a path, init containers reported under `containers[i]`, a duplicate container name re-prefixing
 // the errors found before it, a bad volume name replacing that volume's other errors). Pure.
+import { isQuantity } from './config/deployment.js';
 import { at, disallowed, generic, invalid, missing, missingOneOf, multipleOneOf, outOfBounds, via, type FieldError } from './field-error.js';
 import { cleanPath, dns1123LabelErrors, dns1123SubdomainErrors, isImageReference } from './k8s-names.js';
 import type { Container, RevisionSpec } from './serving.js';
@@ -524,6 +525,25 @@ function validatePorts(c: ContainerFields, kind: ContainerKind, path: string): F
   return errs;
 }
 
+const quantityMessage = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/**
+ * Resource quantities: upstream cannot even decode a request with a bad one (its defaulting webhook answers
+ * "cannot decode incoming new object: <this message>"); here it is reported on the quantity's path.
+ */
+function validateQuantities(resources: Obj | undefined, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const side of ['limits', 'requests'] as const) {
+    const list = resources?.[side];
+    if (list === null || typeof list !== 'object') continue;
+    for (const [name, q] of Object.entries(list as Obj)) {
+      const ok = typeof q === 'number' || (typeof q === 'string' && isQuantity(q));
+      if (!ok) errs.push(generic(quantityMessage, at(path, `${side}.${name}`)));
+    }
+  }
+  return errs;
+}
+
 /** The `validate` every container goes through (init containers with their own port rule). */
 function validateContainerCommon(c: ContainerFields, kind: ContainerKind, ctx: PodContext, path: string): FieldError[] {
   if (Object.keys(c).length === 0) return [missing(path)];
@@ -540,7 +560,10 @@ function validateContainerCommon(c: ContainerFields, kind: ContainerKind, ctx: P
     });
   }
   errs.push(...validatePorts(c, kind, path));
-  errs.push(...checkDisallowed(c.resources, new Set(['limits', 'requests']), at(path, 'resources')));
+  errs.push(
+    ...checkDisallowed(c.resources, new Set(['limits', 'requests']), at(path, 'resources')),
+    ...validateQuantities(c.resources, at(path, 'resources')),
+  );
   errs.push(...validateSecurityContext(c.securityContext, ctx.f, at(path, 'securityContext')));
   const policy = c.terminationMessagePolicy ?? '';
   if (!['', 'File', 'FallbackToLogsOnError'].includes(policy)) errs.push(invalid(policy, at(path, 'terminationMessagePolicy')));
