@@ -237,7 +237,8 @@ function validateTrafficList(traffic: readonly TrafficTarget[], path: string, in
     const tag = tt.tag ?? '';
     if (tag === '') return;
     const msgs = dns1035LabelErrors(tag);
-    if (msgs.length > 0) errs.push(invalid(`not a DNS 1035 label: ${goList(msgs)}`, at(p, 'tag')));
+    // ErrInvalidArrayValue(…, "tag", i): upstream puts the index on the field, `spec.traffic.tag[i]`.
+    if (msgs.length > 0) errs.push(invalid(`not a DNS 1035 label: ${goList(msgs)}`, at(path, `tag[${i}]`)));
     const first = tags.get(tag);
     if (first !== undefined)
       errs.push({ path: `${at(p, 'tag')}, ${at(path, `[${first}].tag`)}`, message: `Multiple definitions for ${JSON.stringify(tag)}` });

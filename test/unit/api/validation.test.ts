@@ -110,7 +110,7 @@ describe('traffic (spec §8.2)', () => {
       ]),
     );
     expect(errs).toHaveLength(2);
-    expect(errs[0]?.path).toBe('spec.traffic[0].tag');
+    expect(errs[0]?.path).toBe('spec.traffic.tag[0]'); // upstream's ErrInvalidArrayValue path
     expect(errs[0]?.message).toMatch(/^invalid value: not a DNS 1035 label: \[a DNS-1035 label must consist of lower case/u);
     expect(errs[1]).toEqual({ path: 'spec.traffic[2].tag, spec.traffic[1].tag', message: 'Multiple definitions for "canary"' });
   });
