@@ -11,7 +11,7 @@
 // Not covered: the server-side dry-run Pod (needs the API server), warnings (they never refuse a request), the
 // field masks inside probe handlers, env sources and projections beyond their one-of rules.
 import { defaultAutoscalerConfig } from './config/autoscaler.js';
-import { parseGoDuration, isQuantity } from './config/deployment.js';
+import { isQuantity, parseGoDuration, parseGoFloat } from './config/deployment.js';
 import type { AutoscalerConfig, DefaultsConfig } from './config/types.js';
 import {
   at,
@@ -137,7 +137,7 @@ function validateQueueSidecarAnnotations(anns: Record<string, string> | undefine
   const pctKey = queuePercentageKeys.find((k) => anns?.[k] !== undefined);
   if (pctKey !== undefined) {
     const raw = anns?.[pctKey] ?? '';
-    const f = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/u.test(raw) ? Number(raw) : undefined;
+    const f = parseGoFloat(raw);
     const p = `${path}.[${pctKey}]`; // ViaKey then ViaField: knative/pkg's flatten splits the key at its dots
     if (f === undefined) errs.push(invalid(raw, p));
     else if (f < 0.1 || f > 100) errs.push(outOfBounds(f, 0.1, 100, p));
