@@ -305,6 +305,16 @@ function validateKeyToPaths(items: unknown, path: string): FieldError[] {
   return errs;
 }
 
+function validateDownwardAPIFile(item: Obj, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  const field = item.fieldRef != null;
+  const resource = item.resourceFieldRef != null;
+  if (!field && !resource) errs.push(missingOneOf(at(path, 'fieldRef'), at(path, 'resourceFieldRef')));
+  if (field && resource) errs.push(generic('Within a single item, cannot set both', `${at(path, 'resourceFieldRef')}, ${at(path, 'fieldRef')}`));
+  if (!isSet(item.path)) errs.push(missing(at(path, 'path')));
+  return errs;
+}
+
 function validateProjection(proj: Obj, path: string): FieldError[] {
   const kinds = ['secret', 'configMap', 'serviceAccountToken', 'downwardAPI'];
   const specified = kinds.filter((k) => proj[k] != null);
@@ -317,6 +327,8 @@ function validateProjection(proj: Obj, path: string): FieldError[] {
   }
   const token = proj.serviceAccountToken as Obj | undefined;
   if (token != null && !isSet(token.path)) errs.push(missing(at(path, 'serviceAccountToken.path')));
+  const downward = proj.downwardAPI as { items?: Obj[] } | undefined;
+  (downward?.items ?? []).forEach((item, i) => errs.push(...validateDownwardAPIFile(item, at(path, `downwardAPI.items[${i}]`))));
   if (specified.length === 0) errs.push(missingOneOf(...kinds.map((k) => at(path, k))));
   else if (specified.length > 1) errs.push(multipleOneOf(...specified.map((k) => at(path, k))));
   return errs;
@@ -330,8 +342,12 @@ function validateVolumeSource(v: Volume, f: PodSpecFeatures, path: string): Fiel
   ((v.projected as { sources?: Obj[] } | undefined)?.sources ?? []).forEach((proj, i) =>
     errs.push(...validateProjection(proj, at(path, `projected[${i}]`))),
   );
-  const emptyDir = v.emptyDir as { medium?: string } | undefined;
+  const emptyDir = v.emptyDir as { medium?: string; sizeLimit?: string | number } | undefined;
   if (emptyDir != null && !['', 'Memory'].includes(emptyDir.medium ?? '')) errs.push(invalid(emptyDir.medium, at(path, 'emptyDir.medium')));
+  const sizeLimit = emptyDir?.sizeLimit;
+  if (sizeLimit !== undefined && (typeof sizeLimit === 'number' ? sizeLimit < 0 : sizeLimit.startsWith('-'))) {
+    errs.push(invalid(sizeLimit, at(path, 'emptyDir.sizeLimit')));
+  }
   if (specified.length === 0) {
     errs.push(missingOneOf(...sourceGates.filter(([, gate]) => featureOn(f, gate)).map(([k]) => at(path, k))));
   } else if (specified.length > 1) {
