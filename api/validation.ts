@@ -28,6 +28,7 @@ import {
 import { dns1035LabelErrors, goList, nameIsDNS1035Label, qualifiedNameErrors } from './k8s-names.js';
 import { Annotations, Labels } from './labels.js';
 import type { ObjectMeta, OwnerReference } from './meta.js';
+import { revisionSpecDiff, templateDiff } from './short-diff.js';
 import type { Configuration, Revision, RevisionSpec, RevisionTemplateSpec, Route, Service, TrafficTarget } from './serving.js';
 import { validateAutoscalingAnnotations, validateNoAutoscalingAnnotations } from './validation-autoscaling.js';
 import { haknPodSpecFeatures, validatePodSpec, type PodSpecFeatures } from './validation-podspec.js';
@@ -307,26 +308,11 @@ function validateRevisionTemplate(tmpl: RevisionTemplateSpec, parent: ObjectMeta
   ];
 }
 
-/** kmp.ShortDiff-like details: one "-old / +new" entry per changed leaf, with JSON paths. */
-function shortDiff(root: string, a: unknown, b: unknown, path = ''): string {
-  if (semanticEqual(a, b)) return '';
-  const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) return a.map((v, i) => shortDiff(root, v, b[i], `${path}[${i}]`)).join('');
-  if (isObj(a) && isObj(b)) {
-    return [...new Set([...Object.keys(a), ...Object.keys(b)])]
-      .sort()
-      .map((k) => shortDiff(root, a[k], b[k], `${path}.${k}`))
-      .join('');
-  }
-  const show = (v: unknown): string => (v == null ? '<nil>' : JSON.stringify(v));
-  return `${root}${path}:\n\t-: ${show(a)}\n\t+: ${show(b)}\n`;
-}
-
 /** VerifyNameChange: with an explicit template name kept from `previous`, the template may not change. */
 function verifyNameChange(tmpl: RevisionTemplateSpec, previous: RevisionTemplateSpec | undefined): FieldError[] {
   const name = tmpl.metadata?.name ?? '';
   if (previous === undefined || name === '' || name !== (previous.metadata?.name ?? '')) return [];
-  const diff = shortDiff('{*v1.RevisionTemplateSpec}', previous, tmpl);
+  const diff = semanticEqual(previous, tmpl) ? '' : templateDiff(previous, tmpl);
   if (diff === '') return [];
   return [{ path: 'spec.template.metadata.name', message: 'Saw the following changes without a name change (-old +new)', details: diff }];
 }
@@ -408,7 +394,7 @@ export function validateRevision(rev: Revision, cfg: DefaultsConfig, opts?: Vali
   ];
   const previous = previousOf<Revision>(opts);
   if (previous === undefined) return [...errs, ...validateRevisionSpec(rev.spec, 'spec', cfg, opts)];
-  const diff = shortDiff('{v1.RevisionSpec}', previous.spec, rev.spec);
+  const diff = semanticEqual(previous.spec, rev.spec) ? '' : revisionSpecDiff(previous.spec, rev.spec);
   // Upstream returns this error alone, dropping the metadata errors found above.
   return diff === '' ? errs : [{ path: 'spec', message: 'Immutable fields changed (-old +new)', details: diff }];
 }

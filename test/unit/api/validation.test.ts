@@ -225,7 +225,7 @@ describe('template name (spec §8.2)', () => {
       {
         path: 'spec.template.metadata.name',
         message: 'Saw the following changes without a name change (-old +new)',
-        details: '{*v1.RevisionTemplateSpec}.spec.containers[0].image:\n\t-: "nginx"\n\t+: "nginx:2"\n',
+        details: '{*v1.RevisionTemplateSpec}.Spec.PodSpec.Containers[0].Image:\n\t-: "nginx"\n\t+: "nginx:2"\n', // upstream's own test's form
       },
     ]);
     const renamed = svc((s) => {
