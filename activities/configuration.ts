@@ -29,8 +29,9 @@ export function createConfigurationActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
 
   /**
-   * The Configuration with Knative's defaults as they were when it (or its Service) was first reconciled — frozen
-   * in `tidal.dev/defaults` on it or its Revisions (api/defaults.ts) — and its Revisions.
+   * The Configuration with Knative's defaults filled in where it lacks them (none when the webhook or its Service
+   * stored them), with the values in force when it or its Service was first reconciled — frozen in
+   * `tidal.dev/defaults` on it or its Revisions (api/defaults.ts) — and its Revisions.
    */
   async function readConfiguration(
     key: ObjectKey,

@@ -35,9 +35,10 @@ export function createServiceActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
 
   /**
-   * The Service (as read: `raw`) with Knative's defaults, as they were when it was first reconciled: the values in
-   * force are frozen on its Configuration (`tidal.dev/defaults`, api/defaults.ts), so a config-defaults change rolls
-   * no Revision. Undefined when it is gone or going.
+   * The Service (as read: `raw`) with Knative's defaults filled in where it lacks them — none when the admission
+   * webhook stored them; a Service that bypassed the webhook gets the values in force when Tidal first saw it,
+   * frozen on its Configuration (`tidal.dev/defaults`, api/defaults.ts) — so a config-defaults change rolls no
+   * Revision. Undefined when it is gone or going.
    */
   function withDefaults(
     svc: Service | undefined,

@@ -1,17 +1,21 @@
-// In-memory defaulting, as Knative's defaulting webhook does it (spec §8.1, pkg/apis/serving/v1/*_defaults.go).
-// Tidal has no defaulting webhook; reconcilers apply these to a copy of the object before each reconcile. Every
-// function returns a defaulted deep copy and never mutates its input. Pure.
+// Knative's defaulting (spec §8.1, pkg/apis/serving/v1/*_defaults.go): SetDefaults of a revision spec, Service,
+// Configuration and Route. The admission webhook (api/admission.ts) applies them when an object is stored; the
+// reconcilers apply them again in memory, as a no-op on what the webhook stored and to fill what an object that
+// bypassed it lacks. Every function returns a defaulted deep copy and never mutates its input. Pure.
 //
-// Which config-defaults values an existing object is defaulted with is decided at the end of this file
+// Which config-defaults values an existing object is defaulted with in memory is decided at the end of this file
 // (`defaultsInForce`): the ones in force when Tidal first defaulted it, so a config-defaults change reaches only
-// objects created afterwards, as with Knative's webhook. (A Revision a user creates directly carries no snapshot and
-// is defaulted with today's values on every read.)
+// objects created or updated afterwards, as upstream.
 //
-// Not done here (needs a request context or config-features): creator/lastModifier annotations, secure-pod-defaults.
+// Not done here: creator/lastModifier and Go's round-trip fields (api/admission.ts). secure-pod-defaults is applied
+// when the caller passes config-features' value (the webhook does; the reconcilers do not: it is stored at admission).
 import { renderNameTemplate } from './config/defaults.js';
 import type { TemplateMeta } from './config/defaults.js';
 import type { DefaultsConfig } from './config/types.js';
 import { cloneJson } from './conditions.js';
+import { Annotations } from './labels.js';
+import { applySecurePodDefaults } from './secure-pod-defaults.js';
+import type { SecurePodDefaults } from './validation-podspec.js';
 import { isControlledBy, type KubeObject, type ObjectMeta } from './meta.js';
 import type { Configuration, Container, RevisionSpec, Route, RouteSpec, Service, TrafficTarget } from './serving.js';
 
@@ -124,12 +128,25 @@ function applyGrpcProbeDefaults(c: ContainerFields): void {
   }
 }
 
+/** How a defaulting call was reached. */
+export interface RevisionDefaultingOptions {
+  /** False when defaulting an UPDATE (the webhook then leaves `enableServiceLinks` alone); default true. */
+  inCreate?: boolean;
+  /** config-features `secure-pod-defaults` (default Disabled). */
+  securePodDefaults?: SecurePodDefaults;
+}
+
 /**
  * Knative's RevisionSpec.SetDefaults (§8.1) on a copy of `spec`. `parent` is the enclosing Service or
  * Configuration (its name, or its metadata) that the container-name templates read; without one they render over
  * empty metadata, as for a standalone Revision.
  */
-export function setRevisionSpecDefaults(spec: RevisionSpec, cfg: DefaultsConfig, parent?: string | TemplateMeta): RevisionSpec {
+export function setRevisionSpecDefaults(
+  spec: RevisionSpec,
+  cfg: DefaultsConfig,
+  parent?: string | TemplateMeta,
+  opts: RevisionDefaultingOptions = {},
+): RevisionSpec {
   const rs = deepCopy(spec) as PodFields;
   const meta: TemplateMeta = typeof parent === 'string' ? { name: parent } : (parent ?? {});
 
@@ -176,8 +193,12 @@ export function setRevisionSpecDefaults(spec: RevisionSpec, cfg: DefaultsConfig,
       if (m.name === undefined || !writable.has(m.name)) m.readOnly = true;
     }
   }
+  const podSecurityContext = rs.securityContext as Record<string, unknown> | undefined;
+  for (const c of [...containers, ...initContainers]) applySecurePodDefaults(c, podSecurityContext, opts.securePodDefaults ?? 'Disabled');
 
-  if (rs.enableServiceLinks === undefined && cfg.enableServiceLinks !== undefined) rs.enableServiceLinks = cfg.enableServiceLinks;
+  // Knative defaults enableServiceLinks only when the object is created (apis.IsInCreate).
+  const inCreate = opts.inCreate ?? true;
+  if (inCreate && rs.enableServiceLinks === undefined && cfg.enableServiceLinks !== undefined) rs.enableServiceLinks = cfg.enableServiceLinks;
   return rs;
 }
 
@@ -214,10 +235,16 @@ function keepsByoName(current: { metadata?: { name?: string } }, previous: { met
  * parent. Pass `previous` (the object before this update) to skip template defaulting when a BYO template name is
  * unchanged, as Knative does.
  */
-export function setConfigurationDefaults(cfg: Configuration, defaults: DefaultsConfig, previous?: Configuration): Configuration {
+export function setConfigurationDefaults(
+  cfg: Configuration,
+  defaults: DefaultsConfig,
+  previous?: Configuration,
+  features: Pick<RevisionDefaultingOptions, 'securePodDefaults'> = {},
+): Configuration {
   const out = deepCopy(cfg);
   if (!keepsByoName(out.spec.template, previous?.spec.template)) {
-    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata));
+    const opts = { ...features, inCreate: previous === undefined };
+    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata), opts);
   }
   return out;
 }
@@ -227,10 +254,16 @@ export function setConfigurationDefaults(cfg: Configuration, defaults: DefaultsC
  * list becomes `[{percent: 100, latestRevision: true}]`; each target's latestRevision defaults to
  * `revisionName === ''` and an absent percent to 0.
  */
-export function setServiceDefaults(svc: Service, defaults: DefaultsConfig, previous?: Service): Service {
+export function setServiceDefaults(
+  svc: Service,
+  defaults: DefaultsConfig,
+  previous?: Service,
+  features: Pick<RevisionDefaultingOptions, 'securePodDefaults'> = {},
+): Service {
   const out = deepCopy(svc);
   if (!keepsByoName(out.spec.template, previous?.spec.template)) {
-    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata));
+    const opts = { ...features, inCreate: previous === undefined };
+    out.spec.template.spec = setRevisionSpecDefaults(out.spec.template.spec, defaults, templateMeta(out.metadata), opts);
   }
   const route = setRouteSpecDefaults({ traffic: out.spec.traffic }, true);
   out.spec.traffic = route.traffic;
@@ -247,21 +280,26 @@ export function setRouteDefaults(route: Route): Route {
 // ---------------------------------------------------------------------------------------------------------------
 // Freezing the defaults of existing objects.
 //
-// Knative's webhook writes the defaults into the stored object at admission, so a later config-defaults change never
-// touches an existing template and never rolls a Revision. Tidal defaults in memory on every read (until its webhook
-// exists): with today's config-defaults, a changed `container-concurrency` would re-render the Configuration of every
-// Service that relied on the default, and so create a Revision for each. Instead each object is defaulted with the
-// values in force when Tidal first defaulted it. They are recorded, in the annotation `tidal.dev/defaults`, on the
-// children Tidal makes from the defaulted template:
+// The admission webhook (api/admission.ts) stores Knative's defaults in the object, as upstream's does, so a later
+// config-defaults change never touches an existing template and never rolls a Revision. The reconcilers still
+// default in memory before each reconcile, for two reasons, and this never changes a field the object has:
+//   - an object may have bypassed the webhook (created while it was not registered, or before Tidal had one): its
+//     missing fields must be filled, and filled the same way on every pass;
+//   - some defaults are conditional (`revision-cpu-request` and the other resources, the idle and response-start
+//     timeouts, `enable-service-links`): a stored object may lack them because config-defaults had none when it was
+//     admitted, and filling them from a later config-defaults would roll every Revision.
+// So each object is defaulted with the values in force when Tidal first defaulted it, recorded in the annotation
+// `tidal.dev/defaults` on the children Tidal makes from the defaulted template:
 //   Service       → its Configuration (stamped by the Service reconcile on every apply);
 //   Configuration → each Revision it creates (stamped at create; a Revision's spec never changes).
 // `defaultsInForce` reads them back: the object's own stamp (a Service's Configuration, a Revision), else the
-// newest stamp among the children it controls, else the current values (a new object, or one whose children are
-// gone). All three layers thus default with the same values: the Service's template, the Configuration's (a no-op
-// on a template the Service already defaulted) and the Revision's (which keeps a later config, say a new
-// `revision-cpu-request`, from changing the Deployment of an existing Revision).
-// One difference from Knative: a field the user removes from a template gets the frozen default, where Knative's
-// webhook would apply the current one.
+// newest stamp among the children it controls, else — first sight of the object — the current values, with the
+// conditional ones dropped when the webhook admitted it (it carries `serving.knative.dev/creator`): the webhook
+// already chose them, and filling them now would add what config-defaults says today, not at admission. For an
+// admitted object every pass is therefore a no-op; for one that bypassed the webhook the values are frozen at first
+// sight. All three layers default with the same values: the Service's template, the Configuration's (a no-op on a
+// template the Service already defaulted) and the Revision's.
+// Left as is: a standalone Revision (no stamp, no creator) is defaulted with today's values on every read.
 
 /** Annotation on Configurations and Revisions Tidal makes: the config-defaults values their template was defaulted with. */
 export const DefaultsSnapshotAnnotation = 'tidal.dev/defaults';
@@ -344,7 +382,8 @@ const snapshotOf = (obj: KubeObject, current: DefaultsConfig): DefaultsConfig | 
 /**
  * The config-defaults values to default `obj` with (see above): its own snapshot, else the newest snapshot among
  * `children` that `obj` controls (a Service: its Configuration; a Configuration: its Revisions; others are
- * skipped, e.g. a child left over from a deleted namesake), else `current`.
+ * skipped, e.g. a child left over from a deleted namesake), else `current` — without its conditional values when the
+ * webhook admitted `obj`.
  */
 export function defaultsInForce(current: DefaultsConfig, obj: KubeObject, children: readonly (KubeObject | undefined)[] = []): DefaultsConfig {
   const own = snapshotOf(obj, current);
@@ -363,7 +402,26 @@ export function defaultsInForce(current: DefaultsConfig, obj: KubeObject, childr
     const snap = snapshotOf(c, current);
     if (snap !== undefined) return snap;
   }
-  return current;
+  return obj.metadata.annotations?.[Annotations.creator] !== undefined ? withoutConditionalDefaults(current) : current;
+}
+
+/**
+ * `defaults` without the values defaulting applies only when configured (resources, idle and response-start
+ * timeouts, enableServiceLinks): for an object the webhook admitted, which chose them at admission.
+ */
+export function withoutConditionalDefaults(defaults: DefaultsConfig): DefaultsConfig {
+  return {
+    ...defaults,
+    revisionIdleTimeoutSeconds: 0,
+    revisionResponseStartTimeoutSeconds: 0,
+    enableServiceLinks: undefined,
+    revisionCpuRequest: undefined,
+    revisionCpuLimit: undefined,
+    revisionMemoryRequest: undefined,
+    revisionMemoryLimit: undefined,
+    revisionEphemeralStorageRequest: undefined,
+    revisionEphemeralStorageLimit: undefined,
+  };
 }
 
 /** `child` (a desired Configuration or Revision made from a template defaulted with `defaults`) with its snapshot. */

@@ -127,7 +127,7 @@ export function runParser<T>(configMap: string, parse: () => T): Parsed<T> {
   try {
     return { ok: true, value: parse() };
   } catch (err) {
-    if (err instanceof ConfigKeyError) return { ok: false, error: `${configMap}: ${err.message}` };
+    if (err instanceof ConfigKeyError) return { ok: false, error: `${configMap}: ${err.message}`, key: err.key, reason: err.reason };
     throw err;
   }
 }

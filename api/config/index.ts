@@ -16,6 +16,7 @@ export {
   renderNameTemplate,
 } from './defaults.js';
 export type { NameTemplate, TemplateMeta } from './defaults.js';
+export { FeaturesConfigName, parseFeaturesConfig } from './features.js';
 export {
   DeploymentConfigName,
   DeploymentKeys,

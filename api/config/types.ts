@@ -57,5 +57,5 @@ export interface RevisionConfig {
   autoscaler: AutoscalerConfig;
 }
 
-/** A parse result: the config, or the field and reason it was rejected for. */
-export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+/** A parse result: the config, or why it was rejected ("<map>: <key>: <reason>", and the key and reason apart). */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string; key?: string; reason?: string };

@@ -112,6 +112,8 @@ describe('parseRevisionConfig', () => {
     expect(parseRevisionConfig({ deployment: { 'progress-deadline': '-5s' } })).toEqual({
       ok: false,
       error: 'config-deployment: progress-deadline: must be a positive whole number of seconds, got "-5s"',
+      key: 'progress-deadline',
+      reason: 'must be a positive whole number of seconds, got "-5s"',
     });
     expect(parseRevisionConfig({ defaults: { 'container-concurrency': 'x' } })).toMatchObject({
       ok: false,

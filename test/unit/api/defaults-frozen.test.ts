@@ -15,6 +15,7 @@ import {
   setServiceDefaults,
   withDefaultsSnapshot,
 } from '../../../api/defaults.js';
+import { defaultForAdmission, type AdmissionContext } from '../../../api/admission.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { Configuration, Revision, Service } from '../../../api/serving.js';
 import { makeConfiguration } from '../../../resources/configuration.js';
@@ -137,6 +138,55 @@ describe('a config-defaults change reaches only objects created afterwards', () 
     expect(spec).toEqual(rev.spec);
     expect(spec).not.toHaveProperty('idleTimeoutSeconds');
     expect(spec.containers[0]).not.toHaveProperty('resources');
+  });
+});
+
+describe('with the webhook storing the defaults (issue 10)', () => {
+  const admit = (svc: Service, defaults: DefaultsConfig, old?: Service): Service => {
+    const ctx: AdmissionContext = {
+      operation: old === undefined ? 'CREATE' : 'UPDATE',
+      user: { username: 'alice' },
+      defaults,
+      validation: {},
+      ...(old !== undefined ? { old } : {}),
+    };
+    return defaultForAdmission('Service', svc, ctx) as Service;
+  };
+
+  it('is a no-op on an admitted Service, whatever config-defaults says when it is first reconciled and afterwards', () => {
+    const svc = stored(admit(service('web', 'default'), before), 'uid-web');
+    // The controller first sees it after config-defaults changed (it was down): nothing is added or changed.
+    const live = stored(desiredConfiguration(svc, after), 'uid-cfg-web');
+    expect(live.spec.template).toEqual(svc.spec.template);
+    expect(live.spec.template.spec.containers[0]).not.toHaveProperty('resources.requests');
+    // … nor on later passes.
+    expect(desiredConfiguration(svc, after, live).spec).toEqual(live.spec);
+    // Its Revision is its template.
+    expect(desiredRevision(live, after, []).spec).toEqual(svc.spec.template.spec);
+  });
+
+  it('gives an update admitted after the change the new defaults for what it lacks, and keeps the rest', () => {
+    const svc = stored(admit(service('web', 'default'), before), 'uid-web');
+    const live = stored(desiredConfiguration(svc, before), 'uid-cfg-web');
+    // kubectl apply of a new image replaces the container list: the webhook defaults the new container now.
+    const sent = {
+      ...svc,
+      spec: { ...svc.spec, template: { ...svc.spec.template, spec: { ...svc.spec.template.spec, containers: [{ image: 'nginx:2' }] } } },
+    };
+    const updated = admit(sent, after, svc);
+    expect(updated.spec.template.spec).toMatchObject({
+      containerConcurrency: 100,
+      timeoutSeconds: 300,
+      containers: [{ image: 'nginx:2', name: 'web-app', resources: { requests: { cpu: '250m' } } }],
+    });
+    expect(desiredConfiguration(updated, after, live).spec.template).toEqual(updated.spec.template);
+  });
+
+  it('still freezes a Service that bypassed the webhook at first sight', () => {
+    const bypassed = stored(service('web', 'default'), 'uid-web');
+    const live = stored(desiredConfiguration(bypassed, before), 'uid-cfg-web');
+    expect(live.spec.template.spec).toMatchObject({ containerConcurrency: 100, timeoutSeconds: 300 });
+    expect(desiredConfiguration(bypassed, after, live).spec).toEqual(live.spec);
   });
 });
 
