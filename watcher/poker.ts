@@ -7,6 +7,10 @@
 // which more than 100 events were buffered, and a force-closed task that ran local steps replays differently
 // (ADR 0004). Pokes held back meanwhile coalesce like any other. A sweep poke only starts a run that is gone, so it
 // is delivered as a start that finds the running workflow and adds nothing to its history.
+//
+// Catch-up pokes (the start-up list of objects whose status already reports their generation, and sweeps) go in a
+// second lane, metered to `catchUpPerSecond`, after every other poke: a restart re-pokes every object, and a change
+// made while the controller was down (or during the catch-up) must not queue behind thousands of full passes.
 import type { Logger } from 'pino';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import { Counter, type Registry } from 'prom-client';
@@ -29,6 +33,8 @@ export interface PokerOptions {
   /** Signals one workflow may take at once, and per second after that (defaults 20 and 5). */
   signalBurst?: number;
   signalsPerSecond?: number;
+  /** Catch-up pokes delivered per second at most (default 10: about the passes a second two cores take; 0: unmetered). */
+  catchUpPerSecond?: number;
 }
 
 interface Pending {
@@ -37,6 +43,8 @@ interface Pending {
   pokes: Map<string, Poke>;
   attempts: number;
   notBefore: number;
+  /** Only catch-up pokes wait here: delivered after the others, metered. */
+  catchUp: boolean;
 }
 
 /** What identifies a poke's content for de-duplication. */
@@ -61,6 +69,8 @@ export class Poker {
   private prunedAt = 0;
   private readonly burst: number;
   private readonly perSecond: number;
+  private readonly catchUpBudget: Bucket;
+  private readonly catchUpPerSecond: number;
   private wake: (() => void) | undefined;
   private closed = false;
   private readonly delivered: Counter;
@@ -87,11 +97,17 @@ export class Poker {
     });
     this.burst = opts.signalBurst ?? 20;
     this.perSecond = opts.signalsPerSecond ?? 5;
+    this.catchUpPerSecond = opts.catchUpPerSecond ?? 10;
+    this.catchUpBudget = { tokens: this.catchUpPerSecond, at: Date.now() };
     this.loopDone = this.loop();
   }
 
-  /** Queues a poke; a newer poke from the same source for the same workflow replaces one still waiting. */
-  poke(target: PokeTarget, poke: Poke, opts: { force?: boolean } = {}): void {
+  /**
+   * Queues a poke; a newer poke from the same source for the same workflow replaces one still waiting. `catchUp`
+   * puts it in the metered second lane, unless something else for the workflow waits already (and a later ordinary
+   * poke takes the workflow out of that lane).
+   */
+  poke(target: PokeTarget, poke: Poke, opts: { force?: boolean; catchUp?: boolean } = {}): void {
     const id = entityWorkflowId(target.kind, target.key);
     const content = contentOf(poke);
     if (!opts.force && poke.reason !== 'deleted' && content !== undefined && this.lastSent.get(`${id}|${poke.source}`) === content) return;
@@ -101,8 +117,13 @@ export class Poker {
       // that the workflow might find covered.
       const waiting = prev.pokes.get(poke.source);
       prev.pokes.set(poke.source, waiting?.reason === 'deleted' ? { ...poke, reason: 'deleted' } : poke);
+      if (prev.catchUp && !opts.catchUp) {
+        // Out of the second lane: to the back of the first.
+        this.pending.delete(id);
+        this.pending.set(id, { ...prev, catchUp: false });
+      }
     } else {
-      this.pending.set(id, { target, pokes: new Map([[poke.source, poke]]), attempts: 0, notBefore: 0 });
+      this.pending.set(id, { target, pokes: new Map([[poke.source, poke]]), attempts: 0, notBefore: 0, catchUp: opts.catchUp === true });
     }
     this.wake?.();
   }
@@ -122,9 +143,19 @@ export class Poker {
     while (!this.closed) {
       const now = Date.now();
       let next = Infinity;
-      for (const [id, p] of this.pending) {
+      // Two rounds: every ordinary poke first, then catch-up pokes as far as their budget goes.
+      const waiting = [...this.pending].filter(([, p]) => !p.catchUp);
+      if (waiting.length < this.pending.size) waiting.push(...[...this.pending].filter(([, p]) => p.catchUp));
+      for (const [id, p] of waiting) {
         if (this.inFlight >= this.opts.concurrency) break;
         if (this.inFlightIds.has(id)) continue;
+        if (p.catchUp && p.notBefore <= now) {
+          const wait = this.takeCatchUp(now);
+          if (wait > 0) {
+            next = Math.min(next, now + wait);
+            break; // the rest of the lane waits too
+          }
+        }
         if (p.notBefore <= now && ![...p.pokes.values()].every(isSweep)) {
           const wait = this.takeSignal(id, now);
           if (wait > 0) p.notBefore = now + wait;
@@ -148,6 +179,17 @@ export class Poker {
       });
       this.wake = undefined;
     }
+  }
+
+  /** Takes one delivery from the catch-up lane's budget: 0 when there was one, else the milliseconds until there is. */
+  private takeCatchUp(now: number): number {
+    if (this.catchUpPerSecond <= 0) return 0; // 0: not metered
+    const b = this.catchUpBudget;
+    b.tokens = Math.min(this.catchUpPerSecond, b.tokens + ((now - b.at) / 1000) * this.catchUpPerSecond);
+    b.at = now;
+    if (b.tokens < 1) return Math.ceil(((1 - b.tokens) / this.catchUpPerSecond) * 1000);
+    b.tokens -= 1;
+    return 0;
   }
 
   /**
@@ -207,7 +249,7 @@ export class Poker {
       for (const [source, poke] of newer?.pokes ?? []) {
         pokes.set(source, pokes.get(source)?.reason === 'deleted' ? { ...poke, reason: 'deleted' } : poke);
       }
-      this.pending.set(id, { target: p.target, pokes, attempts, notBefore: Date.now() + backoff });
+      this.pending.set(id, { target: p.target, pokes, attempts, notBefore: Date.now() + backoff, catchUp: p.catchUp && (newer?.catchUp ?? true) });
     }
   }
 

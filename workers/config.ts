@@ -15,6 +15,8 @@ export interface TidalConfig {
   idleSeconds: number;
   relistSeconds: number;
   sweepSeconds: number;
+  /** Catch-up pokes (start-up list of settled objects, sweeps) delivered per second at most. */
+  catchUpPokesPerSecond: number;
   fieldManager: string;
   maxCachedWorkflows: number;
   /**
@@ -78,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     relistSeconds: int(env, 'TIDAL_RELIST_SECONDS', 36_000),
     // Knative's global resync: every object gets a run and a full pass (ADR 0006: runs at rest have ended).
     sweepSeconds: int(env, 'TIDAL_SWEEP_SECONDS', 36_000),
+    catchUpPokesPerSecond: int(env, 'TIDAL_CATCHUP_POKES_PER_SECOND', 10),
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),

@@ -84,7 +84,12 @@ async function main(): Promise<void> {
     clientConnection = await Connection.connect({ address: cfg.temporalAddress });
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
     // Entity options are not passed at start: workflows read them from their worker at every run and resync.
-    poker = new Poker(client, { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000 }, log.child({ component: 'poker' }), registry);
+    poker = new Poker(
+      client,
+      { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000, catchUpPerSecond: cfg.catchUpPokesPerSecond },
+      log.child({ component: 'poker' }),
+      registry,
+    );
     watcher = new Watcher(
       kube,
       poker,
@@ -104,7 +109,7 @@ async function main(): Promise<void> {
     // on their first task), then every TIDAL_SWEEP_SECONDS — Knative's global resync, since runs at rest have ended
     // (ADR 0006) and each object so gets a full pass.
     const sweepOnce = () => {
-      const n = w.pokeAll([...enabledKinds], { source: 'Tidal/sweep', reason: 'resync' }, { force: true });
+      const n = w.pokeAll([...enabledKinds], { source: 'Tidal/sweep', reason: 'resync' }, { force: true, catchUp: true });
       log.debug({ poked: n }, 'sweep');
     };
     setTimeout(sweepOnce, 30_000).unref();

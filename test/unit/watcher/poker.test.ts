@@ -456,3 +456,36 @@ describe('Poker: one signal per workflow, one poke per source', () => {
     expect(temporal.signalled).toEqual(['Service/ns/t 1', 'Service/ns/t 3']);
   });
 });
+
+describe('Poker: the catch-up lane (a restart re-pokes every object)', () => {
+  it('catch-up pokes go after every ordinary poke, metered to catchUpPerSecond', async () => {
+    const { temporal, poker } = make([], { concurrency: 100, catchUpPerSecond: 2 });
+    for (let i = 0; i < 6; i++) poker.poke(target(`settled-${i}`), poke(String(10 + i), `Service/ns/settled-${i}`), { catchUp: true });
+    poker.poke(target('changed'), poke('99', 'Service/ns/changed'));
+    await settle();
+    // The ordinary poke first although it came last; then the lane's burst (2).
+    expect(temporal.signalled).toEqual(['Service/ns/changed 99', 'Service/ns/settled-0 10', 'Service/ns/settled-1 11']);
+    await vi.advanceTimersByTimeAsync(499);
+    expect(temporal.calls).toHaveLength(3);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(temporal.signalled.at(-1)).toBe('Service/ns/settled-2 12');
+    // An ordinary poke arriving mid-catch-up is not metered and goes before the rest of the lane.
+    poker.poke(target('new'), poke('100', 'Service/ns/new'));
+    await settle();
+    expect(temporal.signalled.at(-1)).toBe('Service/ns/new 100');
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(temporal.signalled.slice(-3)).toEqual(['Service/ns/settled-3 13', 'Service/ns/settled-4 14', 'Service/ns/settled-5 15']);
+    expect(poker.backlog).toBe(0);
+  });
+
+  it('an ordinary poke for a workflow waiting in the lane takes it out, with both pokes', async () => {
+    const { temporal, poker } = make([], { concurrency: 100, catchUpPerSecond: 1 });
+    poker.poke(target('a'), poke('1', 'Service/ns/a'), { catchUp: true });
+    poker.poke(target('b'), poke('2', 'Service/ns/b'), { catchUp: true });
+    await settle();
+    expect(temporal.signalled).toEqual(['Service/ns/a 1']);
+    poker.poke(target('b'), poke('3', 'Configuration/ns/b'));
+    await settle();
+    expect(temporal.signalled).toEqual(['Service/ns/a 1', 'Service/ns/b 2,3']);
+  });
+});

@@ -94,7 +94,7 @@ const revisionOf = (name: string, rv: string, owner = name) => ownedBy('Revision
 
 const allKinds = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route']);
 
-type PokeCall = [{ kind: EntityKind; key: { namespace: string; name: string } }, Poke, { force?: boolean }?];
+type PokeCall = [{ kind: EntityKind; key: { namespace: string; name: string } }, Poke, { force?: boolean; catchUp?: boolean }?];
 
 let registry: Registry;
 const open: Watcher[] = [];
@@ -261,6 +261,35 @@ describe('Watcher: pokes for changes', () => {
     expect(h.take()).toEqual(['Revision/ns/web-00001 <- added Pod/ns/p1 10', 'Revision/ns/web-00001 <- updated Pod/ns/p1 11']);
     (await cluster.stream('Deployment')).send('DELETED', ownedBy('Deployment', 'web-00001-deployment', '12', 'Revision', 'web-00001'));
     expect(h.take()).toEqual(['Revision/ns/web-00001 <- dependency Deployment/ns/web-00001-deployment 12']);
+  });
+});
+
+describe('Watcher: the start-up list catches up settled objects last', () => {
+  const settled = (name: string, generation: number, observed: number, ready: string): KubeObject =>
+    ({
+      ...service(name, String(10 + generation), generation),
+      status: { observedGeneration: observed, conditions: [{ type: 'Ready', status: ready }] },
+    }) as KubeObject;
+
+  it('a Service whose status reports its generation goes in the catch-up lane; one changed since (or not settled) does not', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [
+      settled('at-rest', 1, 1, 'True'),
+      settled('failed', 1, 1, 'False'),
+      settled('changed', 2, 1, 'True'),
+      settled('rolling', 1, 1, 'Unknown'),
+    ]);
+    const h = await started(cluster, ['Service']);
+    const lane = (name: string) => h.calls().find(([t]) => t.key.name === name)?.[2];
+    expect(lane('at-rest')).toEqual({ catchUp: true });
+    expect(lane('failed')).toEqual({ catchUp: true });
+    expect(lane('changed')).toBeUndefined();
+    expect(lane('rolling')).toBeUndefined();
+    h.take();
+    // After the list, a new object is news, settled or not.
+    (await cluster.stream('Service')).send('ADDED', settled('new', 1, 1, 'True'));
+    await vi.waitFor(() => expect(h.calls()).toHaveLength(1));
+    expect(h.calls()[0]![2]).toBeUndefined();
   });
 });
 
