@@ -191,12 +191,20 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     if (st.options.idleSeconds > 0 && !idleArmed && !idleDue) armIdle(st.options.idleSeconds * 1000);
   };
   ensureIdleTimer();
-  // A scheduled pass (`PassResult.wake`): only when no pass ran meanwhile — a later pass reports its own schedule.
-  // Not full: the schedule is not news (a Service's status-only pass programs its Route), unless news came too.
-  const armWake = (inMs: number, summary: string) => {
-    const due = st.totalReconciles;
+  // Scheduled passes (`PassResult.wake`), on the schedule the last pass reported. Not full: the schedule is not news
+  // (a Service's status-only pass programs its Route), unless news came too. One timer per due time: a pass that
+  // reports a time a pending timer already covers (due no later) arms none — Temporal fired the second of two timers
+  // of one workflow due together about a second late (bench:rollout). A timer that fires before the schedule (it
+  // moved later) arms one for the rest; one that finds nothing scheduled does nothing.
+  const wakeTimers: number[] = [];
+  const armWake = (atMs: number, inMs: number, summary: string): void => {
+    if (wakeTimers.some((t) => t <= atMs)) return;
+    wakeTimers.push(atMs);
     void sleep(Math.max(1, Math.round(inMs)), { summary }).then(() => {
-      if (st.totalReconciles !== due) return;
+      wakeTimers.splice(wakeTimers.indexOf(atMs), 1);
+      const wake = st.wake;
+      if (wake === undefined) return;
+      if (wake.atMs > atMs) return armWake(wake.atMs, wake.atMs - atMs, wake.summary);
       st.wake = undefined;
       st.dirty = true;
       st.trigger = 'scheduled';
@@ -206,7 +214,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
   // due meanwhile is taken at once).
   if (st.wake) {
     retryPending = true;
-    armWake(st.wake.atMs - now(), st.wake.summary);
+    armWake(st.wake.atMs, st.wake.atMs - now(), st.wake.summary);
   }
 
   for (;;) {
@@ -277,7 +285,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     }
     if (uid) st.uid = uid;
     st.wake = result.wake ? { atMs: result.wake.atMs, summary: result.wake.summary } : undefined;
-    if (result.wake) armWake(result.wake.inMs, result.wake.summary);
+    if (result.wake) armWake(result.wake.atMs, result.wake.inMs, result.wake.summary);
     if (result.retryInSeconds !== undefined) {
       const due = st.totalReconciles;
       void sleep(result.retryInSeconds * 1000).then(() => {

@@ -429,6 +429,24 @@ describe('entity loop: scheduled passes (a gradual rollout’s steps, ADR 0007)'
     expect(summaries.filter((t) => t.startsWith('rollout of Route'))).toHaveLength(3);
   });
 
+  it('a pass between two steps reporting the same due time arms no second timer, and the step stays on schedule', async () => {
+    const name = uniqueName('rollout-poked');
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.rollouts.set(name, { stepMs, steps: 3, at: [] });
+    const h = await start(name, selfPoke(route, 'added'));
+    const r = fake.rollouts.get(name)!;
+    await eventually('first step', async () => (r.at.length === 1 ? true : undefined), 20_000);
+    // News that is not a step (a child's status): a pass that takes no step and reports the same due time.
+    await h.signal('poke', [{ source: `Ingress/default/${name}`, reason: 'updated', resourceVersion: '9', token: 'd.other.other' }]);
+    await eventually('poked pass', async () => (fake.count(name) === 2 ? true : undefined), 20_000);
+    expect(r.at).toHaveLength(1);
+    await eventually('rollout done', async () => (r.at.length === 3 ? true : undefined), 20_000);
+    expectOnSchedule(r.at, 3);
+    const { events } = await h.fetchHistory();
+    const timers = (events ?? []).filter((e) => e.timerStartedEventAttributes && e.userMetadata?.summary?.data).length;
+    expect(timers).toBe(2); // one per step to come, none for the poked pass
+  });
+
   it('carries a pending step across continue-as-new: the new run arms a timer for what is left of it', async () => {
     const name = uniqueName('rollout-can');
     const route = fake.create(name, [{ percent: 100 }]);
