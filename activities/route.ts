@@ -13,14 +13,19 @@ import {
   markDomainNameError,
   markEndpointNotOwned,
   markIngressNotConfigured,
+  markIngressRolloutInProgress,
+  markIngressRolloutPaused,
+  markRolloutHeld,
   markServiceNotOwned,
   markTrafficAssigned,
   propagateIngressStatus,
+  RouteConditionIngressReady,
   routeConditionSet,
   type RouteStatus,
 } from '../api/lifecycle/route.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
-import { IstioIngressClassName, type Ingress } from '../api/networking.js';
+import { IstioIngressClassName, NetworkingAnnotations, type Ingress } from '../api/networking.js';
+import { isIngressReady } from '../api/lifecycle/ingress.js';
 import type { Configuration, Revision, Route } from '../api/serving.js';
 import { clusterLocalHost, domainNameErrorMessage, routeAddressURL, routeURL, tagURL, targetDomain, targetVisibility } from '../resources/domains.js';
 import { ingressClassForRoute, makeIngress, type TrafficHosts } from '../resources/ingress.js';
@@ -34,6 +39,17 @@ import {
   type PlaceholderService,
 } from '../resources/placeholder-service.js';
 import { isNotFound } from './kube/errors.js';
+import {
+  applyRolloutToTraffic,
+  buildRollout,
+  parseRolloutAnnotation,
+  parseRolloutControl,
+  planRollout,
+  rolloutDurationSeconds,
+  type Rollout,
+  type RolloutPlan,
+  type RolloutPlanInput,
+} from '../resources/rollout.js';
 import { buildTrafficConfiguration, markBadTrafficTarget, statusTraffic, trafficNames } from '../resources/traffic.js';
 import {
   sameRoutingTargets,
@@ -81,7 +97,19 @@ export type RouteOutcome =
       notOwned?: string;
       /** The newest versions this Route's passes wrote of the kinds they list, for the next pass (activities/written.ts). */
       written?: WrittenVersions;
+      /** A gradual rollout this pass stepped, holds or just finished (spec §5, issue 11); absent when there is none. */
+      rollout?: RolloutSummary;
     });
+
+/** A rollout as the Route's pass left it, for the workflow's history and its durable timer. */
+export interface RolloutSummary {
+  /** One line: "nginx-00002 26% → 51% (nginx-00001 49%, nginx-00002 51%)", "… paused", "… rolled back to …". */
+  summary: string;
+  /** The next step is due then (Unix ms); absent when no timed step is scheduled (finished, paused, held). */
+  nextStepAtMs?: number;
+  /** How long from the end of this step until then (ms, ≥ 0): the workflow's timer, armed right after the step. */
+  nextStepInMs?: number;
+}
 
 /** The clear's lists: the namespace's active Revisions and its Configurations. */
 type Listed = [Revision[], Configuration[]];
@@ -403,6 +431,11 @@ export function createRouteActivities(deps: ActivityDeps) {
       let routed: Promise<Routing> | undefined;
       let listed: Promise<Listed | undefined> | undefined;
       const { record, settled: eventsRecorded } = eventsInFlight(events);
+      // The rollout's clock: real time, read when each decision is taken (a step's due time is compared with it).
+      const clock = (): number => (deps.now?.() ?? new Date()).getTime();
+      let plan: RolloutPlan | undefined;
+      let programmed = false; // the KIngress carries `plan` (its events and summary are news only then)
+      let previousRollout: Rollout | undefined;
 
       // As route.go: the URL comes first, so a domain-template error wins over a traffic target error.
       const url = routeURL(route, net, dom);
@@ -454,6 +487,32 @@ export function createRouteActivities(deps: ActivityDeps) {
           listOwnWrites<KubeObject>(deps, 'Service', key.namespace, { [Labels.route]: key.name }, wrote).then((l) => l.items),
           ingressClass === IstioIngressClassName ? readVirtualServices(kube, key.namespace, key.name) : undefined,
         ]);
+        // The gradual rollout (spec §5): planned from the state the KIngress carries, programmed into it below.
+        const planInput: RolloutPlanInput = {
+          desired: buildRollout(traffic),
+          previousAnnotation: currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout],
+          ingressExists: currentIngress !== undefined,
+          ingressReady: currentIngress !== undefined && isIngressReady(currentIngress),
+          routeIngressReady: routeConditionSet.get(raw.status, RouteConditionIngressReady)?.status === 'True',
+          nowMs: clock(),
+          durationSeconds: rolloutDurationSeconds(route.metadata.annotations, net),
+          control: parseRolloutControl(route.metadata.annotations),
+          revisions: traffic.revisions,
+        };
+        plan = planRollout(planInput);
+        previousRollout = parseRolloutAnnotation(planInput.previousAnnotation);
+        const rolled = applyRolloutToTraffic(traffic, plan.rollout, tagUrls);
+        if (JSON.stringify(rolled) !== JSON.stringify(status.traffic)) {
+          // The split names Revisions the plain traffic does not (the rollout's older ones): the labeler must keep
+          // them routed, so its targets are taken again from this status.traffic.
+          status.traffic = rolled;
+          routed = routingOf(key, r, raw, revs, configs);
+          if (ingressClass === IstioIngressClassName)
+            listed = routed.then((routing) => (routing.clear ? listRouted(key.namespace, wrote) : undefined));
+          for (const p of [routed, listed]) void p?.catch(() => undefined);
+        }
+        const hold = plan.holds[0];
+        if (hold) markRolloutHeld(status, hold.reason, hold.message, now);
         const live = new Map(names.map((name, i) => [placeholderServiceName(key.name, name), { service: services[i] }]));
         const desiredPlaceholders = (ingress: Ingress | undefined): DesiredPlaceholder[] =>
           names.map((name) => {
@@ -470,20 +529,50 @@ export function createRouteActivities(deps: ActivityDeps) {
           else markEndpointNotOwned(status, placeholders.notOwned.name, now);
         } else {
           markCertificateNotEnabled(status, now);
-          const desired = makeIngress(route, traffic, hosts, ingressClass);
+          const desired = makeIngress(route, traffic, hosts, ingressClass, { rollout: plan.rollout });
           const existing = currentIngress;
           if (existing && !isControlledBy(existing, route.metadata.uid)) {
             ingressAction = 'notOwned';
           } else {
             const applied = await applyIfChanged(kube, Resources.KIngress, existing, desired);
             ingressAction = applied.action;
+            programmed = true;
             if (applied.action !== 'unchanged') ingressResourceVersion = applied.obj.metadata.resourceVersion;
             if (applied.action === 'created') record(route, 'Normal', 'Created', `Created Ingress "${key.name}"`);
             // A KIngress of Tidal's class is programmed here, in the same step, instead of by a workflow of its own
             // (ADR 0005): the Route sees it Ready without another round trip.
             let ingress = applied.obj;
             if (isIstioIngress(ingress)) ingress = (await programIngress(deps, ingress, virtualServices)).ingress;
+            if (plan.inProgress && isIstioIngress(ingress) && isIngressReady(ingress)) {
+              // This KIngress was programmed in this step and is Ready now: its 1 % step became ready within this
+              // pass, which no later event would announce. Observe it here, as upstream's next pass would
+              // (`ObserveReady`: the step took under a second), so the schedule starts now.
+              const observed = planRollout({
+                ...planInput,
+                previousAnnotation: plan.annotation,
+                ingressReady: true,
+                routeIngressReady: false,
+                nowMs: clock(),
+              });
+              if (observed.annotation !== plan.annotation) {
+                const again = await applyIfChanged(
+                  kube,
+                  Resources.KIngress,
+                  ingress,
+                  makeIngress(route, traffic, hosts, ingressClass, { rollout: observed.rollout }),
+                );
+                ingressResourceVersion = again.obj.metadata.resourceVersion;
+                // Only the annotation moves unless a step fell due meanwhile: then the new split is programmed too.
+                ingress =
+                  (again.obj.metadata.generation ?? 0) === (ingress.metadata.generation ?? 0)
+                    ? { ...again.obj, status: ingress.status }
+                    : (await programIngress(deps, again.obj)).ingress;
+                plan = { ...observed, events: [...plan.events, ...observed.events.filter((e) => e.reason !== 'RolloutControlInvalid')] };
+              }
+            }
             propagateIngressStatus(status, ingress, now);
+            // Upstream does not propagate the KIngress's readiness while a rollout is in progress.
+            if (plan.inProgress) (plan.paused ? markIngressRolloutPaused : markIngressRolloutInProgress)(status, now);
             // The load balancer it reports now moves the placeholders (checklist 54) in this pass too, from what the
             // first round left (no orphans: the names are the same).
             if (!sameLoadBalancer(currentIngress, ingress)) moved = reconcilePlaceholders(route, desiredPlaceholders(ingress), { live, record });
@@ -498,6 +587,8 @@ export function createRouteActivities(deps: ActivityDeps) {
       const [again] = await settleAll([moved, bookkeeping]);
       if (placeholders && again) placeholders = mergePlaceholderOutcomes(placeholders, again);
       const written = await writeStatus(kube, Resources.Route, raw, r.status);
+      // Each step and control action of the rollout as an Event on the Route (issue 11).
+      for (const e of programmed ? (plan?.events ?? []) : []) record(route, e.type, e.reason, e.message);
       await eventsRecorded();
       if (placeholders?.notOwned) {
         // As upstream, the pass fails after reporting it (status and one InternalError Event), so it is retried with
@@ -507,6 +598,7 @@ export function createRouteActivities(deps: ActivityDeps) {
         if (!opts.reportNotOwned) throw new Error(message);
       }
       const touched = placeholders ? describePlaceholders(placeholders) : '';
+      const rollout = plan && programmed ? rolloutSummary(previousRollout, plan, clock()) : undefined;
       return {
         ...statusOutcome(written, r.status),
         ingress: ingressAction,
@@ -515,9 +607,45 @@ export function createRouteActivities(deps: ActivityDeps) {
         ...(domainError !== undefined ? { domainError } : {}),
         ...(placeholders?.notOwned ? { notOwned: `${placeholders.notOwned.kind} ${placeholders.notOwned.name}` } : {}),
         written: writtenSoFar(wrote),
+        ...(rollout ? { rollout } : {}),
       };
     },
   };
+}
+
+/** `HH:MM:SS.mmmZ` of a Unix ms time: what a history line needs (the date is the pass's). */
+function timeOfDay(ms: number): string {
+  return `${new Date(ms).toISOString().slice(11, 23)}Z`;
+}
+
+/**
+ * The rollout as this pass left it, compared with the KIngress's state before (`prev`): "nginx-00002 26% → 51%
+ * (nginx-00001 49%, nginx-00002 51%), next step at 10:04:07.120Z"; a held configuration says why. Undefined when no
+ * configuration is rolling out, held, or just finished. `nowMs`: the clock at the end of the step.
+ */
+export function rolloutSummary(prev: Rollout | undefined, plan: RolloutPlan, nowMs: number): RolloutSummary | undefined {
+  const parts: string[] = [];
+  for (const c of plan.rollout.configurations) {
+    const latest = c.revisions.at(-1);
+    if (latest === undefined) continue;
+    const group = c.tag ? `tag ${c.tag}: ` : '';
+    const hold = plan.holds.find((h) => h.configurationName === c.configurationName && (h.tag ?? '') === (c.tag ?? ''));
+    if (hold) {
+      parts.push(`${group}${hold.desiredRevision} ${hold.cause === 'abort' ? 'aborted' : 'rolled back'}, traffic on ${hold.servingRevision}`);
+      continue;
+    }
+    const p = prev?.configurations.find((x) => x.configurationName === c.configurationName && (x.tag ?? '') === (c.tag ?? ''));
+    const wasRolling = (p?.revisions.length ?? 0) > 1;
+    if (c.revisions.length < 2 && !wasRolling) continue;
+    const before = p?.revisions.find((x) => x.revisionName === latest.revisionName)?.percent ?? 0;
+    const move = before === latest.percent ? `at ${latest.percent}%` : `${before}% → ${latest.percent}%`;
+    const split = c.revisions.length > 1 ? ` (${c.revisions.map((x) => `${x.revisionName} ${x.percent}%`).join(', ')})` : ', rollout finished';
+    parts.push(`${group}${latest.revisionName} ${move}${split}`);
+  }
+  if (parts.length === 0) return undefined;
+  const next = plan.nextWakeAtMs;
+  const summary = `${parts.join('; ')}${plan.paused ? ', paused' : ''}${next !== undefined ? `, next step at ${timeOfDay(next)}` : ''}`;
+  return next === undefined ? { summary } : { summary, nextStepAtMs: next, nextStepInMs: Math.max(0, next - nowMs) };
 }
 
 /** Both report the same load balancer (or neither reports one). */

@@ -55,6 +55,8 @@ export interface CarriedState {
   /** Small per-kind facts a workflow remembers between passes (e.g. digests resolved); reset when the uid changes. */
   facts: Record<string, string>;
   lastReconcile?: { at: string; trigger: string; summary: string };
+  /** A scheduled pass not taken yet (`PassResult.wake`): Unix ms and the timer's summary; re-armed by the next run. */
+  wake?: { atMs: number; summary: string };
 }
 
 export interface EntityState extends CarriedState {
@@ -95,6 +97,14 @@ export interface PassResult {
    * child's name): pass again in full after this many seconds, unless news comes first.
    */
   retryInSeconds?: number;
+  /**
+   * A schedule the pass keeps (a gradual rollout's next step, ADR 0007): pass again then, unless a pass runs first
+   * (it reports its own). Unlike a retry the pass may be status-only. `inMs` is measured by the step that computed
+   * `atMs`, at its end — workflow time is the start of the pass's workflow task, so a timer of `atMs` minus workflow
+   * time would fire late by the length of the pass; `atMs` serves a run that continues-as-new before it fires.
+   * `summary` names the timer in the history ("rollout: nginx-00002 26% → 51% …").
+   */
+  wake?: { atMs: number; inMs: number; summary: string };
   /**
    * The object's Ready condition is True or False: nothing is under way that only this run would see through. A run
    * ends idle only after a settled pass (ADR 0006): one waiting on its children (a Revision whose pods are starting)
@@ -181,6 +191,31 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     if (st.options.idleSeconds > 0 && !idleArmed && !idleDue) armIdle(st.options.idleSeconds * 1000);
   };
   ensureIdleTimer();
+  // Scheduled passes (`PassResult.wake`), on the schedule the last pass reported. Not full: the schedule is not news
+  // (a Service's status-only pass programs its Route), unless news came too. One timer per due time: a pass that
+  // reports a time a pending timer already covers (due no later) arms none — Temporal fired the second of two timers
+  // of one workflow due together about a second late (bench:rollout). A timer that fires before the schedule (it
+  // moved later) arms one for the rest; one that finds nothing scheduled does nothing.
+  const wakeTimers: number[] = [];
+  const armWake = (atMs: number, inMs: number, summary: string): void => {
+    if (wakeTimers.some((t) => t <= atMs)) return;
+    wakeTimers.push(atMs);
+    void sleep(Math.max(1, Math.round(inMs)), { summary }).then(() => {
+      wakeTimers.splice(wakeTimers.indexOf(atMs), 1);
+      const wake = st.wake;
+      if (wake === undefined) return;
+      if (wake.atMs > atMs) return armWake(wake.atMs, wake.atMs - atMs, wake.summary);
+      st.wake = undefined;
+      st.dirty = true;
+      st.trigger = 'scheduled';
+    });
+  };
+  // A schedule the previous run carried across continue-as-new: a timer for what is left of it (a step that fell
+  // due meanwhile is taken at once).
+  if (st.wake) {
+    retryPending = true;
+    armWake(st.wake.atMs, st.wake.atMs - now(), st.wake.summary);
+  }
 
   for (;;) {
     await condition(() => st.dirty || resyncDue || idleDue);
@@ -226,7 +261,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     st.totalReconciles += 1;
     quietSince = now();
     // A later pass decides afresh whether it needs a retry; the timer of an earlier one then does nothing.
-    retryPending = result.retryInSeconds !== undefined;
+    retryPending = result.retryInSeconds !== undefined || result.wake !== undefined;
     settled = result.settled ?? true;
     if (settled && !retryPending) ensureIdleTimer();
     st.lastReconcile = { at: new Date().toISOString(), trigger, summary: result.summary };
@@ -249,6 +284,8 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
       st.trigger = `recreated ${self}`;
     }
     if (uid) st.uid = uid;
+    st.wake = result.wake ? { atMs: result.wake.atMs, summary: result.wake.summary } : undefined;
+    if (result.wake) armWake(result.wake.atMs, result.wake.inMs, result.wake.summary);
     if (result.retryInSeconds !== undefined) {
       const due = st.totalReconciles;
       void sleep(result.retryInSeconds * 1000).then(() => {
@@ -330,5 +367,6 @@ function carry(st: EntityState): CarriedState {
     runs: st.runs,
     facts: st.facts,
     ...(st.lastReconcile ? { lastReconcile: st.lastReconcile } : {}),
+    ...(st.wake ? { wake: st.wake } : {}),
   };
 }

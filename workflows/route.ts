@@ -3,7 +3,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeStatus, isSettled } from './summaries.js';
+import { describeRollout, describeStatus, isSettled, rolloutWake } from './summaries.js';
 import { ownFact, ownerReconciles } from './delegation.js';
 import { writtenBefore, writtenFacts } from './written.js';
 
@@ -21,7 +21,8 @@ export async function routeWorkflow(input: EntityInput): Promise<string> {
       gone: false,
       settled: isSettled(res),
       facts: { ...ownFact, ...writtenFacts(res) },
-      summary: `Ingress ${res.ingress}; ${describeStatus(res)}`,
+      ...rolloutWake(id, res),
+      summary: [describeRollout(res), `Ingress ${res.ingress}`, describeStatus(res)].filter(Boolean).join('; '),
     };
   });
 }

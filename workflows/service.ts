@@ -6,7 +6,7 @@ import { specOfObservation } from '../api/content-token.js';
 import type { RouteOutcome, StatusOutcome, WrittenVersions } from '../activities/index.js';
 import { runEntity, type EntityInput, type EntityState, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeChild, describeStatus, isSettled } from './summaries.js';
+import { describeChild, describeRollout, describeStatus, isSettled, rolloutWake } from './summaries.js';
 import { writtenBefore, writtenFacts } from './written.js';
 
 /** Backoff of a pass that could not program the Route (a foreign object holds a placeholder's name), as upstream's. */
@@ -27,12 +27,14 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
   function routeResult(
     st: Readonly<EntityState>,
     route: RouteOutcome | undefined,
-  ): Pick<PassResult, 'retryInSeconds'> & { facts: Record<string, string> } {
+  ): Pick<PassResult, 'retryInSeconds' | 'wake'> & { facts: Record<string, string> } {
     const failed = route !== undefined && route.outcome !== 'gone' && route.notOwned !== undefined;
     const written = writtenFacts(route);
+    // A gradual rollout's next step: a durable timer (ADR 0007).
+    const wake = rolloutWake(id, route);
     return failed
-      ? { retryInSeconds: retryDelay(st), facts: { ...written, routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
-      : { facts: { ...written, routeRetries: '' } };
+      ? { retryInSeconds: retryDelay(st), ...wake, facts: { ...written, routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
+      : { ...wake, facts: { ...written, routeRetries: '' } };
   }
 
   return runEntity(input, async (st): Promise<PassResult> => {
@@ -117,5 +119,6 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
 function describeRoute(r: RouteOutcome): string {
   if (r.outcome === 'gone') return 'Route gone';
   const notOwned = r.notOwned ? `, ${r.notOwned} not owned (retrying)` : '';
-  return `Route: Ingress ${r.ingress}${notOwned}, ${describeStatus(r)}`;
+  const rollout = describeRollout(r);
+  return `Route: ${rollout ? `${rollout}, ` : ''}Ingress ${r.ingress}${notOwned}, ${describeStatus(r)}`;
 }

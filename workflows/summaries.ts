@@ -1,5 +1,6 @@
 // One-line summaries of activity outcomes, for the workflow's `lastReconcile` and logs.
-import type { ChildOutcome, StatusOutcome } from '../activities/index.js';
+import type { ChildOutcome, RouteOutcome, StatusOutcome } from '../activities/index.js';
+import type { PassResult } from './entity.js';
 
 export function describeChild(kind: string, o: ChildOutcome): string {
   if (o.outcome === 'notOwned') return `${kind} ${o.name} not owned (NotOwned)`;
@@ -15,4 +16,15 @@ export function describeStatus(o: StatusOutcome): string {
 /** Ready is True or False: the object is not waiting on anything (ADR 0006: only then may an idle run end). */
 export function isSettled(o: StatusOutcome): boolean {
   return o.ready === 'True' || o.ready === 'False';
+}
+
+/** "rollout nginx-00002 26% → 51% (…), next step at 10:04:07.120Z", or '' when the Route has no rollout to tell. */
+export function describeRollout(r: RouteOutcome | undefined): string {
+  return r !== undefined && r.outcome !== 'gone' && r.rollout ? `rollout ${r.rollout.summary}` : '';
+}
+
+/** The durable timer of a Route's next rollout step (ADR 0007), named after the step it waits for. */
+export function rolloutWake(id: string, r: RouteOutcome | undefined): Pick<PassResult, 'wake'> {
+  if (r === undefined || r.outcome === 'gone' || r.rollout?.nextStepAtMs === undefined) return {};
+  return { wake: { atMs: r.rollout.nextStepAtMs, inMs: r.rollout.nextStepInMs ?? 0, summary: `rollout of Route ${id}: ${r.rollout.summary}` } };
 }

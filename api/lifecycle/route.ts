@@ -136,6 +136,17 @@ export function markRevisionNotOwned(
   routeConditionSet.markFalse(status, RouteConditionAllTrafficAssigned, 'RevisionNotOwned', message, now);
 }
 
+/**
+ * A configuration's traffic is held on an older Revision than the one the spec names (Tidal's rollout abort or
+ * automatic rollback; `RolloutHold` of resources/rollout.ts): AllTrafficAssigned False with the hold's reason
+ * (`RolloutAborted`, `RolloutRolledBack`) and message. False as Knative's other "traffic is not where the spec says"
+ * reasons (RevisionMissing of a failed Revision): the Route stays Ready False until someone acts (removes the abort,
+ * fixes the Revision), so its run may end idle (ADR 0006) and the next change starts one.
+ */
+export function markRolloutHeld(status: RouteStatus, reason: string, message: string, now: string): void {
+  routeConditionSet.markFalse(status, RouteConditionAllTrafficAssigned, reason, message, now);
+}
+
 // --- IngressReady (§4.1, §4.4) ---
 
 /** The placeholder Service of that name is not ours: IngressReady False `NotOwned`. */
@@ -167,6 +178,20 @@ export function markIngressRolloutInProgress(status: RouteStatus, now: string): 
     RouteConditionIngressReady,
     'RolloutInProgress',
     'A gradual rollout of the latest revision(s) is in progress.',
+    now,
+  );
+}
+
+/**
+ * A gradual rollout is paused by `tidal.dev/rollout: pause` (Tidal's, resources/README.md): IngressReady Unknown
+ * `RolloutPaused`. Unknown as `RolloutInProgress`: the split is neither failed nor where the spec says.
+ */
+export function markIngressRolloutPaused(status: RouteStatus, now: string): void {
+  routeConditionSet.markUnknown(
+    status,
+    RouteConditionIngressReady,
+    'RolloutPaused',
+    'A gradual rollout of the latest revision(s) is paused by the tidal.dev/rollout annotation.',
     now,
   );
 }

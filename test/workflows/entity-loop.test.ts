@@ -31,6 +31,11 @@ class FakeRoutes {
   unsettled = new Set<string>();
   readEntityOptionsCalls = 0;
   resyncSeconds = 3600;
+  /**
+   * A gradual rollout per name: `steps` passes, `stepMs` apart. Each pass takes one step (a step not due yet is not
+   * taken) and reports the next one as the Route step does (`RouteOutcome.rollout`); `at` holds when steps were taken.
+   */
+  rollouts = new Map<string, { stepMs: number; steps: number; at: number[]; dueAt?: number }>();
 
   activities = {
     reconcileRoute: async (key: ObjectKey): Promise<RouteOutcome & Observed> => {
@@ -55,6 +60,7 @@ class FakeRoutes {
       const live = this.routes.get(key.name);
       if (live) live.status = { observedGeneration: seen.metadata.generation, traffic: seen.spec.traffic };
       return {
+        ...this.rolloutStep(key.name),
         outcome: 'written',
         ready: this.unsettled.has(key.name) ? 'Unknown' : 'True',
         ingress: 'updated',
@@ -102,6 +108,20 @@ class FakeRoutes {
     };
     this.ingresses.set(name, ing);
     return ing;
+  }
+
+  /** One pass of a fake rollout: a step when due, and when the next is due. */
+  rolloutStep(name: string): Pick<Exclude<RouteOutcome, { outcome: 'gone' }>, 'rollout'> {
+    const r = this.rollouts.get(name);
+    if (!r || r.at.length >= r.steps) return {};
+    const now = Date.now();
+    if (r.dueAt === undefined || now >= r.dueAt) {
+      r.at.push(now);
+      r.dueAt = now + r.stepMs;
+    }
+    if (r.at.length >= r.steps) return { rollout: { summary: `step ${r.at.length}, rollout finished` } };
+    const summary = `step ${r.at.length} of ${r.steps}, next step at ${new Date(r.dueAt).toISOString()}`;
+    return { rollout: { summary, nextStepAtMs: r.dueAt, nextStepInMs: Math.max(0, r.dueAt - Date.now()) } };
   }
 
   count(name: string): number {
@@ -374,5 +394,69 @@ describe('entity loop: no lost updates', () => {
       return st?.uid === `uid-${name}-2` ? st : undefined;
     });
     expect(s.totalReconciles).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('entity loop: scheduled passes (a gradual rollout’s steps, ADR 0007)', () => {
+  const stepMs = 1500;
+  /** Every step taken, each no earlier than `stepMs` after the one before. */
+  const expectOnSchedule = (at: number[], steps: number) => {
+    expect(at).toHaveLength(steps);
+    for (let i = 1; i < at.length; i += 1) expect(at[i]! - at[i - 1]!).toBeGreaterThanOrEqual(stepMs - 2);
+  };
+
+  it('takes each step on a durable timer, and the run does not end idle mid-rollout even when Ready', async () => {
+    const name = uniqueName('rollout');
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.rollouts.set(name, { stepMs, steps: 4, at: [] });
+    // Quiet for 1 s ends a settled run: only the pending step keeps this one (steps are 1.5 s apart).
+    const h = await start(name, selfPoke(route, 'added'), { idleSeconds: 1 });
+    const r = fake.rollouts.get(name)!;
+    await eventually('mid-rollout', async () => (r.at.length === 2 ? true : undefined), 20_000);
+    const mid = await state(h);
+    expect(mid.lastReconcile?.trigger).toBe('scheduled');
+    expect(mid.wake?.summary).toMatch(/^rollout of Route default\/.*: step 2 of 4, next step at /u);
+    expect((await h.describe()).status.name).toBe('RUNNING');
+    expect(await h.result()).toMatch(/idle for 1 s, run ends/);
+    expectOnSchedule(r.at, 4);
+    // Nothing but the scheduled passes: start + 3 steps.
+    expect(fake.count(name)).toBe(4);
+    // The history names each timer after the step it waits for.
+    const { events } = await h.fetchHistory();
+    const summaries = (events ?? [])
+      .filter((e) => e.timerStartedEventAttributes && e.userMetadata?.summary?.data)
+      .map((e) => JSON.parse(Buffer.from(e.userMetadata!.summary!.data!).toString('utf8')) as string);
+    expect(summaries.filter((t) => t.startsWith('rollout of Route'))).toHaveLength(3);
+  });
+
+  it('a pass between two steps reporting the same due time arms no second timer, and the step stays on schedule', async () => {
+    const name = uniqueName('rollout-poked');
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.rollouts.set(name, { stepMs, steps: 3, at: [] });
+    const h = await start(name, selfPoke(route, 'added'));
+    const r = fake.rollouts.get(name)!;
+    await eventually('first step', async () => (r.at.length === 1 ? true : undefined), 20_000);
+    // News that is not a step (a child's status): a pass that takes no step and reports the same due time.
+    await h.signal('poke', [{ source: `Ingress/default/${name}`, reason: 'updated', resourceVersion: '9', token: 'd.other.other' }]);
+    await eventually('poked pass', async () => (fake.count(name) === 2 ? true : undefined), 20_000);
+    expect(r.at).toHaveLength(1);
+    await eventually('rollout done', async () => (r.at.length === 3 ? true : undefined), 20_000);
+    expectOnSchedule(r.at, 3);
+    const { events } = await h.fetchHistory();
+    const timers = (events ?? []).filter((e) => e.timerStartedEventAttributes && e.userMetadata?.summary?.data).length;
+    expect(timers).toBe(2); // one per step to come, none for the poked pass
+  });
+
+  it('carries a pending step across continue-as-new: the new run arms a timer for what is left of it', async () => {
+    const name = uniqueName('rollout-can');
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.rollouts.set(name, { stepMs, steps: 3, at: [] });
+    const h = await start(name, selfPoke(route, 'added'), { maxReconcilesPerRun: 1 });
+    const r = fake.rollouts.get(name)!;
+    await eventually('rollout done', async () => (r.at.length === 3 ? true : undefined), 20_000);
+    expectOnSchedule(r.at, 3);
+    const s = await eventually('settled', () => idle(env.client.workflow.getHandle(h.workflowId), name));
+    expect(s.runs).toBeGreaterThanOrEqual(3);
+    expect(s.wake).toBeUndefined();
   });
 });

@@ -28,6 +28,8 @@ class FakeCluster {
   foreignPlaceholder = new Map<string, string>();
   /** Service name → the status hash of its Revision as the Configuration's status step and then the Route's step read it. */
   revisionStatus = new Map<string, [string, string]>();
+  /** Service name → the rollout steps still to take, one per Route step, `stepMs` apart (RouteOutcome.rollout). */
+  rollout = new Map<string, { left: number; stepMs: number }>();
   /** Service name → the generation of the KIngress its Route step applies. */
   ingressGeneration = new Map<string, number>();
   calls: string[] = [];
@@ -81,7 +83,11 @@ class FakeCluster {
       const foreign = this.foreignPlaceholder.get(key.name);
       if (foreign && !opts?.reportNotOwned) throw new Error('a Service pass must ask for NotOwned to be reported');
       const rev = this.revisionStatus.get(key.name);
+      const ro = this.rollout.get(key.name);
+      if (ro && ro.left > 0) ro.left -= 1;
+      const next = Date.now() + (ro?.stepMs ?? 0);
       return {
+        ...(ro && ro.left > 0 ? { rollout: { summary: `${ro.left} steps left`, nextStepAtMs: next, nextStepInMs: ro.stepMs } } : {}),
         outcome: 'unchanged',
         ingress: 'unchanged',
         ready: foreign ? 'False' : 'True',
@@ -309,6 +315,21 @@ describe('serviceWorkflow', () => {
     );
     await new Promise((r) => setTimeout(r, 3000));
     expect((await state(h)).totalReconciles).toBe(settled.totalReconciles);
+  });
+
+  it('a gradual rollout: each step is a status-only pass on a durable timer, and the summary tells the rollout (ADR 0007)', async () => {
+    const name = uniqueName('rollout');
+    cluster.services.set(name, 'uid-ro');
+    cluster.rollout.set(name, { left: 4, stepMs: 700 });
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    const stepsOf = () => cluster.steps.filter((x) => x.startsWith(`${name}:`)).map((x) => x.slice(name.length + 1));
+    const mid = await eventually('second step', async () => ((await state(h)).totalReconciles === 2 ? state(h) : undefined), 30_000);
+    expect(mid.lastReconcile?.trigger).toBe('scheduled');
+    expect(mid.lastReconcile?.summary).toContain('Route: rollout 2 steps left, Ingress unchanged');
+    await eventually('rollout done', async () => (cluster.rollout.get(name)?.left === 0 ? true : undefined), 30_000);
+    await new Promise((r) => setTimeout(r, 1500)); // no timer after the last step
+    expect(stepsOf()).toEqual([...FULL_PASS, ...STATUS_ONLY_PASS, ...STATUS_ONLY_PASS, ...STATUS_ONLY_PASS]);
+    expect((await state(h)).wake).toBeUndefined();
   });
 
   it('two steps that read a Revision in different states cover neither: its poke brings another pass (ADR 0005)', async () => {
