@@ -158,7 +158,8 @@ describe.skipIf(!hasRegistryBinary)(
       expect(before.status).toBe(200);
 
       await stopRegistry(dir);
-      await expect(request(reg, 'GET', '/v2/')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      // Refused, or reset by a listener that was closing as the connection came in (seen on a loaded machine).
+      await expect(request(reg, 'GET', '/v2/')).rejects.toMatchObject({ code: expect.stringMatching(/^ECONN(REFUSED|RESET)$/) as unknown });
       await stopRegistry(dir); // not running: a no-op
 
       const again = await startRegistry({ dir, port, auth: true, tls: true });
