@@ -75,7 +75,7 @@ export function keyMatchesCertificate(certPem: string, keyPem: string): boolean 
   }
 }
 
-function rsaKeyPair(): { privatePem: string; publicPem: string; pkcs8Pem: string } {
+export function rsaKeyPair(): { privatePem: string; publicPem: string; pkcs8Pem: string } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return {
     privatePem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
@@ -85,7 +85,7 @@ function rsaKeyPair(): { privatePem: string; publicPem: string; pkcs8Pem: string
 }
 
 /** A positive 128-bit serial (hex, leading byte below 0x80). */
-function serial(): string {
+export function serial(): string {
   const b = randomBytes(16);
   b[0] = ((b[0] ?? 0) & 0x7f) | 0x01;
   return b.toString('hex');

@@ -139,7 +139,7 @@ function validation(req: AdmissionRequest, cfg: AdmissionConfig): { response: Ad
 }
 
 function configValidation(req: AdmissionRequest, cfg: AdmissionConfig): { response: AdmissionResponse; changes: number } {
-  const obj = objectOf(req) as (KubeObject & { data?: Record<string, string> }) | undefined;
+  const obj: (KubeObject & { data?: Record<string, string> }) | undefined = objectOf(req);
   const name = obj?.metadata.name ?? req.name ?? '';
   const ours =
     req.kind.group === '' &&

@@ -30,7 +30,7 @@ export function tracksUserInfo(kind: AdmissionKind, obj: KubeObject): boolean {
 export function setUserInfo<T extends WithSpec>(
   kind: AdmissionKind,
   obj: T,
-  req: { operation: string; username: string; old?: KubeObject | undefined },
+  req: { operation: string; username: string; old?: WithSpec | undefined },
 ): T {
   if (!tracksUserInfo(kind, obj) || req.username === '') return obj;
   const annotations = { ...obj.metadata.annotations };
@@ -38,7 +38,7 @@ export function setUserInfo<T extends WithSpec>(
     annotations[CREATOR] = req.username;
     annotations[LAST_MODIFIER] = req.username;
   } else if (req.operation === 'UPDATE') {
-    if (jsonEqual((req.old as WithSpec | undefined)?.spec, obj.spec)) return obj;
+    if (jsonEqual(req.old?.spec, obj.spec)) return obj;
     annotations[LAST_MODIFIER] = req.username;
   } else return obj;
   return { ...obj, metadata: { ...obj.metadata, annotations } };
