@@ -139,7 +139,7 @@ export class WebhookServer {
 
 /** A graceful GOAWAY, then close once the session's open streams are done: the client retries elsewhere any request
  * the server did not take. */
-function goAway(session: http2.ServerHttp2Session): void {
+function goAway(session: http2.Http2Session): void {
   if (session.closed || session.destroyed) return;
   session.goaway(http2.constants.NGHTTP2_NO_ERROR);
   session.close();
