@@ -31,7 +31,13 @@ export const Resources = {
   KIngress: rt('networking.internal.knative.dev', 'v1alpha1', 'Ingress', 'ingresses'),
   VirtualService: rt('networking.istio.io', 'v1beta1', 'VirtualService', 'virtualservices'),
   MutatingWebhookConfiguration: rt('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false),
-  ValidatingWebhookConfiguration: rt('admissionregistration.k8s.io', 'v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false),
+  ValidatingWebhookConfiguration: rt(
+    'admissionregistration.k8s.io',
+    'v1',
+    'ValidatingWebhookConfiguration',
+    'validatingwebhookconfigurations',
+    false,
+  ),
 } as const satisfies Record<string, ResourceType>;
 
 export type ResourceName = keyof typeof Resources;
