@@ -137,10 +137,10 @@ export class WebhookServer {
   }
 }
 
-/** A graceful GOAWAY, then close once the session's open streams are done: the client retries elsewhere any request
- * the server did not take. */
+/**
+ * A graceful close: GOAWAY naming the last stream the server took (Node's default), then the session ends once its
+ * open streams are answered. The client retries any later request on a new connection.
+ */
 function goAway(session: http2.Http2Session): void {
-  if (session.closed || session.destroyed) return;
-  session.goaway(http2.constants.NGHTTP2_NO_ERROR);
-  session.close();
+  if (!session.closed && !session.destroyed) session.close();
 }
