@@ -64,7 +64,8 @@ const invalid: { name: string; manifest: object; path: string; reason: string }[
     path: 'spec.traffic',
     reason: 'Traffic targets sum to 120, want 100',
   },
-  { name: 'name', manifest: svc('wh_Bad_Name'), path: 'metadata.name', reason: 'not a DNS 1035 label' },
+  // A valid DNS subdomain (the API server's own check) but not a DNS-1035 label (Knative's).
+  { name: 'name', manifest: svc('wh.bad.name'), path: 'metadata.name', reason: 'not a DNS 1035 label' },
   {
     name: 'min-scale',
     manifest: svc('wh-bad-scale', { template: { metadata: { annotations: { 'autoscaling.knative.dev/min-scale': '-3' } } } }),
