@@ -104,6 +104,9 @@ function freshModel(name: string, r: Rand): Model {
   return { name, exists: true, labels: { [SuiteLabel.key]: SuiteLabel.value }, annotations: {}, image: r.pick(Images), templateAnnotations: {} };
 }
 
+const Creator = 'serving.knative.dev/creator';
+const LastModifier = 'serving.knative.dev/lastModifier';
+
 function manifest(m: Model, namespace: string): Service {
   const tplMeta = {
     ...(m.byo ? { name: m.byo } : {}),
@@ -205,9 +208,13 @@ class Writers {
    */
   async apply(m: Model, templateUnchanged = false): Promise<void> {
     const body = manifest(m, this.o.namespace);
-    if (templateUnchanged && m.byo) {
-      const stored = await this.kube.get<Service>(Resources.Service, this.o.namespace, m.name);
-      if (stored && stored.metadata.uid === m.uid && stored.spec.template.metadata?.name === m.byo) body.spec.template = stored.spec.template;
+    const stored = m.exists && m.uid ? await this.kube.get<Service>(Resources.Service, this.o.namespace, m.name) : undefined;
+    if (stored && stored.metadata.uid === m.uid) {
+      // Knative refuses a changed or dropped creator / lastModifier (webhook-written, so this applier's server-side
+      // apply would drop them): re-send what is stored, as `kubectl apply` keeps them.
+      const kept = Object.entries(stored.metadata.annotations ?? {}).filter(([k]) => k === Creator || k === LastModifier);
+      if (kept.length) body.metadata.annotations = { ...body.metadata.annotations, ...Object.fromEntries(kept) };
+      if (templateUnchanged && m.byo && stored.spec.template.metadata?.name === m.byo) body.spec.template = stored.spec.template;
     }
     const applied = await this.kube.apply<Service>(Resources.Service, body);
     m.uid = applied.metadata.uid;
