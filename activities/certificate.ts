@@ -15,6 +15,7 @@ import forge from 'node-forge';
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { ActivityDeps } from './deps.js';
+import { ensureWebhookCertificates } from '../webhook/cert-secret.js';
 
 export interface SecretObject extends KubeObject {
   type?: string;
@@ -24,6 +25,13 @@ export interface SecretObject extends KubeObject {
 export interface EnsureGatewayCertificateInput {
   namespace: string;
   name: string;
+  validityHours: number;
+  renewBeforeHours: number;
+}
+
+export interface EnsureWebhookCertificateInput {
+  /** The system namespace, where Secret `webhook-certs` lives. */
+  namespace: string;
   validityHours: number;
   renewBeforeHours: number;
 }
@@ -75,7 +83,7 @@ export function keyMatchesCertificate(certPem: string, keyPem: string): boolean 
   }
 }
 
-function rsaKeyPair(): { privatePem: string; publicPem: string; pkcs8Pem: string } {
+export function rsaKeyPair(): { privatePem: string; publicPem: string; pkcs8Pem: string } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return {
     privatePem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
@@ -85,7 +93,7 @@ function rsaKeyPair(): { privatePem: string; publicPem: string; pkcs8Pem: string
 }
 
 /** A positive 128-bit serial (hex, leading byte below 0x80). */
-function serial(): string {
+export function serial(): string {
   const b = randomBytes(16);
   b[0] = ((b[0] ?? 0) & 0x7f) | 0x01;
   return b.toString('hex');
@@ -193,6 +201,22 @@ export function createCertificateActivities(deps: ActivityDeps) {
       const notAfter = made.notAfter.toISOString();
       log.info({ namespace, name, action, reason, notAfter }, 'gateway certificate written');
       return { action, notAfter, renewAt: renewAtOf(made.notAfter) };
+    },
+
+    /**
+     * Keeps Secret `webhook-certs` (the admission webhook's CA and serving certificate) usable and its CA in the
+     * webhook configurations' caBundle; renews before expiry (webhook/cert-secret.ts). Replicas reload it themselves.
+     */
+    async ensureWebhookCertificate(input: EnsureWebhookCertificateInput): Promise<EnsureGatewayCertificateResult> {
+      const r = await ensureWebhookCertificates(kube, {
+        systemNamespace: input.namespace,
+        validityHours: input.validityHours,
+        renewBeforeHours: input.renewBeforeHours,
+        now: deps.now?.() ?? new Date(),
+        caPropagationMs: 2000,
+        log: (fields, msg) => log.info(fields, msg),
+      });
+      return { action: r.action, notAfter: r.notAfter, renewAt: r.renewAt };
     },
   };
 }

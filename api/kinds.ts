@@ -30,6 +30,14 @@ export const Resources = {
   Lease: rt('coordination.k8s.io', 'v1', 'Lease', 'leases'),
   KIngress: rt('networking.internal.knative.dev', 'v1alpha1', 'Ingress', 'ingresses'),
   VirtualService: rt('networking.istio.io', 'v1beta1', 'VirtualService', 'virtualservices'),
+  MutatingWebhookConfiguration: rt('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false),
+  ValidatingWebhookConfiguration: rt(
+    'admissionregistration.k8s.io',
+    'v1',
+    'ValidatingWebhookConfiguration',
+    'validatingwebhookconfigurations',
+    false,
+  ),
 } as const satisfies Record<string, ResourceType>;
 
 export type ResourceName = keyof typeof Resources;

@@ -37,6 +37,7 @@ async function up(): Promise<void> {
   kubectl get nodes
   kubectl get ksvc,cfg
   ${info.temporalUi ? `Temporal UI: ${info.temporalUi}   (workflow Service/default/nginx)` : `Temporal: ${info.temporalAddress} (PostgreSQL; no UI: temporal workflow show -w Service/default/nginx)`}
+  Admission webhook: https://127.0.0.1:${devPorts.webhook ?? ''} (dev/webhook-balancer.ts → the controller's :${devPorts.controllerWebhook ?? ''}); invalid objects are refused at apply
   Local registry: ${registry.host}/tidal/hello:v1 (${hello.digest})
     kubectl apply -f dev/sample/hello.yaml   # pinned to that digest: kubectl get rev hello-00001 -o yaml
   Logs: ${path.join(dir, 'logs')}/

@@ -5,6 +5,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +27,25 @@ export interface StackPorts {
   temporalHttp: number;
   temporalMetrics: number;
   controllerMetrics: number;
+  /**
+   * The admission webhook's address, registered in the webhook configurations (the loopback balancer,
+   * dev/webhook-balancer.ts), and the first controller replica's own webhook port: replica i listens on
+   * `controllerWebhook + i` with metrics on `controllerMetrics + i` (see {@link replicaPorts}). Unset: no webhook.
+   */
+  webhook?: number;
+  controllerWebhook?: number;
+}
+
+/** Replicas the webhook balancer knows about: replica i has webhook port `controllerWebhook + i`. */
+export const WEBHOOK_REPLICA_SLOTS = 4;
+
+/** The ports of controller replica `i` (0 is the stack's own controller). */
+export function replicaPorts(base: StackPorts, i: number): StackPorts {
+  return {
+    ...base,
+    controllerMetrics: base.controllerMetrics + i,
+    ...(base.controllerWebhook !== undefined ? { controllerWebhook: base.controllerWebhook + i } : {}),
+  };
 }
 
 /** `npm run up`'s ports: the usual ones, so `kubectl` and the Temporal UI are where users expect them. */
@@ -40,6 +60,8 @@ export const devPorts: StackPorts = {
   temporalHttp: 7243,
   temporalMetrics: 7244,
   controllerMetrics: 9464,
+  webhook: 8443,
+  controllerWebhook: 8444,
 };
 
 /** The test stack's ports, clear of a running `npm run up`. */
@@ -54,6 +76,8 @@ export const testPorts: StackPorts = {
   temporalHttp: 27243,
   temporalMetrics: 27244,
   controllerMetrics: 29464,
+  webhook: 28443,
+  controllerWebhook: 28444,
 };
 
 export interface StackOptions {
@@ -246,6 +270,9 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     log(`starting ${name}`);
     return procs.start(name, bin, args, env);
   };
+  // Webhook configurations left from an earlier run (failurePolicy Fail) would refuse the config maps below while no
+  // controller answers: drop them until the controller is back (registered again just before it starts).
+  const webhooksLeftBehind = opts.controller && !procs.running('tidal-controller') && existsSync(path.join(dir, 'etcd'));
 
   // Temporal first: it is independent of Kubernetes and the slowest to open its database. The PostgreSQL one (database,
   // schemas, server, namespace, search attributes) comes up in the background and is awaited where the dev one is.
@@ -342,6 +369,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   ]);
   const readyz = () => httpOk(`https://127.0.0.1:${p.apiserver}/readyz`);
   await waitFor('kube-apiserver', readyz, 90_000, apiserver);
+  if (webhooksLeftBehind) await unregisterWebhooks(info);
 
   const kcm = ensure('kube-controller-manager', bins.KUBE_CONTROLLER_MANAGER, [
     `--kubeconfig=${kubeconfig}`,
@@ -447,8 +475,56 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     );
   }
 
+  if (opts.controller && p.webhook !== undefined && p.controllerWebhook !== undefined) await startWebhookFront(info, procs, log);
   if (opts.controller) await startController(info, procs, opts, log);
   return info;
+}
+
+const webhookConfigurationKinds = ['mutatingwebhookconfiguration', 'validatingwebhookconfiguration'];
+
+async function unregisterWebhooks(info: StackInfo): Promise<void> {
+  const { webhookConfigurations, urlClientConfig } = await import('../webhook/configurations.js');
+  const names = webhookConfigurations('knative-serving', urlClientConfig('')).map((c) => (c.metadata as { name: string }).name);
+  for (const kind of webhookConfigurationKinds) await kubectl(info, ['delete', kind, ...names, '--ignore-not-found']);
+}
+
+/**
+ * The admission webhook's front door on the local stack: the loopback balancer (dev/webhook-balancer.ts) on
+ * `ports.webhook`, forwarding to the replicas' webhook ports, and the three webhook configurations registered with
+ * `url: https://127.0.0.1:<ports.webhook>/…` — never a `service:` reference, which the API server would resolve to an
+ * unroutable ClusterIP. The controller publishes its CA into their caBundle when it starts.
+ */
+export async function startWebhookFront(info: StackInfo, procs: ProcessTable, log: (s: string) => void): Promise<void> {
+  const p = info.ports;
+  if (p.webhook === undefined || p.controllerWebhook === undefined) return;
+  if (!procs.running('webhook-balancer')) {
+    log('starting webhook-balancer');
+    const backends = Array.from({ length: WEBHOOK_REPLICA_SLOTS }, (_, i) => {
+      const r = replicaPorts(p, i);
+      return ['--backend', `${r.controllerWebhook ?? 0}=http://127.0.0.1:${r.controllerMetrics}/readyz`];
+    }).flat();
+    const rec = procs.start(
+      'webhook-balancer',
+      process.execPath,
+      ['--import', 'tsx', path.join(repoRoot, 'dev', 'webhook-balancer.ts'), '--listen', String(p.webhook), ...backends],
+      process.env,
+      repoRoot,
+    );
+    await waitFor('webhook-balancer', () => portOpen(p.webhook ?? 0), 30_000, rec);
+  }
+  const { webhookConfigurations, urlClientConfig } = await import('../webhook/configurations.js');
+  const docs = webhookConfigurations('knative-serving', urlClientConfig(`https://127.0.0.1:${p.webhook}`));
+  await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], docs.map((d) => JSON.stringify(d)).join('\n---\n'));
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port }, () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
 }
 
 /**
@@ -498,6 +574,10 @@ export async function startController(
       TEMPORAL_ADDRESS: info.temporalAddress,
       METRICS_PORT: String(opts.ports.controllerMetrics),
       TIDAL_WORKFLOW_BUNDLE: build.builtWorkflowBundle,
+      // The admission webhook on this replica's own loopback port, behind the stack's balancer; none without one.
+      ...(opts.ports.controllerWebhook !== undefined && opts.ports.webhook !== undefined
+        ? { TIDAL_WEBHOOK_PORT: String(opts.ports.controllerWebhook), TIDAL_WEBHOOK_HOST: '127.0.0.1' }
+        : { TIDAL_WEBHOOK: 'false' }),
       ...opts.controllerEnv,
     },
     repoRoot,

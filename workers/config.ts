@@ -34,7 +34,7 @@ export interface TidalConfig {
   gatewayCertRenewBeforeHours: number;
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, def: number): number {
+export function int(env: NodeJS.ProcessEnv, name: string, def: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
@@ -42,7 +42,7 @@ function int(env: NodeJS.ProcessEnv, name: string, def: number): number {
   return n;
 }
 
-function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
+export function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   if (/^(1|true|yes)$/i.test(raw)) return true;

@@ -14,38 +14,39 @@ import { loadConfig } from './config.js';
 import { makeLogger, temporalLogger } from './logger.js';
 import { serveHttp } from './http.js';
 import { createWorker } from './worker.js';
+import { loadWebhookSettings } from '../webhook/settings.js';
+import { runWebhook } from '../webhook/run.js';
+import { WEBHOOK_CERTS_SECRET } from '../webhook/certificates.js';
 
 /** Entity workflows this build implements; the watcher pokes only these. */
 export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route', 'Ingress']);
 
 /**
- * hakn's self-signed gateway certificate lives in one durable workflow that renews it on a timer. Starting it is
- * idempotent (signalWithStart, USE_EXISTING); a failure (Temporal not up yet) is retried until it works.
+ * hakn's self-signed gateway certificate (and the admission webhook's certificates) each live in one durable workflow
+ * that renews them on a timer. Starting it is idempotent (signalWithStart, USE_EXISTING); a failure (Temporal not up
+ * yet) is retried until it works.
  */
-function startGatewayCertificate(client: Client, cfg: ReturnType<typeof loadConfig>, log: ReturnType<typeof makeLogger>): void {
+function startCertificateKeeper(
+  client: Client,
+  cfg: ReturnType<typeof loadConfig>,
+  log: ReturnType<typeof makeLogger>,
+  keeper: { prefix: string; namespace: string; name: string; certificate?: 'webhook'; validityHours: number; renewBeforeHours: number },
+): void {
+  const { prefix, namespace, name, ...rest } = keeper;
   const attempt = (delayMs: number) => {
     client.workflow
       .signalWithStart('gatewayCertificateWorkflow', {
-        workflowId: `GatewayCertificate/${GATEWAY_TLS_SECRET_NAMESPACE}/${GATEWAY_TLS_SECRET_NAME}`,
+        workflowId: `${prefix}/${namespace}/${name}`,
         taskQueue: cfg.taskQueue,
-        args: [
-          {
-            namespace: GATEWAY_TLS_SECRET_NAMESPACE,
-            name: GATEWAY_TLS_SECRET_NAME,
-            validityHours: cfg.gatewayCertValidityHours,
-            renewBeforeHours: cfg.gatewayCertRenewBeforeHours,
-          },
-        ],
+        args: [{ namespace, name, ...rest }],
         signal: 'poke',
         signalArgs: [{ source: 'Tidal/start', reason: 'resync' }],
         workflowIdConflictPolicy: 'USE_EXISTING',
-        staticSummary: `gateway certificate ${GATEWAY_TLS_SECRET_NAMESPACE}/${GATEWAY_TLS_SECRET_NAME}`,
+        staticSummary: `${keeper.certificate ?? 'gateway'} certificate ${namespace}/${name}`,
       })
-      .then(() =>
-        log.info({ kind: 'Secret', namespace: GATEWAY_TLS_SECRET_NAMESPACE, name: GATEWAY_TLS_SECRET_NAME }, 'gateway certificate workflow running'),
-      )
+      .then(() => log.info({ kind: 'Secret', namespace, name }, 'certificate workflow running'))
       .catch((err: unknown) => {
-        log.warn({ err, retryMs: delayMs }, 'could not start the gateway certificate workflow; retrying');
+        log.warn({ err, kind: 'Secret', namespace, name, retryMs: delayMs }, 'could not start the certificate workflow; retrying');
         setTimeout(() => attempt(Math.min(delayMs * 2, 30_000)), delayMs).unref();
       });
   };
@@ -54,6 +55,7 @@ function startGatewayCertificate(client: Client, cfg: ReturnType<typeof loadConf
 
 async function main(): Promise<void> {
   const cfg = loadConfig();
+  const webhookSettings = loadWebhookSettings();
   const log = makeLogger(cfg.logLevel);
   Runtime.install({
     logger: temporalLogger(log.child({ component: 'temporal' })),
@@ -104,7 +106,23 @@ async function main(): Promise<void> {
     );
     watcher.start();
     const w = watcher;
-    startGatewayCertificate(client, cfg, log);
+    startCertificateKeeper(client, cfg, log, {
+      prefix: 'GatewayCertificate',
+      namespace: GATEWAY_TLS_SECRET_NAMESPACE,
+      name: GATEWAY_TLS_SECRET_NAME,
+      validityHours: cfg.gatewayCertValidityHours,
+      renewBeforeHours: cfg.gatewayCertRenewBeforeHours,
+    });
+    if (webhookSettings.enabled) {
+      startCertificateKeeper(client, cfg, log, {
+        prefix: 'WebhookCertificate',
+        namespace: cfg.systemNamespace,
+        name: WEBHOOK_CERTS_SECRET,
+        certificate: 'webhook',
+        validityHours: webhookSettings.certValidityHours,
+        renewBeforeHours: webhookSettings.certRenewBeforeHours,
+      });
+    }
     // Start a run for every object whose run is gone: shortly after start (runs that fail to replay on new code fail
     // on their first task), then every TIDAL_SWEEP_SECONDS — Knative's global resync, since runs at rest have ended
     // (ADR 0006) and each object so gets a full pass.
@@ -125,18 +143,35 @@ async function main(): Promise<void> {
   }
   // Activities read the config maps: start the worker once they have been listed.
   await configStore.synced;
+  // The admission webhook before the worker: the API server refuses serving writes (ours too) until one answers.
+  const webhook = webhookSettings.enabled
+    ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
+    : undefined;
   const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), watcher?.cache) : undefined;
-  const server = serveHttp(cfg.metricsPort, registry, () => (watcher?.hasSynced ?? true) && (built ? built.worker.getState() === 'RUNNING' : true));
+  const server = serveHttp(
+    cfg.metricsPort,
+    registry,
+    () => (watcher?.hasSynced ?? true) && (built ? built.worker.getState() === 'RUNNING' : true) && (webhook?.ready() ?? true),
+  );
   log.info(
-    { temporal: cfg.temporalAddress, taskQueue: cfg.taskQueue, watcher: cfg.runWatcher, worker: cfg.runWorker, metricsPort: cfg.metricsPort },
+    {
+      temporal: cfg.temporalAddress,
+      taskQueue: cfg.taskQueue,
+      watcher: cfg.runWatcher,
+      worker: cfg.runWorker,
+      metricsPort: cfg.metricsPort,
+      webhookPort: webhook ? webhookSettings.port : undefined,
+    },
     'tidal controller started',
   );
 
   let stopping = false;
+  let webhookDrained: Promise<void> | undefined;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
+    webhookDrained = webhook?.drain();
     void (async () => {
       await watcher?.close();
       await poker?.close();
@@ -149,6 +184,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 
   const finish = async () => {
+    await webhookDrained;
     await clientConnection?.close();
     await built?.connection.close();
     server.close();

@@ -3,6 +3,7 @@
 // certificate; the activity answers when to look again (NotAfter − renewBeforeHours) and the workflow sleeps on a
 // durable timer until then, or until a poke (the Secret was edited or deleted) asks for an early look. Rotation thus
 // never depends on an informer resync. The run continues-as-new after a bounded number of passes.
+// Also keeps the admission webhook's certificates (`certificate: 'webhook'`), on the same loop.
 import {
   allHandlersFinished,
   ApplicationFailure,
@@ -35,6 +36,11 @@ function step(summary: string): CertificateActivities {
 export interface GatewayCertificateInput {
   namespace: string;
   name: string;
+  /**
+   * Which certificate this keeper keeps: hakn's gateway certificate (default) or the admission webhook's CA and
+   * serving certificate (Secret `webhook-certs`, issue 10). The loop, timer and pokes are the same.
+   */
+  certificate?: 'gateway' | 'webhook';
   /** Validity of a new certificate (hakn: 7 days). */
   validityHours?: number;
   /** Renew when less than this is left (hakn: 24 h). */
@@ -92,12 +98,19 @@ export async function gatewayCertificateWorkflow(input: GatewayCertificateInput)
 
   for (;;) {
     poked = false; // a poke that lands while the activity runs wakes the next sleep at once
-    const r = await step(`ensure gateway certificate ${input.namespace}/${input.name}`).ensureGatewayCertificate({
-      namespace: input.namespace,
-      name: input.name,
-      validityHours,
-      renewBeforeHours,
-    });
+    const r =
+      input.certificate === 'webhook'
+        ? await step(`ensure webhook certificates ${input.namespace}/${input.name}`).ensureWebhookCertificate({
+            namespace: input.namespace,
+            validityHours,
+            renewBeforeHours,
+          })
+        : await step(`ensure gateway certificate ${input.namespace}/${input.name}`).ensureGatewayCertificate({
+            namespace: input.namespace,
+            name: input.name,
+            validityHours,
+            renewBeforeHours,
+          });
     st.totalChecks += 1;
     st.checksThisRun += 1;
     st.last = { ...r, at: new Date().toISOString(), trigger };

@@ -8,7 +8,7 @@ import { copyFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../api/kinds.js';
 import { KubeClient } from '../../activities/kube/client.js';
-import { startController, testPorts, type StackInfo } from '../../dev/stack.js';
+import { replicaPorts, startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
 import { stack } from '../harness/cluster.js';
 import { addKwokNodes, cleanUp, deleteObject, NodeResource, runConvergence, SuiteLabel } from '../harness/convergence.js';
@@ -38,7 +38,7 @@ beforeAll(async () => {
     info,
     procs,
     {
-      ports: { ...testPorts, controllerMetrics: testPorts.controllerMetrics + 2 },
+      ports: replicaPorts(testPorts, 2),
       controllerEnv: {
         ...s.controllerEnv,
         TIDAL_RESYNC_SECONDS: '3600',

@@ -2,7 +2,7 @@
 // Every Service must converge on the survivor, with exactly one Revision per reconciled generation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Configuration, Revision } from '../../api/serving.js';
-import { startController, testPorts, type StackInfo } from '../../dev/stack.js';
+import { replicaPorts, startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
 import { apply, getObject, kubectl, kubectlJson, stack } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
@@ -10,7 +10,7 @@ import { eventually } from '../harness/wait.js';
 const log = (s: string) => console.error(`[durability] ${s}`);
 let procs: ProcessTable;
 let info: StackInfo;
-const secondPorts = { ...testPorts, controllerMetrics: testPorts.controllerMetrics + 1 };
+const secondPorts = replicaPorts(testPorts, 1);
 
 beforeAll(async () => {
   const s = stack();

@@ -104,6 +104,9 @@ function freshModel(name: string, r: Rand): Model {
   return { name, exists: true, labels: { [SuiteLabel.key]: SuiteLabel.value }, annotations: {}, image: r.pick(Images), templateAnnotations: {} };
 }
 
+const Creator = 'serving.knative.dev/creator';
+const LastModifier = 'serving.knative.dev/lastModifier';
+
 function manifest(m: Model, namespace: string): Service {
   const tplMeta = {
     ...(m.byo ? { name: m.byo } : {}),
@@ -197,8 +200,23 @@ class Writers {
     return this.o.kube;
   }
 
-  async apply(m: Model): Promise<void> {
-    const applied = await this.kube.apply<Service>(Resources.Service, manifest(m, this.o.namespace));
+  /**
+   * Applies the model. `templateUnchanged`: the change is elsewhere (traffic, labels, annotations). Knative's webhook
+   * refuses any template change that keeps a BYO name, and the defaults it stored are part of the template (fields this
+   * writer's server-side apply would drop), so such a change re-sends the stored template, as a user editing the stored
+   * object does.
+   */
+  async apply(m: Model, templateUnchanged = false): Promise<void> {
+    const body = manifest(m, this.o.namespace);
+    const stored = m.exists && m.uid ? await this.kube.get<Service>(Resources.Service, this.o.namespace, m.name) : undefined;
+    if (stored && stored.metadata.uid === m.uid) {
+      // Knative refuses a changed or dropped creator / lastModifier (webhook-written, so this applier's server-side
+      // apply would drop them): re-send what is stored, as `kubectl apply` keeps them.
+      const kept = Object.entries(stored.metadata.annotations ?? {}).filter(([k]) => k === Creator || k === LastModifier);
+      if (kept.length) body.metadata.annotations = { ...body.metadata.annotations, ...Object.fromEntries(kept) };
+      if (templateUnchanged && m.byo && stored.spec.template.metadata?.name === m.byo) body.spec.template = stored.spec.template;
+    }
+    const applied = await this.kube.apply<Service>(Resources.Service, body);
     m.uid = applied.metadata.uid;
     m.exists = true;
   }
@@ -323,22 +341,22 @@ class Writers {
         return this.apply(m);
       case 'traffic':
         m.traffic = await this.randomTraffic(m, r);
-        return this.apply(m);
+        return this.apply(m, true);
       case 'tag': {
         if (!m.traffic?.length) m.traffic = [{ latestRevision: true, percent: 100 }];
         const targets = m.traffic.filter((t) => (t.percent ?? 0) > 0 || !t.tag);
         this.retag(targets, r);
         m.traffic = targets;
-        return this.apply(m);
+        return this.apply(m, true);
       }
       case 'visibility':
         if (m.labels[Visibility]) delete m.labels[Visibility];
         else m.labels[Visibility] = 'cluster-local';
-        return this.apply(m);
+        return this.apply(m, true);
       case 'annotation':
         if (m.annotations[NoteAnnotation] && r.chance(0.4)) delete m.annotations[NoteAnnotation];
         else m.annotations[NoteAnnotation] = `n${r.int(1000)}`;
-        return this.apply(m);
+        return this.apply(m, true);
       case 'deploymentReplicas': {
         const revs = await this.revisions(m);
         if (!revs.length) return;
