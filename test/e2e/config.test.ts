@@ -1,5 +1,6 @@
 // Config maps in knative-serving: a valid change re-renders what reads it (Knative's global resync); an invalid
-// change is reported and the last good config stays in force.
+// change is refused at kubectl by the config webhook, and one that bypasses it is reported while the last good config
+// stays in force.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Revision } from '../../api/serving.js';
 import { apply, getObject, kubectl, kubectlJson } from '../harness/cluster.js';
@@ -41,8 +42,23 @@ describe('config maps', () => {
     expect(rev.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
   });
 
-  it('an invalid change is reported on the ConfigMap and the last good config stays in force', async () => {
-    await setMinScale('-1');
+  it('an invalid change is refused at kubectl with the key and the reason (config.webhook.serving.knative.dev)', async () => {
+    await expect(setMinScale('-1')).rejects.toThrow(/config\.webhook\.serving\.knative\.dev.*denied the request.*min-scale/s);
+    const cm = await kubectlJson<{ data: Record<string, string> }>(['get', 'configmap', 'config-autoscaler', '-n', 'knative-serving']);
+    expect(cm.data['min-scale']).toBe('3');
+  });
+
+  it('an invalid change that bypasses the webhook is reported on the ConfigMap and the last good config stays in force', async () => {
+    // What an edit made while no webhook is registered looks like: the configuration is taken away for this test.
+    const hook = 'config.webhook.serving.knative.dev';
+    const saved = await kubectlJson<{ metadata: Record<string, unknown> }>(['get', 'validatingwebhookconfiguration', hook]);
+    await kubectl(['delete', 'validatingwebhookconfiguration', hook]);
+    try {
+      await setMinScale('-1');
+    } finally {
+      const { name, labels, annotations } = saved.metadata;
+      await kubectl(['create', '-f', '-'], JSON.stringify({ ...saved, metadata: { name, labels, annotations } }));
+    }
     const event = await eventually(
       'InvalidConfig event',
       async () => {
