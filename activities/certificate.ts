@@ -103,6 +103,30 @@ export function serial(): string {
  * Makes an ephemeral CA and a wildcard server certificate signed by it: CN `*`, DNS SAN `*`, ServerAuth, valid from
  * `now` (backdated a minute for clock skew) until `now + validityHours` (whole seconds, as X.509 stores them).
  */
+/** A certificate for `publicPem`, issued and signed (SHA-256) by `issuerKey`. */
+export function signCertificate(
+  issuerKey: forge.pki.rsa.PrivateKey,
+  opts: {
+    publicPem: string;
+    subject: forge.pki.CertificateField[];
+    issuer: forge.pki.CertificateField[];
+    extensions: object[];
+    notBefore: Date;
+    notAfter: Date;
+  },
+): forge.pki.Certificate {
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = forge.pki.publicKeyFromPem(opts.publicPem);
+  cert.serialNumber = serial();
+  cert.validity.notBefore = opts.notBefore;
+  cert.validity.notAfter = opts.notAfter;
+  cert.setSubject(opts.subject);
+  cert.setIssuer(opts.issuer);
+  cert.setExtensions(opts.extensions);
+  cert.sign(issuerKey, forge.md.sha256.create());
+  return cert;
+}
+
 export function makeSelfSignedCertificate(opts: { validityHours: number; now: Date }): SelfSignedCertificate {
   const nowMs = Math.floor(opts.now.getTime() / 1000) * 1000;
   const notBefore = new Date(nowMs - CLOCK_SKEW_MS);
@@ -118,18 +142,7 @@ export function makeSelfSignedCertificate(opts: { validityHours: number; now: Da
     extensions: object[],
     from: Date,
     until: Date,
-  ): forge.pki.Certificate => {
-    const cert = forge.pki.createCertificate();
-    cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
-    cert.serialNumber = serial();
-    cert.validity.notBefore = from;
-    cert.validity.notAfter = until;
-    cert.setSubject(subject);
-    cert.setIssuer(issuer);
-    cert.setExtensions(extensions);
-    cert.sign(caPrivate, forge.md.sha256.create());
-    return cert;
-  };
+  ): forge.pki.Certificate => signCertificate(caPrivate, { publicPem, subject, issuer, extensions, notBefore: from, notAfter: until });
 
   const caName: forge.pki.CertificateField[] = [
     { name: 'organizationName', value: ORGANIZATION },

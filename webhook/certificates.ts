@@ -4,7 +4,7 @@
 // old CA beside the new one until the next renewal, so replicas that still serve the old certificate stay trusted.
 import { X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
-import { certificateNotAfter, keyMatchesCertificate, rsaKeyPair, serial } from '../activities/certificate.js';
+import { certificateNotAfter, keyMatchesCertificate, rsaKeyPair, signCertificate } from '../activities/certificate.js';
 
 export const WEBHOOK_CERTS_SECRET = 'webhook-certs';
 export const WEBHOOK_SERVICE = 'webhook';
@@ -38,18 +38,8 @@ export function makeWebhookCertificates(opts: { systemNamespace: string; validit
     { name: 'organizationName', value: 'Tidal' },
     { name: 'commonName', value: 'tidal-webhook-ca' },
   ];
-  const make = (publicPem: string, subject: forge.pki.CertificateField[], extensions: object[]): forge.pki.Certificate => {
-    const cert = forge.pki.createCertificate();
-    cert.publicKey = forge.pki.publicKeyFromPem(publicPem);
-    cert.serialNumber = serial();
-    cert.validity.notBefore = notBefore;
-    cert.validity.notAfter = notAfter;
-    cert.setSubject(subject);
-    cert.setIssuer(caSubject);
-    cert.setExtensions(extensions);
-    cert.sign(caKey, forge.md.sha256.create());
-    return cert;
-  };
+  const make = (publicPem: string, subject: forge.pki.CertificateField[], extensions: object[]): forge.pki.Certificate =>
+    signCertificate(caKey, { publicPem, subject, issuer: caSubject, extensions, notBefore, notAfter });
   const caCert = make(ca.publicPem, caSubject, [
     { name: 'basicConstraints', cA: true, critical: true },
     { name: 'keyUsage', keyCertSign: true, digitalSignature: true, critical: true },
