@@ -37,7 +37,11 @@ export function writtenSoFar(prior: WrittenVersions = {}): WrittenVersions {
   return out;
 }
 
-/** True on an activity's first attempt: a retry may follow writes of the failed attempt that no pass recorded. */
+/**
+ * True on an activity's first attempt: a retry may follow writes of the failed attempt that no pass recorded. (A step
+ * re-run after its worker died may count as a first attempt again; it runs only after the workflow task timed out,
+ * seconds after those writes, by when the cache has long reflected them.)
+ */
 function firstAttempt(): boolean {
   try {
     return Context.current().info.attempt <= 1;
