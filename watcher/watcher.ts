@@ -188,7 +188,7 @@ const withKnativeStatus: ReadonlySet<WatchedKind> = new Set(['Service', 'Configu
  * True when the object's status reports its current generation as settled (Ready True or False), or for a child
  * kind without Knative's status: nothing on it asks for work before the objects whose status lags.
  */
-export function reportsItsGeneration(kind: WatchedKind, obj: KubeObject): boolean {
+function reportsItsGeneration(kind: WatchedKind, obj: KubeObject): boolean {
   if (obj.metadata.deletionTimestamp) return false;
   if (!withKnativeStatus.has(kind)) return true;
   const status = (obj as { status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] } }).status;
