@@ -2,6 +2,7 @@
 // and the KIngress, write the Route's status (traffic, url, address, conditions), then keep the labeler's
 // bookkeeping on the Revisions and Configurations it references (§4.7). Children are applied through
 // activities/apply.ts, so a field the Route stops asking for leaves the child too.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
 import { setRouteDefaults } from '../api/defaults.js';
 import { Resources, type ResourceType } from '../api/kinds.js';
@@ -45,6 +46,7 @@ import {
   parseRolloutAnnotation,
   parseRolloutControl,
   planRollout,
+  stepWaitMs,
   rolloutDurationSeconds,
   type Rollout,
   type RolloutPlan,
@@ -487,7 +489,12 @@ export function createRouteActivities(deps: ActivityDeps) {
           listOwnWrites<KubeObject>(deps, 'Service', key.namespace, { [Labels.route]: key.name }, wrote).then((l) => l.items),
           ingressClass === IstioIngressClassName ? readVirtualServices(kube, key.namespace, key.name) : undefined,
         ]);
-        // The gradual rollout (spec §5): planned from the state the KIngress carries, programmed into it below.
+        // The gradual rollout (spec §5): planned from the state the KIngress carries, programmed into it below. A
+        // pass started by the step's early timer (RolloutWakeLeadMs) waits here for the step's exact time.
+        const wait = deps.now
+          ? 0
+          : stepWaitMs(parseRolloutAnnotation(currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout]), clock());
+        if (wait > 0) await sleep(wait);
         const planInput: RolloutPlanInput = {
           desired: buildRollout(traffic),
           previousAnnotation: currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout],

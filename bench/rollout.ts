@@ -1,11 +1,15 @@
 // `npm run bench:rollout`: how precisely a gradual rollout keeps its schedule (issue 11, item 5), on the local stack.
-// BENCH_ROLLOUTS Services (default 1, then 5 at once: BENCH_ROLLOUT_GROUPS="1,5") with `rollout-duration:
-// BENCH_ROLLOUT_SECONDS` (60) change image; this process watches the KIngresses and their VirtualServices. A step is a
-// KIngress event whose newest revision's percent went up while the state before it named a `nextStepTime`: its error
-// is when the event arrived here minus that time (the schedule the annotation announced). The VirtualService error
-// is the same for the first change of the Route's `-ingress` VirtualService after the step (the split reaching the
-// gateway's configuration). The KIngress Tidal programs itself is Ready within the Route's step, so Knative's formula
-// gives a step every ~1 s for 60 s (not 10 steps: those would need a 1 % step that takes 6 s to become ready).
+// Services with `rollout-duration: BENCH_ROLLOUT_SECONDS` (60) change image at once; this process watches the
+// KIngresses and their VirtualServices. A step is a KIngress event whose newest revision's percent went up while the
+// state before it named a `nextStepTime`: its error is when the event arrived here minus that time (the schedule the
+// annotation announced). The VirtualService error is the same for the first change of the Route's `-ingress`
+// VirtualService after the step (the split reaching the gateway's configuration). Two scenarios:
+// - istio (BENCH_ROLLOUT_GROUPS, default "1,5" Services at once): the KIngress Tidal programs itself is Ready within
+//   the Route's step, so Knative's formula gives a step every ~1 s for 60 s;
+// - slow ingress (BENCH_ROLLOUT_SLOW_GROUPS, default "1,3"): the Services name a KIngress class Tidal leaves to its
+//   own controller (`networking.knative.dev/ingress.class`), which this process plays: it marks each KIngress
+//   generation Ready at once, except the 1 % step, which it holds for a tenth of the duration (6 s) — so Knative's
+//   formula gives the 10-step, 60-second rollout (1 → 11 → … → 100, one step every 6 s).
 // Prints p50/p99/max per group. It asserts nothing.
 import path from 'node:path';
 import { rmSync } from 'node:fs';
@@ -34,16 +38,27 @@ const ports: StackPorts = {
 const dir = path.join(repoRoot, '.tidal', 'bench-rollout');
 const seconds = envNumber('BENCH_ROLLOUT_SECONDS', 60);
 const groups = envList('BENCH_ROLLOUT_GROUPS', '1,5').map(Number);
+const slowGroups = envList('BENCH_ROLLOUT_SLOW_GROUPS', '1,3').map(Number);
+/** The KIngress class this process plays, and how long it holds the 1 % step (a tenth of the rollout: 10 steps). */
+const SLOW_CLASS = 'slow.ingress.bench.tidal.dev';
+const firstStepHoldMs = (seconds * 1000) / 10;
 const started = performance.now();
 const progress = (s: string) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${s}`);
 
 const ROLLOUT = 'networking.internal.knative.dev/rollout';
 
-function service(name: string, image: string): Service {
+function service(name: string, image: string, ingressClass?: string): Service {
   return {
     apiVersion: 'serving.knative.dev/v1',
     kind: 'Service',
-    metadata: { name, namespace: 'default', annotations: { 'serving.knative.dev/rollout-duration': `${seconds}s` } },
+    metadata: {
+      name,
+      namespace: 'default',
+      annotations: {
+        'serving.knative.dev/rollout-duration': `${seconds}s`,
+        ...(ingressClass ? { 'networking.knative.dev/ingress.class': ingressClass } : {}),
+      },
+    },
     spec: { template: { spec: { containers: [{ image, ports: [{ containerPort: 80 }] }] } } },
   };
 }
@@ -120,13 +135,57 @@ async function waitReady(kube: KubeClient, names: readonly string[], revision: (
   }
 }
 
+/**
+ * The controller of SLOW_CLASS KIngresses, played by this process until `signal` aborts: every generation is marked
+ * Ready at once, except one whose rollout awaits its 1 % step's readiness (two revisions, no `nextStepTime` yet),
+ * which is marked Ready `firstStepHoldMs` later.
+ */
+async function playSlowIngress(kube: KubeClient, signal: AbortSignal): Promise<void> {
+  const marked = new Map<string, number>(); // name → generation marked (or being marked)
+  const markReady = async (ing: Ingress): Promise<void> => {
+    const name = ing.metadata.name ?? '';
+    const generation = ing.metadata.generation ?? 0;
+    if (ing.metadata.annotations?.['networking.knative.dev/ingress.class'] !== SLOW_CLASS) return;
+    if ((ing.status?.observedGeneration ?? 0) === generation || marked.get(name) === generation) return;
+    marked.set(name, generation);
+    const group = defaultGroup(parseRolloutAnnotation(ing.metadata.annotations?.[ROLLOUT]));
+    if ((group?.revisions.length ?? 0) > 1 && !group?.stepParams.nextStepTimeNs) await sleep(firstStepHoldMs);
+    const now = new Date().toISOString();
+    const lb = { ingress: [{ domainInternal: 'slow-gateway.bench.svc.cluster.local' }] };
+    const conditions = ['LoadBalancerReady', 'NetworkConfigured', 'Ready'].map((type) => ({ type, status: 'True', lastTransitionTime: now }));
+    await kube
+      .apply<Ingress>(
+        Resources.KIngress,
+        {
+          apiVersion: 'networking.internal.knative.dev/v1alpha1',
+          kind: 'Ingress',
+          metadata: { name, namespace: 'default' },
+          status: { observedGeneration: generation, conditions, publicLoadBalancer: lb, privateLoadBalancer: lb },
+        } as Ingress,
+        'status',
+      )
+      .catch(() => marked.delete(name));
+  };
+  while (!signal.aborted) {
+    const { resourceVersion, items } = await kube.list<Ingress>(Resources.KIngress, 'default');
+    for (const i of items) void markReady(i);
+    await kube
+      .watch<Ingress>(Resources.KIngress, { namespace: 'default', resourceVersion, timeoutSeconds: 60, signal }, (ev) => {
+        if (ev.type === 'ADDED' || ev.type === 'MODIFIED') void markReady(ev.object);
+      })
+      .catch(() => undefined);
+  }
+}
+
 /** One group: `n` Services created, then all change image at once; the step errors of their rollouts. */
-async function group(kube: KubeClient, n: number): Promise<StepErrors> {
-  const names = Array.from({ length: n }, (_, i) => `ro${n}-${i}`);
-  await Promise.all(names.map((name) => kube.create(Resources.Service, service(name, 'nginx:1.27'))));
+async function group(kube: KubeClient, n: number, ingressClass?: string): Promise<StepErrors> {
+  const prefix = ingressClass ? `slow${n}` : `ro${n}`;
+  const names = Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+  const abort = new AbortController();
+  const player = ingressClass ? playSlowIngress(kube, abort.signal) : undefined;
+  await Promise.all(names.map((name) => kube.create(Resources.Service, service(name, 'nginx:1.27', ingressClass))));
   await waitReady(kube, names, (name) => `${name}-00001`);
   const errors = new StepErrors(names);
-  const abort = new AbortController();
   const watch = async <T extends KubeObject>(type: ResourceType, on: (ev: WatchEvent<T>, at: number) => void) => {
     const { resourceVersion, items } = await kube.list<T>(type, 'default');
     if (type === Resources.KIngress) for (const i of items) on({ type: 'MODIFIED', object: i }, Date.now());
@@ -140,12 +199,14 @@ async function group(kube: KubeClient, n: number): Promise<StepErrors> {
   ];
   await sleep(500); // the watches are open
   progress(`${n} rollout(s) of ${seconds} s start`);
-  await Promise.all(names.map((name) => kube.mergePatch(Resources.Service, 'default', name, { spec: service(name, 'nginx:1.28').spec })));
+  await Promise.all(
+    names.map((name) => kube.mergePatch(Resources.Service, 'default', name, { spec: service(name, 'nginx:1.28', ingressClass).spec })),
+  );
   const deadline = Date.now() + seconds * 3000;
   while (!errors.allDone && Date.now() < deadline) await sleep(250);
   await sleep(1000); // the last VirtualService events
   abort.abort();
-  await Promise.all(watches);
+  await Promise.all([...watches, player]);
   if (!errors.allDone) progress(`not every rollout finished within ${seconds * 3} s`);
   await Promise.all(names.map((name) => kube.delete(Resources.Service, 'default', name)));
   return errors;
@@ -174,7 +235,15 @@ async function main(): Promise<void> {
     for (const n of groups) {
       const e = await group(kube, n);
       const steps = [...e.tracks.values()].map((t) => t.steps);
-      rows.push(row(`${n} at once: KIngress (${steps.join('/')} steps)`, e.ingress), row(`${n} at once: VirtualService`, e.virtualService));
+      rows.push(
+        row(`istio, ${n} at once: KIngress (${steps.join('/')} steps)`, e.ingress),
+        row(`istio, ${n} at once: VirtualService`, e.virtualService),
+      );
+    }
+    for (const n of slowGroups) {
+      const e = await group(kube, n, SLOW_CLASS);
+      const steps = [...e.tracks.values()].map((t) => t.steps);
+      rows.push(row(`slow ingress, ${n} at once: KIngress (${steps.join('/')} steps)`, e.ingress));
     }
     console.log(`\nTidal: gradual rollout step error (event seen by a watch − scheduled nextStepTime), rollout-duration ${seconds} s, 2 cores`);
     console.log(table(['rollouts', 'steps', 'p50', 'p99', 'max', 'min'], rows));

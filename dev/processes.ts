@@ -57,6 +57,19 @@ export class ProcessTable {
     }
   }
 
+  /**
+   * A crash and a supervisor's restart: `signal` (SIGKILL by default) to `name`, `downMs` with it gone, then the same
+   * command line again. Returns the new record; the caller waits for it to serve.
+   */
+  async crash(name: string, opts: { signal?: NodeJS.Signals; downMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ProcessRecord> {
+    const rec = this.running(name);
+    if (!rec) throw new Error(`${name} is not running`);
+    process.kill(rec.pid, opts.signal ?? 'SIGKILL');
+    while (isOurs(rec)) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, opts.downMs ?? 0));
+    return this.start(rec.name, rec.bin, rec.args, opts.env);
+  }
+
   async stop(name: string, graceMs = 10_000): Promise<void> {
     const rec = this.read().find((r) => r.name === name);
     if (!rec) return;

@@ -408,6 +408,26 @@ export function rolloutStartMs(c: ConfigurationRollout): number | undefined {
 }
 
 /**
+ * How early the durable timer of a rollout step fires (ms): Temporal's timer queue, the workflow task and the steps
+ * before the Route's take tens of ms, so the timer is armed this much ahead and the Route's step waits out the rest
+ * on its own clock (`stepWaitMs`), then takes the step on time. A timer that fires late takes it at once.
+ */
+export const RolloutWakeLeadMs = 150;
+
+/**
+ * How long the Route's step should wait before planning (ms): until the earliest `nextStepTime` of `r` when that is
+ * at most `RolloutWakeLeadMs` (+ slack) away — the pass the early timer started; 0 otherwise (nothing due that soon,
+ * or already due).
+ */
+export function stepWaitMs(r: Rollout | undefined, nowMs: number): number {
+  if (r === undefined) return 0;
+  const due = nextStepAt(r);
+  if (due === undefined) return 0;
+  const wait = due - nowMs;
+  return wait > 0 && wait <= RolloutWakeLeadMs + 50 ? wait : 0;
+}
+
+/**
  * When the Route's workflow must next wake for its rollout (Unix ms, rounded up so that `now >= nextStepTime` holds
  * then): the earliest `nextStepTime` of a configuration still rolling out and, when `rolloutSecs` is given, the
  * readiness bound (`firstStepBoundSeconds`) of every configuration whose 1 % step has not been observed ready yet.

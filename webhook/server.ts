@@ -72,6 +72,12 @@ export class WebhookServer {
     this.opts.log.info({ secretVersion: version }, 'admission webhook certificates reloaded');
   }
 
+  /** The bound port (the one asked for, or the kernel's pick when that was 0). */
+  get port(): number | undefined {
+    const a = this.server?.address();
+    return typeof a === 'object' && a !== null ? a.port : undefined;
+  }
+
   get listening(): boolean {
     return this.server?.listening === true && !this.draining;
   }

@@ -1,6 +1,7 @@
 // One-line summaries of activity outcomes, for the workflow's `lastReconcile` and logs.
 import type { ChildOutcome, RouteOutcome, StatusOutcome } from '../activities/index.js';
 import type { PassResult } from './entity.js';
+import { RolloutWakeLeadMs } from '../resources/rollout.js';
 
 export function describeChild(kind: string, o: ChildOutcome): string {
   if (o.outcome === 'notOwned') return `${kind} ${o.name} not owned (NotOwned)`;
@@ -26,5 +27,7 @@ export function describeRollout(r: RouteOutcome | undefined): string {
 /** The durable timer of a Route's next rollout step (ADR 0007), named after the step it waits for. */
 export function rolloutWake(id: string, r: RouteOutcome | undefined): Pick<PassResult, 'wake'> {
   if (r === undefined || r.outcome === 'gone' || r.rollout?.nextStepAtMs === undefined) return {};
-  return { wake: { atMs: r.rollout.nextStepAtMs, inMs: r.rollout.nextStepInMs ?? 0, summary: `rollout of Route ${id}: ${r.rollout.summary}` } };
+  // Armed RolloutWakeLeadMs early: the Route's step waits out the rest on its own clock and steps on time.
+  const inMs = Math.max(0, (r.rollout.nextStepInMs ?? 0) - RolloutWakeLeadMs);
+  return { wake: { atMs: r.rollout.nextStepAtMs, inMs, summary: `rollout of Route ${id}: ${r.rollout.summary}` } };
 }

@@ -6,8 +6,11 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Resources } from '../../api/kinds.js';
+import type { Ingress } from '../../api/networking.js';
 import type { Condition, Route, Service } from '../../api/serving.js';
-import { startController, testPorts, type StackInfo } from '../../dev/stack.js';
+import { KubeClient } from '../../activities/kube/client.js';
+import { startController, temporalGoEnv, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
 import { parseRolloutAnnotation, type Rollout } from '../../resources/rollout.js';
 import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
@@ -18,10 +21,10 @@ const NAME = 'nginx';
 const DURATION = '20s';
 
 /** dev/sample/nginx.yaml with a test-sized rollout duration and the given image. */
-const nginx = (image: string) => ({
+const nginx = (image: string, duration = DURATION) => ({
   apiVersion: 'serving.knative.dev/v1',
   kind: 'Service',
-  metadata: { name: NAME, namespace: 'default', annotations: { 'serving.knative.dev/rollout-duration': DURATION } },
+  metadata: { name: NAME, namespace: 'default', annotations: { 'serving.knative.dev/rollout-duration': duration } },
   spec: { template: { spec: { containers: [{ image, ports: [{ containerPort: 80 }] }] } } },
 });
 
@@ -87,6 +90,69 @@ function watchRollout(): { states: (Rollout | undefined)[]; stop: () => void } {
   return { states, stop: () => void child.kill() };
 }
 
+/**
+ * Every version of the KIngress's rollout state across API server restarts: a watch that resumes from the last
+ * resourceVersion it saw (bookmarks included). A restarted API server's watch cache starts at etcd's current revision
+ * and answers an older one with 410 Gone: the watch then re-lists (`gaps` counts it), which shows the state as it is
+ * then — several steps taken meanwhile would still show as one jump, so "never jumps" stays provable.
+ */
+function resumingWatch(): { states: (Rollout | undefined)[]; gaps: () => number; stop: () => Promise<void> } {
+  const kube = new KubeClient({ kubeconfig: stack().kubeconfig, fieldManager: 'rollout-test', timeoutMs: 5000 });
+  const abort = new AbortController();
+  const states: (Rollout | undefined)[] = [];
+  let rv: string | undefined;
+  let gaps = 0;
+  const fieldSelector = `metadata.name=${NAME}`;
+  const done = (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        if (rv === undefined) {
+          const list = await kube.list<Ingress>(Resources.KIngress, 'default', { fieldSelector });
+          for (const i of list.items) states.push(parseRolloutAnnotation(i.metadata.annotations?.['networking.internal.knative.dev/rollout']));
+          rv = list.resourceVersion;
+        }
+        await kube.watch<Ingress>(
+          Resources.KIngress,
+          { namespace: 'default', fieldSelector, resourceVersion: rv, timeoutSeconds: 60, signal: abort.signal },
+          (ev) => {
+            rv = ev.object.metadata.resourceVersion ?? rv;
+            if (ev.type === 'BOOKMARK') return;
+            states.push(parseRolloutAnnotation(ev.object.metadata.annotations?.['networking.internal.knative.dev/rollout']));
+          },
+        );
+      } catch (err) {
+        if ((err as { code?: number }).code === 410) {
+          gaps += 1;
+          rv = undefined;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  })();
+  return {
+    states,
+    gaps: () => gaps,
+    stop: async () => {
+      abort.abort();
+      await done;
+      kube.close();
+    },
+  };
+}
+
+/** The newest Revision's percents in `states`, each change once, and the largest step size announced. */
+function percentsOf(states: (Rollout | undefined)[], revision: string): { seen: number[]; stepSize: number } {
+  const seen: number[] = [];
+  let stepSize = 0;
+  for (const state of states) {
+    const ro = state?.configurations.find((c) => !c.tag);
+    const p = ro?.revisions.find((r) => r.revisionName === revision)?.percent;
+    if (p !== undefined && seen.at(-1) !== p) seen.push(p);
+    if (ro?.stepParams.stepSize) stepSize = Math.max(stepSize, ro.stepParams.stepSize);
+  }
+  return { seen, stepSize };
+}
+
 let procs: ProcessTable;
 let info: StackInfo;
 
@@ -141,14 +207,7 @@ describe('gradual rollouts (issue 11)', () => {
     await poller;
     await new Promise((r) => setTimeout(r, 500)); // the watch's last lines
     watch.stop();
-    const seen: number[] = [];
-    let stepSize = 0;
-    for (const state of watch.states) {
-      const ro = state?.configurations.find((c) => !c.tag);
-      const p = ro?.revisions.find((r) => r.revisionName === 'nginx-00002')?.percent;
-      if (p !== undefined && seen.at(-1) !== p) seen.push(p);
-      if (ro?.stepParams.stepSize) stepSize = ro.stepParams.stepSize;
-    }
+    const { seen, stepSize } = percentsOf(watch.states, 'nginx-00002');
     expect(svc.status?.traffic?.map((t) => `${t.revisionName} ${t.percent}`)).toEqual(['nginx-00002 100']);
     log(`steps seen: ${seen.join(' → ')} (step size ${stepSize})`);
     expect(seen[0]).toBe(1);
@@ -327,5 +386,58 @@ describe('gradual rollouts (issue 11)', () => {
     );
     expect(fix).toBeLessThan(50);
     expect((await split()).some((s) => s.startsWith('nginx-00005'))).toBe(false);
+  });
+  it('survives a restart of the Temporal server and of the API server mid-rollout: resumes, never jumps', async () => {
+    // Settle the previous test's rollout first.
+    await annotate('promote');
+    await settledOn('nginx-00006');
+    await annotate(undefined);
+    const watch = resumingWatch();
+    await apply(nginx('nginx:1.33', '60s'));
+    await eventually('stepping', async () => ((await percentOf('nginx-00007')) >= 5 ? true : undefined), 120_000, 250);
+
+    // The Temporal server crashes (SIGKILL) and comes back on its SQLite file 3 s later.
+    const atTemporal = await percentOf('nginx-00007');
+    await procs.crash('temporal', { downMs: 3000, env: temporalGoEnv() });
+    log(`Temporal server killed and restarted at ${atTemporal} %`);
+    await eventually(
+      'stepping after the Temporal restart',
+      async () => ((await percentOf('nginx-00007')) > atTemporal + 1 ? true : undefined),
+      120_000,
+      250,
+    );
+
+    // Then the API server (etcd keeps the data); the controller, kwok and the rest reconnect by themselves.
+    const atApi = await percentOf('nginx-00007');
+    expect(atApi).toBeLessThan(90); // still mid-rollout
+    await procs.crash('kube-apiserver', { downMs: 3000 });
+    log(`API server killed and restarted at ${atApi} %`);
+    await eventually(
+      'API server serving',
+      async () => ((await kubectl(['get', '--raw', '/readyz']).catch(() => '')) === 'ok' ? true : undefined),
+      120_000,
+      500,
+    );
+    await eventually(
+      'stepping after the API server restart',
+      async () => ((await percentOf('nginx-00007')) > atApi ? true : undefined),
+      120_000,
+      250,
+    );
+
+    await splitIs('rollout finished', ['nginx-00007 100'], 180_000);
+    await settledOn('nginx-00007');
+    await new Promise((r) => setTimeout(r, 500)); // the watch's last events
+    await watch.stop();
+    const { seen, stepSize } = percentsOf(watch.states, 'nginx-00007');
+    log(`steps seen: ${seen.join(' → ')} (step size ${stepSize}, re-lists ${watch.gaps()})`);
+    expect(seen[0]).toBe(1);
+    expect(seen.at(-1)).toBe(100);
+    expect(seen.length).toBeGreaterThan(5);
+    // Monotonic, one step at a time, also across both outages: a step due meanwhile is taken on recovery, no jump.
+    for (let i = 1; i < seen.length; i += 1) {
+      expect(seen[i]! - seen[i - 1]!).toBeGreaterThan(0);
+      expect(seen[i]! - seen[i - 1]!).toBeLessThanOrEqual(stepSize);
+    }
   });
 });

@@ -21,6 +21,8 @@ import {
   rolloutAnnotation,
   rolloutDurationSeconds,
   rolloutsByTag,
+  RolloutWakeLeadMs,
+  stepWaitMs,
   stepRevisions,
   stepRollout,
   stepRolloutNs,
@@ -917,6 +919,20 @@ describe('annotation JSON (Go json.Marshal / json.Unmarshal + Validate)', () => 
     });
     expect(rolloutAnnotation(r)).toBe(text);
     expect(nextStepAt(r)).toBe(1764025212124);
+  });
+
+  it('stepWaitMs: the pass of the early timer waits out the lead until the step is due, and no longer', () => {
+    const text =
+      '{"configurations":[{"configurationName":"hello","percent":100,"revisions":[{"revisionName":"hello-00001","percent":74},{"revisionName":"hello-00002","percent":26}],' +
+      '"stepParams":{"starttime":1764025200123456789,"nextStepTime":1764025212123456789,"stepDuration":2000000001,"stepSize":25}}]}';
+    const r = parseRolloutAnnotation(text)!;
+    const due = 1764025212124;
+    expect(stepWaitMs(r, due - RolloutWakeLeadMs)).toBe(RolloutWakeLeadMs); // the timer fired on time: wait the lead
+    expect(stepWaitMs(r, due - 20)).toBe(20);
+    expect(stepWaitMs(r, due)).toBe(0); // due: step now
+    expect(stepWaitMs(r, due + 300)).toBe(0); // a late timer steps at once
+    expect(stepWaitMs(r, due - 1500)).toBe(0); // a pass for something else, long before the step: no wait
+    expect(stepWaitMs(undefined, due)).toBe(0);
   });
 
   it('upstream TestJSONRoundtrip (empty revisions and zero fields omitted)', () => {

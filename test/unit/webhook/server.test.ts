@@ -48,10 +48,10 @@ afterEach(async () => {
 });
 
 async function start(certs: WebhookCertificates): Promise<number> {
-  const port = 40000 + Math.floor(Math.random() * 20000);
-  server = new WebhookServer({ port, host: '127.0.0.1', config, log: pino({ level: 'silent' }) });
+  // Port 0: the kernel picks a free one (a random pick may collide with a stack running beside the tests).
+  server = new WebhookServer({ port: 0, host: '127.0.0.1', config, log: pino({ level: 'silent' }) });
   await server.listen(certs, '1');
-  return port;
+  return server.port!;
 }
 
 function postH2(port: number, ca: string, path: string, body: unknown): Promise<{ status: number; json: unknown }> {
