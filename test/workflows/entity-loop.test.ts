@@ -10,6 +10,7 @@ import type { Poke, PokeBatch } from '../../api/entity.js';
 import type { KubeObject, ObjectKey } from '../../api/meta.js';
 import type { Observed, RouteOutcome } from '../../activities/index.js';
 import type { EntityInput, EntityState } from '../../workflows/entity.js';
+import { RolloutWakeLeadMs } from '../../resources/rollout.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
 import { eventually } from '../harness/wait.js';
 
@@ -60,7 +61,7 @@ class FakeRoutes {
       const live = this.routes.get(key.name);
       if (live) live.status = { observedGeneration: seen.metadata.generation, traffic: seen.spec.traffic };
       return {
-        ...this.rolloutStep(key.name),
+        ...(await this.rolloutStep(key.name)),
         outcome: 'written',
         ready: this.unsettled.has(key.name) ? 'Unknown' : 'True',
         ingress: 'updated',
@@ -110,10 +111,15 @@ class FakeRoutes {
     return ing;
   }
 
-  /** One pass of a fake rollout: a step when due, and when the next is due. */
-  rolloutStep(name: string): Pick<Exclude<RouteOutcome, { outcome: 'gone' }>, 'rollout'> {
+  /**
+   * One pass of a fake rollout: a step when due, and when the next is due. As the real Route step, a pass that the
+   * early timer started (RolloutWakeLeadMs ahead) waits for the step's time first (stepWaitMs).
+   */
+  async rolloutStep(name: string): Promise<Pick<Exclude<RouteOutcome, { outcome: 'gone' }>, 'rollout'>> {
     const r = this.rollouts.get(name);
     if (!r || r.at.length >= r.steps) return {};
+    const wait = r.dueAt === undefined ? 0 : r.dueAt - Date.now();
+    if (wait > 0 && wait <= RolloutWakeLeadMs + 50) await new Promise((done) => setTimeout(done, wait));
     const now = Date.now();
     if (r.dueAt === undefined || now >= r.dueAt) {
       r.at.push(now);
