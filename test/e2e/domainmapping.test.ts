@@ -98,8 +98,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close();
-  await kubectl(['delete', 'domainmapping', 'coolcoffee.company', 'taken.coolcoffee.company', 'late.coolcoffee.company', '--ignore-not-found']);
-  await kubectl(['delete', 'clusterdomainclaim', 'coolcoffee.company', 'taken.coolcoffee.company', 'late.coolcoffee.company', '--ignore-not-found']);
+  const names = ['coolcoffee.company', 'taken.coolcoffee.company', 'late.coolcoffee.company', 'probe.coolcoffee.company'];
+  await kubectl(['delete', 'domainmapping', ...names, '--ignore-not-found']);
+  await kubectl(['delete', 'clusterdomainclaim', ...names, '--ignore-not-found']);
   await kubectl(['delete', 'ksvc', 'coolcoffee-company', 'late-coffee', '--ignore-not-found']);
   if (autocreateBefore === undefined) {
     await kubectl([
@@ -201,7 +202,6 @@ describe('DomainMapping (issue 14)', () => {
     await kubectl(
       ['apply', '-f', '-'],
       JSON.stringify({
-        ...JSON.parse(JSON.stringify({})),
         apiVersion: 'networking.internal.knative.dev/v1alpha1',
         kind: 'ClusterDomainClaim',
         metadata: { name: 'taken.coolcoffee.company' },
@@ -242,8 +242,23 @@ describe('DomainMapping (issue 14)', () => {
   });
 
   it('autocreate off: the seed mapping is not Ready until an administrator applies the seed claim', async () => {
+    // A probe mapping tells when the controller has the new config: its claim, deleted by hand, stays deleted only
+    // once autocreate is off there (before, the claim's deletion pokes the probe, which creates it again).
+    await apply(mapping('probe.coolcoffee.company', 'coolcoffee-company'));
+    await readyMapping('probe.coolcoffee.company');
     await setNetwork({ 'autocreate-cluster-domain-claims': 'false' });
-    // The controller has the new config once a config-network change it parsed is in force: wait for its effect.
+    await eventually(
+      'autocreate off in force',
+      async () => {
+        if (await claimOf('probe.coolcoffee.company'))
+          await kubectl(['delete', 'clusterdomainclaim', 'probe.coolcoffee.company', '--ignore-not-found']);
+        const probe = await getObject<DomainMappingObj>('dm', 'probe.coolcoffee.company');
+        return cond(probe, 'DomainClaimed')?.status === 'False' && (await claimOf('probe.coolcoffee.company')) === undefined;
+      },
+      60_000,
+      1000,
+    );
+    await kubectl(['delete', 'dm', 'probe.coolcoffee.company']);
     await kubectl(['apply', '-f', '-'], seedMapping);
     const dm = await mappingWhere('coolcoffee.company', 'DomainClaimed False', (d) => cond(d, 'DomainClaimed')?.status === 'False');
     expect(cond(dm, 'Ready')).toMatchObject({ status: 'False', reason: 'DomainAlreadyClaimed' });
