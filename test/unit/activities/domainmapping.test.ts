@@ -167,7 +167,7 @@ describe('reconcileDomainMapping', () => {
       reason: 'ResolveFailed',
       message: 'failed to get object default/coolcoffee-company: services.serving.knative.dev "coolcoffee-company" not found',
     });
-    fake.seed(Resources.Service, { ...ksvc(), status: {} } as Service);
+    fake.seed(Resources.Service, { ...ksvc(), status: {} });
     await act.reconcileDomainMapping(key);
     expect(cond(stored(fake), 'ReferenceResolved')?.message).toMatch(
       /^address not set for &ObjectReference\{Kind:Service,Namespace:default,Name:coolcoffee-company,/,
@@ -230,7 +230,7 @@ describe('reconcileDomainMapping', () => {
       kind: 'Ingress',
       metadata: { name: NAME, namespace: NS },
       spec: {},
-    } as Ingress);
+    });
     fake.seed(Resources.DomainMapping, mapping());
     expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'False', reason: 'NotOwned', ingress: 'notOwned' });
     expect(fake.get<Ingress>(Resources.KIngress, NS, NAME)?.spec).toEqual({});
