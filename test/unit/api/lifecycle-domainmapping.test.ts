@@ -71,8 +71,12 @@ describe('DomainMapping condition set', () => {
 });
 
 describe('DomainMapping validation and defaults', () => {
-  const base = (name: string, ref: Record<string, string>): DomainMapping =>
-    ({ apiVersion: 'serving.knative.dev/v1beta1', kind: 'DomainMapping', metadata: { name, namespace: 'default' }, spec: { ref } });
+  const base = (name: string, ref: Record<string, string>): DomainMapping => ({
+    apiVersion: 'serving.knative.dev/v1beta1',
+    kind: 'DomainMapping',
+    metadata: { name, namespace: 'default' },
+    spec: { ref },
+  });
   const ref = { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 's' };
 
   it('defaults the ref namespace to the mapping’s and leaves the input alone', () => {
