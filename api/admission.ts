@@ -11,10 +11,12 @@ import { goRoundTrip } from './go-round-trip.js';
 import { Annotations } from './labels.js';
 import type { KubeObject } from './meta.js';
 import type { Configuration, Revision, Route, Service } from './serving.js';
+import type { DomainMapping } from './domainmapping.js';
+import { setDomainMappingDefaults, validateDomainMapping } from './validation-domainmapping.js';
 import { semanticEqual, validateConfiguration, validateRevision, validateRoute, validateService, type ValidationOptions } from './validation.js';
 
 /** The kinds the serving webhooks admit. */
-export type AdmissionKind = 'Service' | 'Configuration' | 'Revision' | 'Route';
+export type AdmissionKind = 'Service' | 'Configuration' | 'Revision' | 'Route' | 'DomainMapping';
 
 /** The request as the webhook sees it: who, what operation, the object before an update, and the config in force. */
 export interface AdmissionContext {
@@ -64,6 +66,8 @@ function setDefaultsFor(kind: AdmissionKind, obj: KubeObject, ctx: AdmissionCont
       return setConfigurationDefaults(obj as Configuration, ctx.defaults, old as Configuration | undefined, features);
     case 'Route':
       return setRouteDefaults(obj as Route);
+    case 'DomainMapping':
+      return setDomainMappingDefaults(obj as DomainMapping);
     case 'Revision': {
       // A Revision is defaulted on create only: its spec is immutable afterwards.
       if (old !== undefined) return obj;
@@ -112,6 +116,8 @@ export function validateForAdmission(kind: AdmissionKind, obj: KubeObject, ctx: 
       return validateConfiguration(obj as Configuration, ctx.defaults, update);
     case 'Route':
       return validateRoute(obj as Route, update);
+    case 'DomainMapping':
+      return validateDomainMapping(obj as DomainMapping, update);
     case 'Revision':
       return validateRevision(obj as Revision, ctx.defaults, update);
   }

@@ -22,6 +22,8 @@ const sourceKinds: { group: string; plural: string; kind: string }[] = [
   { group: 'apps', plural: 'deployments', kind: 'Deployment' },
   { group: '', plural: 'pods', kind: 'Pod' },
   { group: '', plural: 'services', kind: 'KubeService' },
+  { group: SERVING_GROUP, plural: 'domainmappings', kind: 'DomainMapping' },
+  { group: 'networking.internal.knative.dev', plural: 'clusterdomainclaims', kind: 'ClusterDomainClaim' },
 ];
 
 /** `<Kind>/<namespace>/<name>` as the watcher names the source of a poke; undefined for types it does not watch. */

@@ -3,7 +3,7 @@
 import type { ObjectKey } from './meta.js';
 
 /** Kinds that have an entity workflow. */
-export const EntityKinds = ['Service', 'Configuration', 'Revision', 'Route', 'Ingress'] as const;
+export const EntityKinds = ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'DomainMapping'] as const;
 export type EntityKind = (typeof EntityKinds)[number];
 
 export function isEntityKind(s: string): s is EntityKind {

@@ -20,6 +20,8 @@ export const Resources = {
   Configuration: rt(SERVING_GROUP, 'v1', 'Configuration', 'configurations'),
   Revision: rt(SERVING_GROUP, 'v1', 'Revision', 'revisions'),
   Route: rt(SERVING_GROUP, 'v1', 'Route', 'routes'),
+  DomainMapping: rt(SERVING_GROUP, 'v1beta1', 'DomainMapping', 'domainmappings'),
+  ClusterDomainClaim: rt('networking.internal.knative.dev', 'v1alpha1', 'ClusterDomainClaim', 'clusterdomainclaims', false),
   Deployment: rt('apps', 'v1', 'Deployment', 'deployments'),
   Pod: rt('', 'v1', 'Pod', 'pods'),
   KubeService: rt('', 'v1', 'Service', 'services'),

@@ -180,7 +180,7 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
 }
 
 /** On update: the creator annotation is immutable; lastModifier may change only with the spec. */
-function validateCreatorAndModifier(obj: KubeObjectWithSpec, previous: KubeObjectWithSpec): FieldError[] {
+export function validateCreatorAndModifier(obj: KubeObjectWithSpec, previous: KubeObjectWithSpec): FieldError[] {
   const errs: FieldError[] = [];
   const oldAnns = previous.metadata.annotations ?? {};
   const newAnns = obj.metadata.annotations ?? {};

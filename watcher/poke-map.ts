@@ -11,7 +11,8 @@ import { reconciledByOwner, reconcilingOwner } from '../api/delegation.js';
  * Kinds the watcher follows. `Deployment` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
  * placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`).
  */
-export type WatchedKind = 'Service' | 'Configuration' | 'Revision' | 'Route' | 'Ingress' | 'Deployment' | 'Pod' | 'KubeService';
+export type WatchedKind =
+  'Service' | 'Configuration' | 'Revision' | 'Route' | 'Ingress' | 'Deployment' | 'Pod' | 'KubeService' | 'DomainMapping' | 'ClusterDomainClaim';
 
 export interface PokeTarget {
   kind: EntityKind;
@@ -71,7 +72,8 @@ const noLookup: EntityLookup = () => undefined;
 /**
  * The workflows to poke for a change of `obj` (of watched kind `kind`), limited to the kinds in `enabled`
  * (the entity workflows this build runs), each resolved to the workflow that reconciles it, without duplicates.
- * `routes` adds the Routes whose traffic names the object (the watcher's Route index).
+ * `routes` adds the Routes whose traffic names the object (the watcher's Route index); `mappings` the DomainMappings
+ * that reference it, or that map a ClusterDomainClaim's name (the watcher's DomainMapping index).
  */
 export function pokeTargets(
   kind: WatchedKind,
@@ -79,6 +81,7 @@ export function pokeTargets(
   enabled: ReadonlySet<EntityKind>,
   lookup: EntityLookup = noLookup,
   routes: readonly string[] = [],
+  mappings: readonly ObjectKey[] = [],
 ): PokeTarget[] {
   const out: (PokeTarget | undefined)[] = [];
   const ns = obj.metadata.namespace ?? '';
@@ -98,7 +101,13 @@ export function pokeTargets(
       out.push(self('Route', obj), servingOwner(obj, 'Service'));
       break;
     case 'Ingress':
-      out.push(self('Ingress', obj), servingOwner(obj, 'Route'));
+      out.push(self('Ingress', obj), servingOwner(obj, 'Route'), servingOwner(obj, 'DomainMapping'));
+      break;
+    case 'DomainMapping':
+      out.push(self('DomainMapping', obj));
+      break;
+    case 'ClusterDomainClaim':
+      // Cluster-scoped: the mappings of its name come from the index (`mappings`).
       break;
     case 'Deployment':
       out.push(servingOwner(obj, 'Revision'));
@@ -113,6 +122,7 @@ export function pokeTargets(
     }
   }
   for (const name of routes) out.push({ kind: 'Route', key: { namespace: ns, name } });
+  for (const key of mappings) out.push({ kind: 'DomainMapping', key });
   // The object's own owner chain is in its metadata; only the targets further up need the caches.
   const own: EntityLookup = (k, key) => (k === kind && key.namespace === ns && key.name === obj.metadata.name ? obj : lookup(k, key));
   const seen = new Set<string>();

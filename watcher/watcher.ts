@@ -2,16 +2,17 @@
 // workflows that reconcile the objects concerned (ADR 0005), resolved through the informers' caches.
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { Resources, type ResourceType } from '../api/kinds.js';
+import { Resources, SERVING_GROUP, type ResourceType } from '../api/kinds.js';
 import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
 import { contentToken } from '../api/content-token.js';
 import { Annotations, Labels } from '../api/labels.js';
-import type { KubeObject } from '../api/meta.js';
+import type { KubeObject, ObjectKey } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import type { MetadataCache } from '../activities/deps.js';
 import { Informer, type ChangeType } from './informer.js';
 import { pokeTargets, reconcilerOf, type EntityLookup, type PokeTarget, type WatchedKind } from './poke-map.js';
 import { RouteIndex } from './route-index.js';
+import { DomainMappingIndex } from './domainmapping-index.js';
 import type { Poker } from './poker.js';
 
 export interface WatcherOptions {
@@ -34,6 +35,8 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   Pod: { type: Resources.Pod, labelSelector: 'serving.knative.dev/revision' },
   // Placeholder Services: an edit or deletion by hand is repaired by the Route.
   KubeService: { type: Resources.KubeService, labelSelector: 'serving.knative.dev/route' },
+  DomainMapping: { type: Resources.DomainMapping },
+  ClusterDomainClaim: { type: Resources.ClusterDomainClaim },
 };
 
 /** How long an activity waits for a cache to reflect its own last write before it lists from the API server. */
@@ -47,6 +50,7 @@ export class Watcher {
   private readonly events: Counter;
   private readonly restarts: Counter;
   private readonly routeIndex = new RouteIndex();
+  private readonly mappingIndex = new DomainMappingIndex();
 
   constructor(
     kube: KubeClient,
@@ -137,6 +141,13 @@ export class Watcher {
     },
   };
 
+  /** The DomainMappings a change of `obj` concerns: those referencing a Knative Service or Route, or mapping a claim's name. */
+  private mappingsOf(kind: WatchedKind, obj: KubeObject): ObjectKey[] {
+    if (kind === 'Service' || kind === 'Route') return this.mappingIndex.mappingsOf(SERVING_GROUP, kind, obj);
+    if (kind === 'ClusterDomainClaim') return this.mappingIndex.mappingsNamed(obj.metadata.name ?? '');
+    return [];
+  }
+
   /** The informers' caches by entity kind (metadata and owners only), for resolving who reconciles what. */
   private readonly lookup: EntityLookup = (kind, key) => this.byKind.get(kind)?.get(key.namespace, key.name);
 
@@ -152,6 +163,7 @@ export class Watcher {
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject): void {
     this.events.inc({ kind, type: change });
     if (kind === 'Route') this.routeIndex.update(obj, change === 'deleted');
+    if (kind === 'DomainMapping') this.mappingIndex.update(obj, change === 'deleted');
     const source = entityWorkflowIdLike(kind, obj);
     const base: Poke = {
       source,
@@ -163,7 +175,7 @@ export class Watcher {
     let selfToken: string | undefined;
     let depToken: string | undefined;
     const routes = kind === 'Configuration' || kind === 'Revision' ? this.routeIndex.routesFor(kind, obj, Labels.configuration) : [];
-    const targets = pokeTargets(kind, obj, this.opts.enabled, this.lookup, routes);
+    const targets = pokeTargets(kind, obj, this.opts.enabled, this.lookup, routes, this.mappingsOf(kind, obj));
     // The start-up list: an object whose status already reports its generation is caught up after the ones that do
     // not (a Service changed while the controller was down goes first), in the poker's metered second lane.
     const catchUp = change === 'added' && this.byKind.get(kind)?.hasSynced === false && reportsItsGeneration(kind, obj);
@@ -182,7 +194,7 @@ export class Watcher {
 }
 
 /** Knative's kinds carry a Ready condition and observedGeneration; the children Tidal makes are judged by their owners. */
-const withKnativeStatus: ReadonlySet<WatchedKind> = new Set(['Service', 'Configuration', 'Revision', 'Route', 'Ingress']);
+const withKnativeStatus: ReadonlySet<WatchedKind> = new Set(['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'DomainMapping']);
 
 /**
  * True when the object's status reports its current generation as settled (Ready True or False), or for a child

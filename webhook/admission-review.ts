@@ -74,7 +74,14 @@ export interface AdmissionOutcome {
   changes: number;
 }
 
-const admissionKinds: ReadonlySet<string> = new Set<AdmissionKind>(['Service', 'Configuration', 'Revision', 'Route']);
+/** Kind → the serving.knative.dev version the webhook admits it in. */
+const admissionKinds: ReadonlyMap<string, string> = new Map<AdmissionKind, string>([
+  ['Service', 'v1'],
+  ['Configuration', 'v1'],
+  ['Revision', 'v1'],
+  ['Route', 'v1'],
+  ['DomainMapping', 'v1beta1'],
+]);
 
 function refuse(uid: string, message: string): AdmissionResponse {
   return { uid, allowed: false, status: { status: 'Failure', code: 400, reason: 'BadRequest', message, metadata: {} } };
@@ -97,7 +104,7 @@ function contextOf(req: AdmissionRequest, cfg: AdmissionConfig): AdmissionContex
 
 /** The serving kind a request is about, or undefined when this webhook has nothing to say about it. */
 function servingKind(req: AdmissionRequest): AdmissionKind | undefined {
-  if (req.kind.group !== SERVING_GROUP || req.kind.version !== 'v1' || !admissionKinds.has(req.kind.kind)) return undefined;
+  if (req.kind.group !== SERVING_GROUP || admissionKinds.get(req.kind.kind) !== req.kind.version) return undefined;
   // Status updates and DELETE are admitted untouched (Knative skips spec validation on /status).
   if (req.subResource || (req.operation !== 'CREATE' && req.operation !== 'UPDATE')) return undefined;
   return req.kind.kind as AdmissionKind;

@@ -21,6 +21,13 @@ const servingRules = [
     resources: ['services', 'configurations', 'revisions', 'routes'],
     scope: 'Namespaced',
   },
+  {
+    apiGroups: ['serving.knative.dev'],
+    apiVersions: ['v1beta1'],
+    operations: ['CREATE', 'UPDATE'],
+    resources: ['domainmappings'],
+    scope: 'Namespaced',
+  },
 ];
 
 function webhook(name: string, clientConfig: ReturnType<ClientConfigFor>, extra: Record<string, unknown>) {

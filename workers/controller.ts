@@ -19,7 +19,14 @@ import { runWebhook } from '../webhook/run.js';
 import { WEBHOOK_CERTS_SECRET } from '../webhook/certificates.js';
 
 /** Entity workflows this build implements; the watcher pokes only these. */
-export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route', 'Ingress']);
+export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>([
+  'Service',
+  'Configuration',
+  'Revision',
+  'Route',
+  'Ingress',
+  'DomainMapping',
+]);
 
 /**
  * hakn's self-signed gateway certificate (and the admission webhook's certificates) each live in one durable workflow
@@ -97,7 +104,18 @@ async function main(): Promise<void> {
       poker,
       {
         enabled: enabledKinds,
-        watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'Pod', 'KubeService'],
+        watched: [
+          'Service',
+          'Configuration',
+          'Revision',
+          'Route',
+          'Ingress',
+          'Deployment',
+          'Pod',
+          'KubeService',
+          'DomainMapping',
+          'ClusterDomainClaim',
+        ],
         relistMs: cfg.relistSeconds * 1000,
         maxBackoffMs: 30_000,
       },
@@ -133,7 +151,7 @@ async function main(): Promise<void> {
     setTimeout(sweepOnce, 30_000).unref();
     setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
     configStore.onUpdate((cm) => {
-      const n = w.pokeAll(['Service', 'Configuration', 'Revision', 'Route'], {
+      const n = w.pokeAll(['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'], {
         source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
         reason: 'updated',
         ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),

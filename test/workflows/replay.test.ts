@@ -14,7 +14,7 @@ const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
 describe('replay of recorded histories', () => {
   it('has recorded histories of every entity workflow type', () => {
     const types = new Set(files.map((f) => f.split('_')[0]));
-    expect([...types].sort()).toEqual(['Configuration', 'GatewayCertificate', 'Ingress', 'Revision', 'Route', 'Service']);
+    expect([...types].sort()).toEqual(['Configuration', 'DomainMapping', 'GatewayCertificate', 'Ingress', 'Revision', 'Route', 'Service']);
   });
 
   it.each(files)('%s replays on the current code', async (file) => {

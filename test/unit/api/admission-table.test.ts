@@ -82,10 +82,10 @@ function admit(c: AdmissionCase, features: PodSpecFeatures): FieldError[] {
 }
 
 describe('bad inputs are refused with upstream’s path and message', () => {
-  it('has at least 60 cases across Service, Configuration, Revision, Route and ConfigMaps', () => {
+  it('has at least 60 cases across Service, Configuration, Revision, Route, DomainMapping and ConfigMaps', () => {
     expect(invalidCases.length).toBeGreaterThanOrEqual(60);
     const kinds = new Set(invalidCases.map((c) => c.kind));
-    expect([...kinds].sort()).toEqual(['ConfigMap', 'Configuration', 'Revision', 'Route', 'Service']);
+    expect([...kinds].sort()).toEqual(['ConfigMap', 'Configuration', 'DomainMapping', 'Revision', 'Route', 'Service']);
   });
 
   describe.each([

@@ -1,0 +1,238 @@
+// The DomainMapping pass against an in-memory API server (kube-fake.ts), spec §7: the claim (autocreated, missing,
+// another namespace's), `spec.ref` resolution, the KIngress programmed in the same step (VirtualService and status),
+// spec.tls, the finalizer, a mapping that bypassed the webhook, and a second pass that writes nothing.
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
+import type { EventRecorder } from '../../../activities/events.js';
+import { createDomainMappingActivities } from '../../../activities/domainmapping.js';
+import { parseDomainConfig } from '../../../api/config/domain.js';
+import { parseNetworkConfig } from '../../../api/config/network.js';
+import type { ClusterDomainClaim, DomainMapping } from '../../../api/domainmapping.js';
+import { Resources } from '../../../api/kinds.js';
+import type { Ingress } from '../../../api/networking.js';
+import type { Condition, Service } from '../../../api/serving.js';
+import { KubeFake } from './kube-fake.js';
+
+const NS = 'default';
+const NAME = 'coolcoffee.company';
+const key = { namespace: NS, name: NAME };
+
+function setup(network: Record<string, string> = { 'autocreate-cluster-domain-claims': 'true' }) {
+  const fake = new KubeFake();
+  const recorded: { type: string; reason: string; message: string }[] = [];
+  const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push({ type, reason, message }) };
+  const net = parseNetworkConfig(network);
+  const dom = parseDomainConfig({});
+  if (!net.ok || !dom.ok) throw new Error('config');
+  const config = { networkConfig: () => net.value, domainConfig: () => dom.value, systemNamespace: 'knative-serving' } as unknown as ConfigSource;
+  const deps = {
+    kube: fake.client(),
+    events,
+    log: pino({ level: 'silent' }),
+    config,
+    now: () => new Date('2026-01-01T00:00:00Z'),
+  } as unknown as ActivityDeps;
+  return { fake, recorded, act: createDomainMappingActivities(deps) };
+}
+
+function mapping(edit: (d: DomainMapping) => void = () => undefined): DomainMapping {
+  const d: DomainMapping = {
+    apiVersion: 'serving.knative.dev/v1beta1',
+    kind: 'DomainMapping',
+    metadata: { name: NAME, namespace: NS },
+    spec: { ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'coolcoffee-company', namespace: NS } },
+  };
+  edit(d);
+  return d;
+}
+
+const ksvc = (name = 'coolcoffee-company'): Service =>
+  ({
+    apiVersion: 'serving.knative.dev/v1',
+    kind: 'Service',
+    metadata: { name, namespace: NS },
+    spec: {},
+    status: { address: { url: `http://${name}.${NS}.svc.cluster.local` } },
+  }) as Service;
+
+const cond = (d: DomainMapping | undefined, t: string): Partial<Condition> | undefined => {
+  const c = d?.status?.conditions?.find((x) => x.type === t);
+  return c ? { status: c.status, ...(c.reason ? { reason: c.reason } : {}), ...(c.message ? { message: c.message } : {}) } : undefined;
+};
+const stored = (fake: KubeFake) => fake.get<DomainMapping>(Resources.DomainMapping, NS, NAME);
+const claim = (fake: KubeFake, name = NAME) => fake.get<ClusterDomainClaim>(Resources.ClusterDomainClaim, '', name);
+
+describe('reconcileDomainMapping', () => {
+  it('autocreate on: claims the name, programs the KIngress and its VirtualService, and is Ready at http://<name>', async () => {
+    const { fake, act, recorded } = setup();
+    fake.seed(Resources.Service, ksvc());
+    fake.seed(Resources.DomainMapping, mapping());
+    const out = await act.reconcileDomainMapping(key);
+    expect(out).toMatchObject({ outcome: 'written', ready: 'True', claim: 'created', ingress: 'created', url: 'http://coolcoffee.company' });
+    const dm = stored(fake);
+    expect(dm?.metadata.finalizers).toEqual(['domainmappings.serving.knative.dev']);
+    expect(dm?.status?.url).toBe('http://coolcoffee.company');
+    expect(dm?.status?.address).toEqual({ url: 'http://coolcoffee.company' });
+    for (const t of ['DomainClaimed', 'ReferenceResolved', 'IngressReady', 'Ready']) expect(cond(dm, t)?.status).toBe('True');
+    expect(cond(dm, 'CertificateProvisioned')).toEqual({ status: 'True', reason: 'TLSNotEnabled', message: 'autoTLS is not enabled' });
+    expect(claim(fake)?.spec).toEqual({ namespace: NS });
+    const ing = fake.get<Ingress>(Resources.KIngress, NS, NAME);
+    expect(ing?.spec.rules?.[0]?.http?.paths[0]?.rewriteHost).toBe('coolcoffee-company.default.svc.cluster.local');
+    expect(cond(ing as unknown as DomainMapping, 'Ready')?.status).toBe('True');
+    expect(fake.get(Resources.VirtualService, NS, `${NAME}-ingress`)).toBeDefined();
+    expect(recorded).toContainEqual({ type: 'Normal', reason: 'Created', message: 'Created Ingress "coolcoffee.company"' });
+
+    // A second pass has nothing to do: it writes nothing.
+    fake.calls = [];
+    const again = await act.reconcileDomainMapping(key);
+    expect(again).toMatchObject({ outcome: 'unchanged', ready: 'True', claim: 'owned', ingress: 'unchanged' });
+    expect(fake.writes()).toEqual([]);
+  });
+
+  it('autocreate off and no claim: DomainClaimed=False DomainAlreadyClaimed, nothing routed, until the claim exists', async () => {
+    const { fake, act, recorded } = setup({});
+    fake.seed(Resources.Service, ksvc());
+    fake.seed(Resources.DomainMapping, mapping());
+    const out = await act.reconcileDomainMapping(key);
+    expect(out).toMatchObject({ ready: 'False', reason: 'DomainAlreadyClaimed', claim: 'missing', ingress: 'none' });
+    expect(cond(stored(fake), 'DomainClaimed')).toEqual({
+      status: 'False',
+      reason: 'DomainAlreadyClaimed',
+      message: 'The domain name is already in use by another DomainMapping',
+    });
+    expect(claim(fake)).toBeUndefined();
+    expect(fake.get(Resources.KIngress, NS, NAME)).toBeUndefined();
+    expect(recorded).toContainEqual({
+      type: 'Warning',
+      reason: 'InternalError',
+      message: 'namespace "default" does not own ClusterDomainClaim for "coolcoffee.company"',
+    });
+    fake.seed(Resources.ClusterDomainClaim, {
+      apiVersion: 'networking.internal.knative.dev/v1alpha1',
+      kind: 'ClusterDomainClaim',
+      metadata: { name: NAME },
+      spec: { namespace: NS },
+    });
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'True', claim: 'owned' });
+  });
+
+  it('a claim of another namespace: DomainClaimed=False; deleting the mapping leaves that claim', async () => {
+    const { fake, act } = setup();
+    fake.seed(Resources.Service, ksvc());
+    fake.seed(Resources.ClusterDomainClaim, {
+      apiVersion: 'networking.internal.knative.dev/v1alpha1',
+      kind: 'ClusterDomainClaim',
+      metadata: { name: NAME },
+      spec: { namespace: 'elsewhere' },
+    });
+    fake.seed(Resources.DomainMapping, mapping());
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'False', reason: 'DomainAlreadyClaimed', claim: 'notOwned' });
+    fake.edit<DomainMapping>(Resources.DomainMapping, NS, NAME, (d) => void (d.metadata.deletionTimestamp = '2026-01-01T00:00:00Z'));
+    expect(await act.reconcileDomainMapping(key)).toEqual({ outcome: 'gone' });
+    expect(claim(fake)?.spec.namespace).toBe('elsewhere');
+    expect(stored(fake)?.metadata.finalizers).toEqual([]);
+  });
+
+  it('the finalizer deletes the claim it autocreated, but not while autocreate is off', async () => {
+    const { fake, act } = setup();
+    fake.seed(Resources.Service, ksvc());
+    fake.seed(Resources.DomainMapping, mapping());
+    await act.reconcileDomainMapping(key);
+    fake.edit<DomainMapping>(Resources.DomainMapping, NS, NAME, (d) => void (d.metadata.deletionTimestamp = '2026-01-01T00:00:00Z'));
+    expect(await act.reconcileDomainMapping(key)).toEqual({ outcome: 'gone', claimDeleted: true });
+    expect(claim(fake)).toBeUndefined();
+
+    const off = setup({});
+    off.fake.seed(Resources.ClusterDomainClaim, {
+      apiVersion: 'networking.internal.knative.dev/v1alpha1',
+      kind: 'ClusterDomainClaim',
+      metadata: { name: NAME },
+      spec: { namespace: NS },
+    });
+    off.fake.seed(
+      Resources.DomainMapping,
+      mapping((d) => void (d.metadata = { ...d.metadata, finalizers: ['domainmappings.serving.knative.dev'], deletionTimestamp: 'x' })),
+    );
+    expect(await off.act.reconcileDomainMapping(key)).toEqual({ outcome: 'gone' });
+    expect(claim(off.fake)).toBeDefined();
+  });
+
+  it('a missing target: ReferenceResolved=False ResolveFailed with the resolver’s message; Ready once it exists', async () => {
+    const { fake, act } = setup();
+    fake.seed(Resources.DomainMapping, mapping());
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'False', reason: 'ResolveFailed', claim: 'created', ingress: 'none' });
+    expect(cond(stored(fake), 'ReferenceResolved')).toEqual({
+      status: 'False',
+      reason: 'ResolveFailed',
+      message: 'failed to get object default/coolcoffee-company: services.serving.knative.dev "coolcoffee-company" not found',
+    });
+    fake.seed(Resources.Service, { ...ksvc(), status: {} });
+    await act.reconcileDomainMapping(key);
+    expect(cond(stored(fake), 'ReferenceResolved')?.message).toMatch(
+      /^address not set for &ObjectReference\{Kind:Service,Namespace:default,Name:coolcoffee-company,/,
+    );
+    fake.edit<Service>(Resources.Service, NS, 'coolcoffee-company', (s) => void (s.status = ksvc().status));
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'True', target: 'coolcoffee-company.default.svc.cluster.local' });
+  });
+
+  it('a core Service resolves to its cluster name; spec.tls makes the URL https and is CertificateExternallyProvided', async () => {
+    const { fake, act } = setup();
+    fake.seed(
+      Resources.DomainMapping,
+      mapping((d) => {
+        d.spec.ref = { apiVersion: 'v1', kind: 'Service', name: 'plain' };
+        d.spec.tls = { secretName: 'coffee-cert' };
+      }),
+    );
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({
+      ready: 'True',
+      url: 'https://coolcoffee.company',
+      target: 'plain.default.svc.cluster.local',
+    });
+    const dm = stored(fake);
+    expect(dm?.status?.address?.url).toBe('https://coolcoffee.company');
+    expect(cond(dm, 'CertificateProvisioned')).toEqual({
+      status: 'True',
+      reason: 'CertificateExternallyProvided',
+      message: 'TLS certificate was provided externally',
+    });
+    expect(fake.get<Ingress>(Resources.KIngress, NS, NAME)?.spec.tls).toEqual([{ hosts: [NAME], secretName: 'coffee-cert', secretNamespace: NS }]);
+  });
+
+  it('a mapping stored bypassing the webhook: the same rules on its status, and nothing claimed or routed', async () => {
+    const { fake, act } = setup();
+    fake.seed(Resources.Service, ksvc());
+    fake.seed(
+      Resources.DomainMapping,
+      mapping((d) => void (d.metadata.name = 'web.default.svc.cluster.local')),
+    );
+    const bad = await act.reconcileDomainMapping({ namespace: NS, name: 'web.default.svc.cluster.local' });
+    expect(bad).toMatchObject({ ready: 'False', reason: 'InvalidSpec', claim: 'skipped' });
+    expect(fake.list(Resources.ClusterDomainClaim)).toEqual([]);
+
+    fake.seed(
+      Resources.DomainMapping,
+      mapping((d) => void (d.spec.ref = { ...d.spec.ref, namespace: 'elsewhere' })),
+    );
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'False', reason: 'ResolveFailed' });
+    expect(cond(stored(fake), 'ReferenceResolved')?.message).toBe(
+      'mismatched namespaces: spec.ref.namespace\nparent namespace: "default" does not match ref: "elsewhere"',
+    );
+    expect(fake.get(Resources.KIngress, NS, NAME)).toBeUndefined();
+  });
+
+  it('a KIngress of the mapping’s name that it does not control is left alone: IngressReady=False NotOwned', async () => {
+    const { fake, act } = setup();
+    fake.seed(Resources.Service, ksvc());
+    fake.seed(Resources.KIngress, {
+      apiVersion: 'networking.internal.knative.dev/v1alpha1',
+      kind: 'Ingress',
+      metadata: { name: NAME, namespace: NS },
+      spec: {},
+    });
+    fake.seed(Resources.DomainMapping, mapping());
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'False', reason: 'NotOwned', ingress: 'notOwned' });
+    expect(fake.get<Ingress>(Resources.KIngress, NS, NAME)?.spec).toEqual({});
+  });
+});
