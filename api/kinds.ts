@@ -21,6 +21,8 @@ export const Resources = {
   Revision: rt(SERVING_GROUP, 'v1', 'Revision', 'revisions'),
   Route: rt(SERVING_GROUP, 'v1', 'Route', 'routes'),
   Deployment: rt('apps', 'v1', 'Deployment', 'deployments'),
+  HorizontalPodAutoscaler: rt('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers'),
+  PodDisruptionBudget: rt('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets'),
   Pod: rt('', 'v1', 'Pod', 'pods'),
   KubeService: rt('', 'v1', 'Service', 'services'),
   ConfigMap: rt('', 'v1', 'ConfigMap', 'configmaps'),

@@ -8,10 +8,11 @@ import type { EntityKind } from '../api/entity.js';
 import { reconciledByOwner, reconcilingOwner } from '../api/delegation.js';
 
 /**
- * Kinds the watcher follows. `Deployment` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
+ * Kinds the watcher follows. `Deployment`, `HorizontalPodAutoscaler` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
  * placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`).
  */
-export type WatchedKind = 'Service' | 'Configuration' | 'Revision' | 'Route' | 'Ingress' | 'Deployment' | 'Pod' | 'KubeService';
+export type WatchedKind =
+  'Service' | 'Configuration' | 'Revision' | 'Route' | 'Ingress' | 'Deployment' | 'HorizontalPodAutoscaler' | 'Pod' | 'KubeService';
 
 export interface PokeTarget {
   kind: EntityKind;
@@ -101,6 +102,7 @@ export function pokeTargets(
       out.push(self('Ingress', obj), servingOwner(obj, 'Route'));
       break;
     case 'Deployment':
+    case 'HorizontalPodAutoscaler':
       out.push(servingOwner(obj, 'Revision'));
       break;
     case 'KubeService':

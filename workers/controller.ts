@@ -97,7 +97,7 @@ async function main(): Promise<void> {
       poker,
       {
         enabled: enabledKinds,
-        watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'Pod', 'KubeService'],
+        watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'HorizontalPodAutoscaler', 'Pod', 'KubeService'],
         relistMs: cfg.relistSeconds * 1000,
         maxBackoffMs: 30_000,
       },

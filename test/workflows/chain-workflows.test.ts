@@ -40,7 +40,9 @@ const activities = {
   },
   reconcileRevisionResources: async (key: ObjectKey): Promise<ResourcesOutcome> => {
     calls.push({ step: 'resources', name: key.name });
-    return exists.has(key.name) ? { outcome: 'applied', deployment: 'created', service: 'created', replicas: 2 } : { outcome: 'gone' };
+    return exists.has(key.name)
+      ? { outcome: 'applied', deployment: 'created', service: 'created', hpa: 'none', pdb: 'created', replicas: 2 }
+      : { outcome: 'gone' };
   },
   updateRevisionStatus: async (key: ObjectKey): Promise<StatusOutcome> => {
     calls.push({ step: 'revStatus', name: key.name });
