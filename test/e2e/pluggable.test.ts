@@ -30,7 +30,7 @@ interface Deployment extends Owned {
 
 let t: Awaited<ReturnType<typeof temporalClient>>;
 beforeAll(async () => (t = await temporalClient()));
-const names = ['plug-hpa', 'plug-plain', 'plug-mem'];
+const names = ['plug-hpa', 'plug-plain', 'plug-mem', 'plug-secure', 'plug-tags', 'plug-h2c', 'plug-foreign'];
 afterAll(async () => {
   await setPdbConfig(undefined);
   await kubectl(['delete', 'ksvc', ...names, '--ignore-not-found', '--wait=false']);
@@ -233,5 +233,167 @@ describe("the seed's PodDisruptionBudget (minAvailable 2) from a plain Knative S
     expect(await getObject<PDB>('pdb', 'plug-plain-00002')).toBeUndefined();
     // The older Revision keeps its own.
     expect(await getObject<PDB>('pdb', rev)).toBeDefined();
+  });
+});
+
+// ---- config-features and the revision Service's appProtocol ----
+
+async function setFeatures(data: Record<string, string | null>): Promise<void> {
+  await kubectl(['patch', 'configmap', 'config-features', '-n', 'knative-serving', '--type=merge', '-p', JSON.stringify({ data })]);
+}
+
+interface Container {
+  securityContext?: Record<string, unknown>;
+}
+
+describe('config-features secure-pod-defaults: enabled', () => {
+  afterAll(async () => setFeatures({ 'secure-pod-defaults': null }));
+
+  it("yields the seed's securityContext plus Knative's RuntimeDefault seccomp and runAsNonRoot, on the Service and its pods", async () => {
+    await setFeatures({ 'secure-pod-defaults': 'enabled' });
+    const want = {
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    };
+    // The webhook reads config-features through its informer: a server-side dry run shows when it is in force.
+    const manifest = JSON.stringify(service('plug-secure', {}));
+    await eventually(
+      'defaulting with secure-pod-defaults',
+      async () => {
+        const out = JSON.parse(await kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], manifest)) as {
+          spec: { template: { spec: { containers: Container[] } } };
+        };
+        return JSON.stringify(out.spec.template.spec.containers[0]?.securityContext) === JSON.stringify(want);
+      },
+      60_000,
+    );
+    await kubectl(['apply', '-f', '-'], manifest);
+    const ksvc = await getObject<{ spec: { template: { spec: { containers: Container[] } } } }>('ksvc', 'plug-secure');
+    expect(ksvc?.spec.template.spec.containers[0]?.securityContext).toEqual(want);
+    await revisionReady('plug-secure-00001');
+    const dep = await getObject<{ spec: { template: { spec: { containers: Container[] } } } }>('deployment', 'plug-secure-00001-deployment');
+    expect(dep?.spec.template.spec.containers[0]?.securityContext).toEqual(want);
+  });
+});
+
+describe('config-features tag-header-based-routing: enabled', () => {
+  afterAll(async () => setFeatures({ 'tag-header-based-routing': null }));
+
+  it('the VirtualService routes Knative-Serving-Tag: <tag> on the main host to the tag', async () => {
+    await setFeatures({ 'tag-header-based-routing': 'enabled' });
+    await apply({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Service',
+      metadata: { name: 'plug-tags', namespace: 'default' },
+      spec: {
+        template: { metadata: { name: 'plug-tags-one' }, spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 8080 }] }] } },
+        traffic: [
+          { latestRevision: true, percent: 100 },
+          { revisionName: 'plug-tags-one', percent: 0, tag: 'cand' },
+        ],
+      },
+    });
+    const vs = await eventually(
+      'VirtualService with the tag header match',
+      async () => {
+        const v = await getObject<{ spec: { http: { match?: { headers?: Record<string, unknown> }[] }[] } }>(
+          'virtualservices.networking.istio.io',
+          'plug-tags-mesh',
+        );
+        return v && JSON.stringify(v.spec.http).includes('"Knative-Serving-Tag":{"exact":"cand"}') ? v : undefined;
+      },
+      120_000,
+    );
+    expect(JSON.stringify(vs.spec)).toContain('Knative-Serving-Default-Route');
+    const ing = await getObject<{ spec: { rules: { http: { paths: { headers?: unknown }[] } }[] } }>(
+      'ingresses.networking.internal.knative.dev',
+      'plug-tags',
+    );
+    expect(ing?.spec.rules[0]?.http.paths[0]?.headers).toEqual({ 'Knative-Serving-Tag': { exact: 'cand' } });
+  });
+});
+
+describe('the revision Service of an h2c Revision', () => {
+  it('names its port http2 and says appProtocol kubernetes.io/h2c', async () => {
+    await apply({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Service',
+      metadata: { name: 'plug-h2c', namespace: 'default' },
+      spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ name: 'h2c', containerPort: 8080 }] }] } } },
+    });
+    const svc = await eventually(
+      'revision Service',
+      () => getObject<{ spec: { ports: Record<string, unknown>[] } }>('service', 'plug-h2c-00001'),
+      120_000,
+    );
+    expect(svc.spec.ports[0]).toMatchObject({ name: 'http2', port: 81, appProtocol: 'kubernetes.io/h2c' });
+  });
+});
+
+// ---- ingress class per object ----
+
+describe('networking.knative.dev/ingress.class on a Service', () => {
+  const foreign = 'contour.ingress.networking.knative.dev';
+
+  it('gives its KIngress that class; Tidal leaves it alone and the Route waits for its status', async () => {
+    await apply({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Service',
+      metadata: { name: 'plug-foreign', namespace: 'default', annotations: { 'networking.knative.dev/ingress.class': foreign } },
+      spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 8080 }] }] } } },
+    });
+    const ing = await eventually(
+      'KIngress',
+      () =>
+        getObject<{ metadata: { annotations?: Record<string, string>; generation: number }; status?: unknown }>(
+          'ingresses.networking.internal.knative.dev',
+          'plug-foreign',
+        ),
+      120_000,
+    );
+    expect(ing.metadata.annotations?.['networking.knative.dev/ingress.class']).toBe(foreign);
+    await revisionReady('plug-foreign-00001');
+    // Nobody programs it: no VirtualServices, no status, the Route not Ready.
+    expect(await getObject('virtualservices.networking.istio.io', 'plug-foreign-ingress')).toBeUndefined();
+    expect(await getObject('virtualservices.networking.istio.io', 'plug-foreign-mesh')).toBeUndefined();
+    const route = await getObject<{ status?: { conditions?: Condition[] } }>('route', 'plug-foreign');
+    expect(cond(route, 'Ready')?.status).not.toBe('True');
+    expect((await getObject<{ status?: unknown }>('ingresses.networking.internal.knative.dev', 'plug-foreign'))?.status ?? {}).toEqual({});
+  });
+
+  it("becomes Ready once that class's controller (here: kubectl) reports the KIngress Ready", async () => {
+    const ing = await getObject<{ metadata: { generation: number } }>('ingresses.networking.internal.knative.dev', 'plug-foreign');
+    const ready = (type: string) => ({ type, status: 'True', lastTransitionTime: new Date().toISOString() });
+    const lb = { ingress: [{ domainInternal: 'envoy.contour-internal.svc.cluster.local' }] };
+    await kubectl([
+      'patch',
+      'ingresses.networking.internal.knative.dev',
+      'plug-foreign',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      JSON.stringify({
+        status: {
+          observedGeneration: ing?.metadata.generation,
+          conditions: [ready('LoadBalancerReady'), ready('NetworkConfigured'), ready('Ready')],
+          publicLoadBalancer: lb,
+          privateLoadBalancer: lb,
+        },
+      }),
+    ]);
+    await eventually(
+      'Service Ready',
+      async () => {
+        const s = await getObject<{ status?: { conditions?: Condition[] } }>('ksvc', 'plug-foreign');
+        return cond(s, 'Ready')?.status === 'True';
+      },
+      120_000,
+    );
+    const route = await getObject<{ status?: { conditions?: Condition[] } }>('route', 'plug-foreign');
+    expect(cond(route, 'IngressReady')?.status).toBe('True');
+    // Still nothing of Tidal's class programmed for it.
+    expect(await getObject('virtualservices.networking.istio.io', 'plug-foreign-ingress')).toBeUndefined();
   });
 });
