@@ -155,7 +155,7 @@ describe('revisionWorkflow', () => {
     });
     expect(stepsOf(name)).toEqual(['digests', 'resources', 'revStatus']);
     expect(s.lastReconcile?.summary).toBe(
-      'digests resolved (1 images); Deployment created (2 replicas), Service created; status written, Ready=Unknown (Deploying)',
+      'digests resolved (1 images); Deployment created (2 replicas), Service created, PodDisruptionBudget created; status written, Ready=Unknown (Deploying)',
     );
     const history = await h.fetchHistory();
     // A registry that answers: one local attempt; the cluster steps are local too (ADR 0004).
