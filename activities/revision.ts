@@ -17,12 +17,16 @@ import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyReportingFailures, eventsInFlight, type ApplyOptions, type RecordLater } from './apply.js';
+import { applyReportingFailures, eventsInFlight, settleAll, type ApplyOptions, type RecordLater } from './apply.js';
+import { makeHPA, usesHPA, type HorizontalPodAutoscaler } from '../resources/hpa.js';
+import { makePodDisruptionBudget, type PodDisruptionBudget } from '../resources/pdb.js';
 import { statusOutcome, writeStatus, writeStatusWithEvents, type StatusOutcome } from './status.js';
 
 export type DigestOutcome = { outcome: 'gone' } | { outcome: 'resolved'; cached: boolean; images: number };
 
 type ApplyAction = 'created' | 'updated' | 'unchanged' | 'notOwned';
+/** What became of an optional child (HPA, PodDisruptionBudget): applied, or — when not wanted — deleted or absent. */
+type OptionalChildAction = ApplyAction | 'deleted' | 'none';
 
 /**
  * The Deployment is in sync when its hash label (Knative's, over the whole desired spec and metadata) is the desired
@@ -30,14 +34,24 @@ type ApplyAction = 'created' | 'updated' | 'unchanged' | 'notOwned';
  * edit to revert. (The pod template is not compared field by field: the API server defaults and normalizes it.)
  */
 export function deploymentInSync(live: Deployment, desired: Deployment): boolean {
-  return (
-    live.metadata.labels?.[DEPLOYMENT_HASH_LABEL] === desired.metadata.labels[DEPLOYMENT_HASH_LABEL] && live.spec?.replicas === desired.spec.replicas
-  );
+  // With the HPA class the desired object has no replicas: the HPA's count is not an edit.
+  const replicasInSync = desired.spec.replicas === undefined || live.spec?.replicas === desired.spec.replicas;
+  return live.metadata.labels?.[DEPLOYMENT_HASH_LABEL] === desired.metadata.labels[DEPLOYMENT_HASH_LABEL] && replicasInSync;
 }
 export type ResourcesOutcome =
   | { outcome: 'gone' }
   | { outcome: 'waitingForDigests' }
-  | { outcome: 'applied'; deployment: ApplyAction; service: ApplyAction; replicas: number; deploymentResourceVersion?: string };
+  | {
+      outcome: 'applied';
+      deployment: ApplyAction;
+      service: ApplyAction;
+      /** Absent in results recorded before HPAs and PodDisruptionBudgets existed. */
+      hpa?: OptionalChildAction;
+      pdb?: OptionalChildAction;
+      /** The fixed replica count Tidal applied; absent when the HPA sizes the Deployment. */
+      replicas?: number;
+      deploymentResourceVersion?: string;
+    };
 
 /** A digest resolution that failed, with the image it was for. */
 class ImageResolveError extends Error {
@@ -58,6 +72,7 @@ export function digestsResolved(rev: Revision): boolean {
 
 export function createRevisionActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
+  const keyOf = (rev: Revision): ObjectKey => ({ namespace: rev.metadata.namespace ?? '', name: rev.metadata.name ?? '' });
 
   async function readRevision(key: ObjectKey): Promise<Revision | undefined> {
     const rev = await kube.get<Revision>(Resources.Revision, key.namespace, key.name);
@@ -85,6 +100,24 @@ export function createRevisionActivities(deps: ActivityDeps) {
     if (applied.action === 'unchanged') return { action: 'unchanged' };
     if (applied.action === 'created') record(rev, 'Normal', 'Created', `Created ${desired.kind} "${desired.metadata.name ?? ''}"`);
     return { action: applied.action, resourceVersion: applied.obj.metadata.resourceVersion ?? '' };
+  }
+
+  /**
+   * An optional child of the Revision: applied when `desired` is given, else deleted when it exists and the
+   * Revision controls it (the autoscaler class or the PodDisruptionBudget setting changed); another owner's is left.
+   */
+  async function reconcileOptional<T extends KubeObject>(
+    rev: Revision,
+    type: ResourceType,
+    existing: T | undefined,
+    desired: T | undefined,
+    record: RecordLater,
+  ): Promise<OptionalChildAction> {
+    if (desired) return (await applyOwned(rev, type, existing, desired, record)).action;
+    if (!existing || !isControlledBy(existing, rev.metadata.uid)) return 'none';
+    await kube.delete(type, keyOf(rev).namespace, keyOf(rev).name);
+    record(rev, 'Normal', 'Deleted', `Deleted ${type.kind} "${existing.metadata.name ?? ''}"`);
+    return 'deleted';
   }
 
   return {
@@ -157,27 +190,38 @@ export function createRevisionActivities(deps: ActivityDeps) {
 
     /** Converges `<rev>-deployment` (by its hash label) and the ClusterIP Service `<rev>` (§3.2). */
     async reconcileRevisionResources(key: ObjectKey): Promise<ResourcesOutcome> {
-      // The children are named after the Revision: all three read side by side.
-      const [rev, existing, existingSvc] = await Promise.all([
+      // The children are named after the Revision: all read side by side.
+      const [rev, existing, existingSvc, existingHpa, existingPdb] = await Promise.all([
         readRevision(key),
         kube.get<Deployment>(Resources.Deployment, key.namespace, deploymentName(key.name)),
         kube.get<KubeObject>(Resources.KubeService, key.namespace, key.name),
+        kube.get<HorizontalPodAutoscaler>(Resources.HorizontalPodAutoscaler, key.namespace, key.name),
+        kube.get<PodDisruptionBudget>(Resources.PodDisruptionBudget, key.namespace, key.name),
       ]);
       if (!rev) return { outcome: 'gone' };
       if (!digestsResolved(rev)) return { outcome: 'waitingForDigests' };
       const cfg = config.revisionConfig();
       const desired = makeDeployment(rev, cfg, { systemNamespace: config.systemNamespace });
       const svc = makeRevisionService(rev, cfg);
-      // One after the other (a refused Deployment stops the step before the Service); their Events go meanwhile.
+      const hpa = usesHPA(rev, cfg) ? makeHPA(rev, cfg) : undefined;
+      const pdb = makePodDisruptionBudget(rev, cfg);
+      // The Deployment first (a refused Deployment stops the step before the rest), then the others side by side;
+      // their Events go meanwhile.
       const { record, settled } = eventsInFlight(events);
       const deployment = await applyOwned(rev, Resources.Deployment, existing, desired, record, { inSync: deploymentInSync });
-      const service = await applyOwned(rev, Resources.KubeService, existingSvc, svc, record);
+      const [service, hpaAction, pdbAction] = await settleAll([
+        applyOwned(rev, Resources.KubeService, existingSvc, svc, record),
+        reconcileOptional(rev, Resources.HorizontalPodAutoscaler, existingHpa, hpa, record),
+        reconcileOptional(rev, Resources.PodDisruptionBudget, existingPdb, pdb, record),
+      ] as const);
       await settled();
       return {
         outcome: 'applied',
         deployment: deployment.action,
         service: service.action,
-        replicas: desired.spec.replicas ?? 0,
+        hpa: hpaAction,
+        pdb: pdbAction,
+        ...(desired.spec.replicas !== undefined ? { replicas: desired.spec.replicas } : {}),
         ...(deployment.resourceVersion ? { deploymentResourceVersion: deployment.resourceVersion } : {}),
       };
     },
@@ -189,6 +233,11 @@ export function createRevisionActivities(deps: ActivityDeps) {
         kube.get<KubeObject & DeploymentLike>(Resources.Deployment, key.namespace, deploymentName(key.name)),
       ]);
       if (!rev) return { outcome: 'gone' };
+      // With the HPA class the replica counts are the HPA's (read only then: other Revisions have none).
+      const hpa = usesHPA(rev, config.revisionConfig())
+        ? await kube.get<HorizontalPodAutoscaler>(Resources.HorizontalPodAutoscaler, key.namespace, key.name)
+        : undefined;
+      const ownHpa = hpa && isControlledBy(hpa, rev.metadata.uid) ? hpa : undefined;
       const notOwned = deployment !== undefined && !isControlledBy(deployment, rev.metadata.uid);
       let pod: PodLike | undefined;
       if (deployment && !notOwned && (deployment.spec?.replicas ?? 1) > 0 && (deployment.status?.availableReplicas ?? 0) === 0) {
@@ -205,6 +254,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
           deployment: notOwned ? undefined : deployment,
           pod,
           podIsAlwaysSchedulable: config.revisionConfig().deployment.podIsAlwaysSchedulable,
+          hpa: ownHpa,
         },
         nowOf(deps),
       );

@@ -475,6 +475,7 @@ export function createRouteActivities(deps: ActivityDeps) {
         status.traffic = statusTraffic(traffic, tagUrls);
         status.address = { url: routeAddressURL(route) };
         const ingressClass = ingressClassForRoute(route, net.ingressClass);
+        const { tagHeaderBasedRouting } = config.featuresConfig();
         // The labeler's targets are known now that status.traffic is. A KIngress of Tidal's class is programmed in this
         // step and then settles the Route: the clear's two lists, when it will need them, go meanwhile. (Both are
         // awaited later; the catch only keeps a failure from counting as unhandled before that.)
@@ -536,7 +537,7 @@ export function createRouteActivities(deps: ActivityDeps) {
           else markEndpointNotOwned(status, placeholders.notOwned.name, now);
         } else {
           markCertificateNotEnabled(status, now);
-          const desired = makeIngress(route, traffic, hosts, ingressClass, { rollout: plan.rollout });
+          const desired = makeIngress(route, traffic, hosts, ingressClass, { rollout: plan.rollout, tagHeaderBasedRouting });
           const existing = currentIngress;
           if (existing && !isControlledBy(existing, route.metadata.uid)) {
             ingressAction = 'notOwned';
@@ -566,7 +567,7 @@ export function createRouteActivities(deps: ActivityDeps) {
                   kube,
                   Resources.KIngress,
                   ingress,
-                  makeIngress(route, traffic, hosts, ingressClass, { rollout: observed.rollout }),
+                  makeIngress(route, traffic, hosts, ingressClass, { rollout: observed.rollout, tagHeaderBasedRouting }),
                 );
                 ingressResourceVersion = again.obj.metadata.resourceVersion;
                 // Only the annotation moves unless a step fell due meanwhile: then the new split is programmed too.

@@ -20,6 +20,7 @@ const sourceKinds: { group: string; plural: string; kind: string }[] = [
   { group: SERVING_GROUP, plural: 'routes', kind: 'Route' },
   { group: 'networking.internal.knative.dev', plural: 'ingresses', kind: 'Ingress' },
   { group: 'apps', plural: 'deployments', kind: 'Deployment' },
+  { group: 'autoscaling', plural: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler' },
   { group: '', plural: 'pods', kind: 'Pod' },
   { group: '', plural: 'services', kind: 'KubeService' },
   { group: SERVING_GROUP, plural: 'domainmappings', kind: 'DomainMapping' },

@@ -23,6 +23,8 @@ export const Resources = {
   DomainMapping: rt(SERVING_GROUP, 'v1beta1', 'DomainMapping', 'domainmappings'),
   ClusterDomainClaim: rt('networking.internal.knative.dev', 'v1alpha1', 'ClusterDomainClaim', 'clusterdomainclaims', false),
   Deployment: rt('apps', 'v1', 'Deployment', 'deployments'),
+  HorizontalPodAutoscaler: rt('autoscaling', 'v2', 'HorizontalPodAutoscaler', 'horizontalpodautoscalers'),
+  PodDisruptionBudget: rt('policy', 'v1', 'PodDisruptionBudget', 'poddisruptionbudgets'),
   Pod: rt('', 'v1', 'Pod', 'pods'),
   KubeService: rt('', 'v1', 'Service', 'services'),
   ConfigMap: rt('', 'v1', 'ConfigMap', 'configmaps'),

@@ -381,7 +381,9 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     // The node lifecycle controller only has to lift the initial not-ready taint; a loaded 2-core machine must not
     // make it declare kwok's nodes dead and evict everything.
     '--node-monitor-grace-period=5m',
-    '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,node-lifecycle-controller',
+    // The HPA controller sizes Revisions of the `hpa.autoscaling.knative.dev` class (no metrics server here: it scales
+    // to minReplicas and reports FailedGetResourceMetric); it costs nothing while there are no HPAs.
+    '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,node-lifecycle-controller,horizontal-pod-autoscaler-controller',
     ...(opts.unthrottled
       ? [
           ...unlimitedClient,

@@ -6,6 +6,7 @@ import type { RevisionConfig } from '../api/config/types.js';
 import { Annotations, Labels } from '../api/labels.js';
 import type { KubeObject, ObjectMeta } from '../api/meta.js';
 import type { Container, EnvVar, Revision } from '../api/serving.js';
+import { hpaClass } from '../api/validation-autoscaling.js';
 import { deploymentHash } from './hash.js';
 import { deploymentName } from './names.js';
 import { controllerRef } from './owner.js';
@@ -63,7 +64,8 @@ export interface PodTemplateSpec {
 }
 
 export interface DeploymentSpec {
-  replicas: number;
+  /** Absent when an HPA owns the count (autoscaler class `hpa.autoscaling.knative.dev`). */
+  replicas?: number;
   selector: { matchLabels: Record<string, string> };
   progressDeadlineSeconds: number;
   revisionHistoryLimit: number;
@@ -145,16 +147,26 @@ function intAnnotation(ann: Record<string, string>, keys: readonly string[]): nu
  * a non-negative integer, else from config-autoscaler.
  */
 export function desiredReplicas(rev: Revision, cfg: RevisionConfig): number {
+  const { initial, min, max } = scaleBounds(rev, cfg);
+  const replicas = Math.max(initial, min);
+  return max > 0 ? Math.min(replicas, max) : replicas;
+}
+
+/**
+ * The Revision's scale bounds as Knative's PodAutoscaler.ScaleBounds reads them: each from the annotation when it is
+ * a non-negative integer, else from config-autoscaler (hakn: min-scale 2). `max` 0 means unbounded.
+ */
+export function scaleBounds(rev: Revision, cfg: RevisionConfig): { initial: number; min: number; max: number } {
   const ann = rev.metadata.annotations ?? {};
   const pick = (keys: readonly string[], fallback: number): number => {
     const v = intAnnotation(ann, keys);
     return v !== undefined && v >= 0 ? v : fallback;
   };
-  const initial = pick(ScaleAnnotations.initialScale, cfg.autoscaler.initialScale);
-  const min = pick(ScaleAnnotations.minScale, cfg.autoscaler.minScale);
-  const max = pick(ScaleAnnotations.maxScale, cfg.autoscaler.maxScale);
-  const replicas = Math.max(initial, min);
-  return max > 0 ? Math.min(replicas, max) : replicas;
+  return {
+    initial: pick(ScaleAnnotations.initialScale, cfg.autoscaler.initialScale),
+    min: pick(ScaleAnnotations.minScale, cfg.autoscaler.minScale),
+    max: pick(ScaleAnnotations.maxScale, cfg.autoscaler.maxScale),
+  };
 }
 
 /**
@@ -308,7 +320,8 @@ export function makePodSpec(rev: Revision, cfg: RevisionConfig, opts: Deployment
  * - labels {@link makeRevisionLabels} plus `serving.knative.dev/deployment-hash` (Deployment only, not the pods);
  *   annotations {@link makeRevisionAnnotations}; the pod template also gets `kubectl.kubernetes.io/default-container`
  *   naming the serving container;
- * - selector `{serving.knative.dev/revisionUID: <uid>}`, replicas {@link desiredReplicas}, progressDeadlineSeconds
+ * - selector `{serving.knative.dev/revisionUID: <uid>}`, replicas {@link desiredReplicas} (none with the HPA autoscaler
+ *   class: resources/hpa.ts), progressDeadlineSeconds
  *   {@link progressDeadlineSeconds}, revisionHistoryLimit 0, RollingUpdate with maxUnavailable 0;
  * - pod spec {@link makePodSpec}; queue-proxy only when config-deployment `queue-sidecar-image` is not empty.
  *
@@ -324,8 +337,11 @@ export function makeDeployment(rev: Revision, cfg: RevisionConfig, opts: Deploym
   const servingIndex = servingContainerIndex(rev.spec);
   const servingName = servingIndex < 0 ? '' : (rev.spec.containers[servingIndex]!.name ?? '');
 
+  // With the HPA class the HPA owns the count: the field is left out of what Tidal applies (server-side apply then
+  // leaves it to the HPA's writes), so Tidal never fights the autoscaler.
+  const hpa = (rev.metadata.annotations?.['autoscaling.knative.dev/class'] ?? cfg.autoscaler.podAutoscalerClass) === hpaClass;
   const spec: DeploymentSpec = {
-    replicas: desiredReplicas(rev, cfg),
+    ...(hpa ? {} : { replicas: desiredReplicas(rev, cfg) }),
     selector: { matchLabels: revisionSelector(rev) },
     progressDeadlineSeconds: progressDeadlineSeconds(rev, cfg),
     revisionHistoryLimit: 0,

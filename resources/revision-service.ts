@@ -12,9 +12,14 @@ import { QueuePorts, hasQueueProxy, isH2C, queueServingPort, userPortOf } from '
 export interface ServicePort {
   name: string;
   protocol: 'TCP';
+  /** `kubernetes.io/h2c` on the plaintext port of an h2c Revision (Knative's networking.AppProtocol). */
+  appProtocol?: string;
   port: number;
   targetPort: number;
 }
+
+/** The standard appProtocol for HTTP/2 over cleartext (KEP-3726), as Knative sets it for h2c ports. */
+export const AppProtocolH2C = 'kubernetes.io/h2c';
 
 /** A core/v1 Service as Tidal builds it: plain JSON. */
 export interface KubeService extends KubeObject {
@@ -47,17 +52,19 @@ export function revisionServicePort(rev: Revision): { name: string; port: number
  * includes `serving.knative.dev/revision` — and selecting `{serving.knative.dev/revisionUID: <uid>}`.
  *
  * Ports: with queue-proxy, {@link revisionServicePort} → queue-proxy's serving port (8012, or 8013 for h2c) and
- * `https` 443 → 8112; without queue-proxy only {@link revisionServicePort} → the user port.
+ * `https` 443 → 8112; without queue-proxy only {@link revisionServicePort} → the user port. For an h2c Revision the
+ * plaintext port says `appProtocol: kubernetes.io/h2c`, so meshes and gateways speak HTTP/2 to it.
  */
 export function makeRevisionService(rev: Revision, cfg: RevisionConfig): KubeService {
   const name = rev.metadata.name ?? '';
   const plain = revisionServicePort(rev);
+  const appProtocol = isH2C(rev) ? { appProtocol: AppProtocolH2C } : {};
   const ports: ServicePort[] = hasQueueProxy(cfg)
     ? [
-        { name: plain.name, protocol: 'TCP', port: plain.port, targetPort: queueServingPort(rev) },
+        { name: plain.name, protocol: 'TCP', ...appProtocol, port: plain.port, targetPort: queueServingPort(rev) },
         { name: RevisionServicePorts.https.name, protocol: 'TCP', port: RevisionServicePorts.https.port, targetPort: QueuePorts.https },
       ]
-    : [{ name: plain.name, protocol: 'TCP', port: plain.port, targetPort: userPortOf(rev) }];
+    : [{ name: plain.name, protocol: 'TCP', ...appProtocol, port: plain.port, targetPort: userPortOf(rev) }];
   return {
     apiVersion: 'v1',
     kind: 'Service',

@@ -30,6 +30,13 @@ export interface RevisionObservation {
   /** One pod of the Deployment, read only when no replica is available. */
   pod?: PodLike | undefined;
   podIsAlwaysSchedulable: boolean;
+  /** The Revision's HPA (autoscaler class `hpa.autoscaling.knative.dev`), when it has one. */
+  hpa?: HPALike | undefined;
+}
+
+/** What the status reads of an autoscaling/v2 HorizontalPodAutoscaler. */
+export interface HPALike {
+  status?: { currentReplicas?: number; desiredReplicas?: number };
 }
 
 export function computeRevisionStatus(obs: RevisionObservation, now: string): { status: RevisionStatus; events: StatusEvent[] } {
@@ -47,6 +54,12 @@ export function computeRevisionStatus(obs: RevisionObservation, now: string): { 
   } else {
     propagateDeploymentStatus(status, obs.deployment, obs.pod, { podIsAlwaysSchedulable: obs.podIsAlwaysSchedulable }, now);
     propagateReplicas(status, obs.deployment, now);
+    // As upstream's HPA reconciler feeds the PodAutoscaler's scale from the HPA's status: once the HPA controller
+    // has reported, its current and desired replica counts are the Revision's.
+    if (obs.hpa?.status?.desiredReplicas !== undefined) {
+      status.actualReplicas = obs.hpa.status.currentReplicas ?? 0;
+      status.desiredReplicas = obs.hpa.status.desiredReplicas;
+    }
     propagateActive(status, obs.deployment, now);
   }
   endReconcile(rev, before, now);

@@ -4,6 +4,10 @@
 import type { Logger } from 'pino';
 import {
   defaultAutoscalerConfig,
+  defaultFeaturesConfig,
+  FeaturesConfigName,
+  parseFeatures,
+  type FeaturesConfig,
   defaultDefaultsConfig,
   defaultDeploymentConfig,
   parseAutoscalerConfig,
@@ -27,6 +31,7 @@ type ConfigMap = KubeObject & { data?: Record<string, string> };
 interface AllConfig extends RevisionConfig {
   network: NetworkConfig;
   domain: DomainConfig;
+  features: FeaturesConfig;
 }
 
 /** Config map name → the field it fills and its parser. Each map is parsed on its own, as Knative's config store
@@ -37,6 +42,7 @@ const parsers: Record<string, { [K in keyof AllConfig]: [K, (data: Record<string
   'config-autoscaler': ['autoscaler', parseAutoscalerConfig],
   [NetworkConfigName]: ['network', parseNetworkConfig],
   [DomainConfigName]: ['domain', parseDomainConfig],
+  [FeaturesConfigName]: ['features', parseFeatures],
 };
 
 export class ConfigStore implements ConfigSource {
@@ -46,6 +52,7 @@ export class ConfigStore implements ConfigSource {
     autoscaler: defaultAutoscalerConfig(),
     network: defaultNetworkConfig(),
     domain: defaultDomainConfig(),
+    features: defaultFeaturesConfig(),
   };
   private readonly informer: Informer;
   private readonly listeners: ((changed: ConfigMap) => void)[] = [];
@@ -75,6 +82,10 @@ export class ConfigStore implements ConfigSource {
 
   domainConfig(): DomainConfig {
     return this.current.domain;
+  }
+
+  featuresConfig(): FeaturesConfig {
+    return this.current.features;
   }
 
   onUpdate(fn: (changed: ConfigMap) => void): void {

@@ -8,11 +8,21 @@ import type { EntityKind } from '../api/entity.js';
 import { reconciledByOwner, reconcilingOwner } from '../api/delegation.js';
 
 /**
- * Kinds the watcher follows. `Deployment` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
+ * Kinds the watcher follows. `Deployment`, `HorizontalPodAutoscaler` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
  * placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`).
  */
 export type WatchedKind =
-  'Service' | 'Configuration' | 'Revision' | 'Route' | 'Ingress' | 'Deployment' | 'Pod' | 'KubeService' | 'DomainMapping' | 'ClusterDomainClaim';
+  | 'Service'
+  | 'Configuration'
+  | 'Revision'
+  | 'Route'
+  | 'Ingress'
+  | 'Deployment'
+  | 'HorizontalPodAutoscaler'
+  | 'Pod'
+  | 'KubeService'
+  | 'DomainMapping'
+  | 'ClusterDomainClaim';
 
 export interface PokeTarget {
   kind: EntityKind;
@@ -110,6 +120,7 @@ export function pokeTargets(
       // Cluster-scoped: the mappings of its name come from the index (`mappings`).
       break;
     case 'Deployment':
+    case 'HorizontalPodAutoscaler':
       out.push(servingOwner(obj, 'Revision'));
       break;
     case 'KubeService':

@@ -45,7 +45,12 @@ export async function runWebhook(opts: {
     registry: opts.registry,
     config: () => {
       const rc = config.revisionConfig();
-      return { defaults: rc.defaults, validation: { autoscaler: rc.autoscaler }, systemNamespace: namespace };
+      // config-features gates pod-spec fields in validation and drives secure-pod-defaults in defaulting.
+      return {
+        defaults: rc.defaults,
+        validation: { autoscaler: rc.autoscaler, features: config.featuresConfig().podSpec },
+        systemNamespace: namespace,
+      };
     },
   });
   await server.listen(first.certs, first.resourceVersion);

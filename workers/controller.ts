@@ -111,6 +111,7 @@ async function main(): Promise<void> {
           'Route',
           'Ingress',
           'Deployment',
+          'HorizontalPodAutoscaler',
           'Pod',
           'KubeService',
           'DomainMapping',

@@ -1,8 +1,18 @@
 // The Revision entity workflow (spec §3): digests, then `<rev>-deployment` and the `<rev>` Service, then status.
 import type { ObjectKey } from '../api/meta.js';
+import type { ResourcesOutcome } from '../activities/revision.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { remoteStep, step } from './activities.js';
 import { describeStatus, isSettled } from './summaries.js';
+
+/** `Deployment created (2 replicas), Service created, PodDisruptionBudget created` — what the step did. */
+function describeResources(res: Extract<ResourcesOutcome, { outcome: 'applied' }>): string {
+  const sizing = res.replicas !== undefined ? `${res.replicas} replicas` : 'replicas from its HPA';
+  const parts = [`Deployment ${res.deployment} (${sizing})`, `Service ${res.service}`];
+  if (res.hpa !== undefined && res.hpa !== 'none') parts.push(`HPA ${res.hpa}`);
+  if (res.pdb !== undefined && res.pdb !== 'none') parts.push(`PodDisruptionBudget ${res.pdb}`);
+  return parts.join(', ');
+}
 
 export async function revisionWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
@@ -38,11 +48,12 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
         if (digests.outcome === 'gone') return { gone: true, summary: 'Revision deleted; its Deployment and Service go with their ownerReferences' };
         digestNote = digests.cached ? 'digests pinned' : `digests resolved (${digests.images} images)`;
       }
-      const res = await step(`apply Deployment ${key.name}-deployment and Service ${key.name}`).reconcileRevisionResources(key);
+      const res = await step(`apply Deployment ${key.name}-deployment, Service, HPA and PodDisruptionBudget ${key.name}`).reconcileRevisionResources(
+        key,
+      );
       const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
       if (res.outcome === 'gone' || status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
-      const resources =
-        res.outcome === 'applied' ? `Deployment ${res.deployment} (${res.replicas} replicas), Service ${res.service}` : 'waiting for digests';
+      const resources = res.outcome === 'applied' ? describeResources(res) : 'waiting for digests';
       return {
         gone: false,
         settled: isSettled(status),
@@ -51,7 +62,8 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
         facts: { digests: res.outcome === 'applied' ? 'resolved' : '' },
       };
     },
-    // Pods are the Deployment's: their changes only ever move the Revision's status.
-    { statusKinds: ['Pod'] },
+    // Pods are the Deployment's and the HPA's status is the HPA controller's: their changes only ever move the
+    // Revision's status.
+    { statusKinds: ['Pod', 'HorizontalPodAutoscaler'] },
   );
 }

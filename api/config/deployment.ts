@@ -241,6 +241,7 @@ export const DeploymentKeys = {
   queueSidecarEphemeralStorageLimit: ['queueSidecarEphemeralStorageLimit', 'queue-sidecar-ephemeral-storage-limit'],
   defaultAffinityType: ['default-affinity-type'],
   podIsAlwaysSchedulable: ['pod-is-always-schedulable'],
+  podDisruptionBudget: ['pod-disruption-budget'],
 } as const satisfies Record<keyof DeploymentConfig, readonly string[]>;
 
 const affinityTypes: readonly DeploymentConfig['defaultAffinityType'][] = ['prefer-spread-revision-over-nodes', 'none'];
@@ -264,6 +265,7 @@ export function defaultDeploymentConfig(): DeploymentConfig {
     queueSidecarEphemeralStorageLimit: undefined,
     defaultAffinityType: 'prefer-spread-revision-over-nodes',
     podIsAlwaysSchedulable: false,
+    podDisruptionBudget: 'enabled',
   };
 }
 
@@ -298,6 +300,10 @@ export function parseDeploymentConfig(data: Readonly<Record<string, string>>): P
       }
       defaultAffinityType = found;
     }
+    const pdb = r.raw(K.podDisruptionBudget);
+    if (pdb !== undefined && pdb.value !== 'enabled' && pdb.value !== 'disabled') {
+      throw new ConfigKeyError(pdb.key, `must be one of "enabled", "disabled", got ${JSON.stringify(pdb.value)}`);
+    }
 
     return {
       queueSidecarImage: r.string(K.queueSidecarImage, d.queueSidecarImage),
@@ -312,6 +318,7 @@ export function parseDeploymentConfig(data: Readonly<Record<string, string>>): P
       queueSidecarEphemeralStorageLimit: r.quantity(K.queueSidecarEphemeralStorageLimit, d.queueSidecarEphemeralStorageLimit),
       defaultAffinityType,
       podIsAlwaysSchedulable: r.bool(K.podIsAlwaysSchedulable, d.podIsAlwaysSchedulable),
+      podDisruptionBudget: pdb === undefined ? d.podDisruptionBudget : (pdb.value as DeploymentConfig['podDisruptionBudget']),
     };
   });
 }

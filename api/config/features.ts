@@ -65,3 +65,22 @@ export function parseFeaturesConfig(data: Readonly<Record<string, string>>): Par
   out.securePodDefaults = securePodDefaults(data['secure-pod-defaults']) ?? out.securePodDefaults;
   return { ok: true, value: out };
 }
+
+/** config-features as the controller holds it: the pod-spec gates and secure-pod-defaults, and the routing flags. */
+export interface FeaturesConfig {
+  podSpec: PodSpecFeatures;
+  /** `tag-header-based-routing` (Disabled): a request with `Knative-Serving-Tag: <tag>` goes to that tag's target. */
+  tagHeaderBasedRouting: boolean;
+}
+
+/** Knative's defaults: every gate as upstream ships it, secure-pod-defaults and tag-header-based-routing Disabled. */
+export function defaultFeaturesConfig(): FeaturesConfig {
+  return { podSpec: { ...knativePodSpecFeatures }, tagHeaderBasedRouting: false };
+}
+
+/** Parses config-features' data (never fails, as upstream). */
+export function parseFeatures(data: Readonly<Record<string, string>>): Parsed<FeaturesConfig> {
+  const podSpec = parseFeaturesConfig(data);
+  if (!podSpec.ok) return podSpec;
+  return { ok: true, value: { podSpec: podSpec.value, tagHeaderBasedRouting: flag(data['tag-header-based-routing']) ?? false } };
+}

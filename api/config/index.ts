@@ -16,7 +16,7 @@ export {
   renderNameTemplate,
 } from './defaults.js';
 export type { NameTemplate, TemplateMeta } from './defaults.js';
-export { FeaturesConfigName, parseFeaturesConfig } from './features.js';
+export { FeaturesConfigName, defaultFeaturesConfig, parseFeatures, parseFeaturesConfig, type FeaturesConfig } from './features.js';
 export {
   DeploymentConfigName,
   DeploymentKeys,

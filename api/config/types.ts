@@ -16,6 +16,8 @@ export interface DeploymentConfig {
   queueSidecarEphemeralStorageLimit: string | undefined;
   defaultAffinityType: 'prefer-spread-revision-over-nodes' | 'none';
   podIsAlwaysSchedulable: boolean;
+  /** Tidal's `pod-disruption-budget`: a PodDisruptionBudget per Revision (enabled, the default) or none. */
+  podDisruptionBudget: 'enabled' | 'disabled';
 }
 
 /** config-defaults */

@@ -208,7 +208,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
     const steps = historySteps(history).flatMap((st) => (st.type === 'readEntityOptions' ? [] : [st.summary]));
     expect(steps.slice(0, 3)).toEqual([
       `resolve image digests of Revision default/${name}-00001`,
-      `apply Deployment ${name}-00001-deployment and Service ${name}-00001`,
+      `apply Deployment ${name}-00001-deployment, Service, HPA and PodDisruptionBudget ${name}-00001`,
       `update Revision default/${name}-00001 status`,
     ]);
   });

@@ -40,7 +40,9 @@ const activities = {
   },
   reconcileRevisionResources: async (key: ObjectKey): Promise<ResourcesOutcome> => {
     calls.push({ step: 'resources', name: key.name });
-    return exists.has(key.name) ? { outcome: 'applied', deployment: 'created', service: 'created', replicas: 2 } : { outcome: 'gone' };
+    return exists.has(key.name)
+      ? { outcome: 'applied', deployment: 'created', service: 'created', hpa: 'none', pdb: 'created', replicas: 2 }
+      : { outcome: 'gone' };
   },
   updateRevisionStatus: async (key: ObjectKey): Promise<StatusOutcome> => {
     calls.push({ step: 'revStatus', name: key.name });
@@ -153,7 +155,7 @@ describe('revisionWorkflow', () => {
     });
     expect(stepsOf(name)).toEqual(['digests', 'resources', 'revStatus']);
     expect(s.lastReconcile?.summary).toBe(
-      'digests resolved (1 images); Deployment created (2 replicas), Service created; status written, Ready=Unknown (Deploying)',
+      'digests resolved (1 images); Deployment created (2 replicas), Service created, PodDisruptionBudget created; status written, Ready=Unknown (Deploying)',
     );
     const history = await h.fetchHistory();
     // A registry that answers: one local attempt; the cluster steps are local too (ADR 0004).

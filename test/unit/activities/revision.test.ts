@@ -9,7 +9,9 @@ import { revisionConditionSet } from '../../../api/lifecycle/revision.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { Revision } from '../../../api/serving.js';
 import type { Deployment } from '../../../resources/deployment.js';
-import { revision, withContainers, withContainerStatuses, withRevLabels } from '../../fixtures/revision.js';
+import { revision, revisionConfig, withContainers, withContainerStatuses, withRevAnnotations, withRevLabels } from '../../fixtures/revision.js';
+import type { RevisionConfig } from '../../../api/config/types.js';
+import type { HorizontalPodAutoscaler } from '../../../resources/hpa.js';
 import { KubeFake, refused, fakeDeps } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello-00001' };
@@ -148,5 +150,66 @@ describe('updateRevisionStatus: RevisionReady', () => {
     expect(await acts.updateRevisionStatus(key)).toMatchObject({ outcome: 'written', ready: 'True' });
     expect(await acts.updateRevisionStatus(key)).toMatchObject({ outcome: 'unchanged', ready: 'True' });
     expect(seen).toEqual([{ reason: 'RevisionReady', storedReady: undefined }]); // the stored status was not Ready yet
+  });
+});
+
+describe('the HPA autoscaler class and the PodDisruptionBudget', () => {
+  const hpaClass = { 'autoscaling.knative.dev/class': 'hpa.autoscaling.knative.dev', 'autoscaling.knative.dev/min-scale': '3' };
+  function setupWith(rev: Revision, cfg: RevisionConfig) {
+    const fake = new KubeFake();
+    fake.seed(Resources.Revision, rev);
+    const { deps, recorded } = fakeDeps(fake, { revisionConfig: () => cfg });
+    return { fake, recorded, acts: createRevisionActivities(deps) };
+  }
+  const hakn = () => revisionConfig((c) => void (c.autoscaler.minScale = 2));
+
+  it("creates the HPA and leaves the replica count to it; the Revision's counts come from the HPA's status", async () => {
+    const { fake, acts, recorded } = setupWith(revision('hello-00001', 'default', resolved, withRevAnnotations(hpaClass)), hakn());
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'created', hpa: 'created', pdb: 'created' });
+    expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBeUndefined();
+    expect(fake.get<HorizontalPodAutoscaler>(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')!.spec.minReplicas).toBe(3);
+    expect(recorded.map((e) => e.message)).toEqual(
+      expect.arrayContaining(['Created HorizontalPodAutoscaler "hello-00001"', 'Created PodDisruptionBudget "hello-00001"']),
+    );
+    // The HPA controller scales the Deployment: not an edit to revert.
+    fake.edit<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => void (d.spec.replicas = 5));
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'unchanged', hpa: 'unchanged', pdb: 'unchanged' });
+    expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBe(5);
+    fake.edit<HorizontalPodAutoscaler>(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001', (h) => {
+      h.status = { currentReplicas: 4, desiredReplicas: 5 };
+    });
+    await acts.updateRevisionStatus(key);
+    expect(fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status).toMatchObject({ actualReplicas: 4, desiredReplicas: 5 });
+  });
+
+  it('the class changed back: the HPA is deleted and the fixed count applied again', async () => {
+    const { fake, acts, recorded } = setupWith(revision('hello-00001', 'default', resolved, withRevAnnotations(hpaClass)), hakn());
+    await acts.reconcileRevisionResources(key);
+    fake.edit<Revision>(Resources.Revision, 'default', 'hello-00001', (r) => void delete r.metadata.annotations!['autoscaling.knative.dev/class']);
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', hpa: 'deleted', pdb: 'unchanged' });
+    expect(fake.get(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')).toBeUndefined();
+    expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBe(3);
+    expect(recorded.map((e) => e.message)).toContain('Deleted HorizontalPodAutoscaler "hello-00001"');
+  });
+
+  it('an HPA or PodDisruptionBudget another object controls is left alone', async () => {
+    const { fake, acts } = setupWith(
+      revision('hello-00001', 'default', resolved),
+      revisionConfig((c) => void (c.deployment.podDisruptionBudget = 'disabled')),
+    );
+    const foreign = { kind: 'Other', apiVersion: 'example.io/v1', name: 'x', uid: 'other', controller: true };
+    fake.seed(Resources.HorizontalPodAutoscaler, {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name: 'hello-00001', namespace: 'default', ownerReferences: [foreign] },
+    });
+    fake.seed(Resources.PodDisruptionBudget, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: { name: 'hello-00001', namespace: 'default', ownerReferences: [foreign] },
+    });
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ hpa: 'none', pdb: 'none' });
+    expect(fake.get(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')).toBeDefined();
+    expect(fake.get(Resources.PodDisruptionBudget, 'default', 'hello-00001')).toBeDefined();
   });
 });

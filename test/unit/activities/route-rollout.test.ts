@@ -1,6 +1,7 @@
 // The Route step with gradual rollouts (spec §5, issue 11): planRollout wired into reconcileRoute against the
 // in-memory API server, with a clock the test moves. The algorithm's numbers are tested in
 // test/unit/resources/rollout*.test.ts; here: what reaches the KIngress, the Route's status, its Events and the outcome.
+import { defaultFeaturesConfig } from '../../../api/config/features.js';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
@@ -67,6 +68,7 @@ function harness(seconds: number, ingressClass = OTHER_CLASS) {
     },
     networkConfig: () => net.value,
     domainConfig: () => dom.value,
+    featuresConfig: () => defaultFeaturesConfig(),
     systemNamespace: 'knative-serving',
   };
   let nowMs = T0;

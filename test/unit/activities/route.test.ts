@@ -10,6 +10,7 @@ import type { EventRecorder } from '../../../activities/events.js';
 import type { KubeClient } from '../../../activities/kube/client.js';
 import { createRouteActivities, RouteFinalizer, type RouteOutcome } from '../../../activities/route.js';
 import { parseDomainConfig, type DomainConfig } from '../../../api/config/domain.js';
+import { defaultFeaturesConfig, parseFeatures } from '../../../api/config/features.js';
 import { parseNetworkConfig, type NetworkConfig } from '../../../api/config/network.js';
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
@@ -108,12 +109,14 @@ function harness(net: Record<string, string> = {}, opts: { delayMs?: (verb: stri
   // programmed by the Route's pass itself (ADR 0005, tested with `ISTIO`).
   const withClass = (data: Record<string, string>) => network({ 'ingress-class': OTHER_CLASS, ...data });
   let networkCfg = withClass(net);
+  let featuresCfg = defaultFeaturesConfig();
   const config: ConfigSource = {
     revisionConfig: () => {
       throw new Error('not read by the Route');
     },
     networkConfig: () => networkCfg,
     domainConfig: () => domains({ 'example.com': '' }),
+    featuresConfig: () => featuresCfg,
     systemNamespace: 'knative-serving',
   };
   const client = opts.delayMs ? delayed(kube.client(), opts.delayMs) : kube.client();
@@ -123,6 +126,10 @@ function harness(net: Record<string, string> = {}, opts: { delayMs?: (verb: stri
     kube,
     recorded,
     setNetwork: (data: Record<string, string>) => (networkCfg = withClass(data)),
+    setFeatures: (data: Record<string, string>) => {
+      const parsed = parseFeatures(data);
+      if (parsed.ok) featuresCfg = parsed.value;
+    },
     pass: (name: string, written?: WrittenVersions) => observing(() => acts.reconcileRoute({ namespace: NS, name }, written ? { written } : {})),
     route: (name: string) => kube.get<Route>(Resources.Route, NS, name)!,
     cond: (name: string, type: string) => kube.get<Route>(Resources.Route, NS, name)?.status?.conditions?.find((c) => c.type === type),
@@ -374,6 +381,27 @@ describe('placeholder Services (spec §4.4)', () => {
       expect(hd.recorded.filter((e) => e.includes('placeholder')).sort()).toEqual([...created].sort());
       for (const name of ['direct', 'a-direct', 'b-direct']) expect(hd.kube.get(Resources.KubeService, NS, name)).toBeDefined();
     }
+  });
+
+  it('config-features tag-header-based-routing: enabled programs the KIngress with Knative-Serving-Tag matches', async () => {
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(
+      Resources.Route,
+      route('direct', [
+        { configurationName: 'cfg', percent: 100 },
+        { revisionName: 'cfg-00001', percent: 0, tag: 'a' },
+      ]),
+    );
+    const paths = () => (h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')?.spec?.rules ?? []).map((r) => r.http?.paths ?? []);
+    await h.pass('direct');
+    expect(JSON.stringify(paths())).not.toContain('Knative-Serving-Tag');
+    h.setFeatures({ 'tag-header-based-routing': 'Enabled' });
+    await h.pass('direct');
+    const [defaultRule] = paths();
+    expect(defaultRule?.[0]?.headers).toEqual({ 'Knative-Serving-Tag': { exact: 'a' } });
+    expect(defaultRule?.[1]?.appendHeaders).toMatchObject({ 'Knative-Serving-Default-Route': 'true' });
+    expect(paths().some((p) => p[0]?.appendHeaders?.['Knative-Serving-Tag'] === 'a')).toBe(true);
   });
 
   it('a foreign Service holding one name: the names before it are still created, those after it are not (as one by one)', async () => {

@@ -30,6 +30,7 @@ describe('config-deployment', () => {
       queueSidecarEphemeralStorageLimit: undefined,
       defaultAffinityType: 'prefer-spread-revision-over-nodes',
       podIsAlwaysSchedulable: false,
+      podDisruptionBudget: 'enabled',
     });
     expect(ok(parseDeploymentConfig({}))).toEqual(defaultDeploymentConfig());
   });
@@ -56,6 +57,7 @@ describe('config-deployment', () => {
           'queue-sidecar-ephemeral-storage-limit': '1e9',
           'default-affinity-type': 'none',
           'pod-is-always-schedulable': 'true',
+          'pod-disruption-budget': 'disabled',
           _example: 'progress-deadline: "garbage"',
         }),
       ),
@@ -72,6 +74,7 @@ describe('config-deployment', () => {
       queueSidecarEphemeralStorageLimit: '1e9',
       defaultAffinityType: 'none',
       podIsAlwaysSchedulable: true,
+      podDisruptionBudget: 'disabled',
     });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultForAdmission, validateConfigMapForAdmission, validateForAdmission, type AdmissionContext } from '../../../api/admission.js';
-import { defaultDefaultsConfig, parseFeaturesConfig } from '../../../api/config/index.js';
+import { defaultDefaultsConfig, defaultFeaturesConfig, parseFeatures, parseFeaturesConfig } from '../../../api/config/index.js';
 import type { KubeObject } from '../../../api/meta.js';
 import { knativePodSpecFeatures, type PodSpecFeatures } from '../../../api/validation.js';
 import { service } from '../../fixtures/admission-cases.js';
@@ -24,6 +24,14 @@ describe('config-features (spec §9)', () => {
     });
     expect(parsed({ 'kubernetes.podspec-affinity': 'Enabled', 'kubernetes.podspec-nodeselector': 'disabled' }).podSpecFields).toEqual(['affinity']);
     expect(parsed({ 'secure-pod-defaults': 'allowrootbounded' }).securePodDefaults).toBe('AllowRootBounded');
+  });
+
+  it('parseFeatures: the pod-spec gates plus tag-header-based-routing (Disabled by default)', () => {
+    expect(parseFeatures({})).toEqual({ ok: true, value: defaultFeaturesConfig() });
+    expect(defaultFeaturesConfig()).toEqual({ podSpec: knativePodSpecFeatures, tagHeaderBasedRouting: false });
+    const p = parseFeatures({ 'tag-header-based-routing': 'Enabled', 'secure-pod-defaults': 'enabled' });
+    expect(p).toMatchObject({ ok: true, value: { tagHeaderBasedRouting: true, podSpec: { securePodDefaults: 'Enabled' } } });
+    expect(parseFeatures({ 'tag-header-based-routing': 'maybe' })).toMatchObject({ ok: true, value: { tagHeaderBasedRouting: false } });
   });
 
   it('keeps the default for a value it does not know, and so never refuses an edit (as upstream)', () => {

@@ -46,10 +46,10 @@ describe('makeRevisionService (the Service Routes target)', () => {
     });
   });
 
-  it('with queue-proxy and h2c: http2 81 → 8013', () => {
+  it('with queue-proxy and h2c: http2 81 → 8013, appProtocol kubernetes.io/h2c', () => {
     const rev = revision('hello-00001', 'default', withUserContainer({ ports: [{ name: 'h2c', containerPort: 9000 }] }));
     expect(makeRevisionService(rev, revisionConfig()).spec.ports).toEqual([
-      { name: 'http2', protocol: 'TCP', port: 81, targetPort: 8013 },
+      { name: 'http2', protocol: 'TCP', appProtocol: 'kubernetes.io/h2c', port: 81, targetPort: 8013 },
       { name: 'https', protocol: 'TCP', port: 443, targetPort: 8112 },
     ]);
     expect(revisionServicePort(rev)).toEqual({ name: 'http2', port: 81 });
@@ -68,7 +68,7 @@ describe('makeRevisionService (the Service Routes target)', () => {
   it('without queue-proxy and h2c: http2 81 → the user port; default user port 8080', () => {
     const h2c = revision('r', 'ns', withUserContainer({ ports: [{ name: 'h2c', containerPort: 0 }] }));
     expect(makeRevisionService(h2c, revisionConfig(withoutQueueProxy)).spec.ports).toEqual([
-      { name: 'http2', protocol: 'TCP', port: 81, targetPort: 8080 },
+      { name: 'http2', protocol: 'TCP', appProtocol: 'kubernetes.io/h2c', port: 81, targetPort: 8080 },
     ]);
     expect(revisionServicePort(revision('r', 'ns'))).toEqual({ name: 'http', port: 80 });
   });

@@ -40,6 +40,13 @@ describe('pokeTargets (design.md §4)', () => {
     expect(pokeTargets('Deployment', owned('Deployment', 'd', 'Revision', 'r', 'other.io/v1'), all)).toEqual([]);
   });
 
+  it("an HPA pokes the Revision that controls it (its status is the Revision's replica counts)", () => {
+    expect(pokeTargets('HorizontalPodAutoscaler', owned('HorizontalPodAutoscaler', 'r', 'Revision', 'r'), all)).toEqual([
+      { kind: 'Revision', key: { namespace: 'ns', name: 'r' } },
+    ]);
+    expect(pokeTargets('HorizontalPodAutoscaler', owned('HorizontalPodAutoscaler', 'r', 'Revision', 'r', 'other.io/v1'), all)).toEqual([]);
+  });
+
   it('a placeholder Service pokes its controlling Route', () => {
     expect(pokeTargets('KubeService', owned('Service', 'web-tag', 'Route', 'web'), all)).toEqual([
       { kind: 'Route', key: { namespace: 'ns', name: 'web' } },
