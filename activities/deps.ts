@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { RevisionConfig } from '../api/config/index.js';
+import type { GcConfig, RevisionConfig } from '../api/config/index.js';
 import type { NetworkConfig } from '../api/config/network.js';
 import type { DomainConfig } from '../api/config/domain.js';
 import type { DigestResolver } from './digests.js';
@@ -13,6 +13,8 @@ export interface ConfigSource {
   revisionConfig(): RevisionConfig;
   networkConfig(): NetworkConfig;
   domainConfig(): DomainConfig;
+  /** config-gc (absent: Knative's defaults). */
+  gcConfig?(): GcConfig;
   readonly systemNamespace: string;
 }
 

@@ -6,9 +6,13 @@ import {
   defaultAutoscalerConfig,
   defaultDefaultsConfig,
   defaultDeploymentConfig,
+  defaultGcConfig,
+  GcConfigName,
   parseAutoscalerConfig,
+  parseGcConfig,
   parseDefaultsConfig,
   parseDeploymentConfig,
+  type GcConfig,
   type Parsed,
   type RevisionConfig,
 } from '../api/config/index.js';
@@ -27,6 +31,7 @@ type ConfigMap = KubeObject & { data?: Record<string, string> };
 interface AllConfig extends RevisionConfig {
   network: NetworkConfig;
   domain: DomainConfig;
+  gc: GcConfig;
 }
 
 /** Config map name → the field it fills and its parser. Each map is parsed on its own, as Knative's config store
@@ -37,6 +42,7 @@ const parsers: Record<string, { [K in keyof AllConfig]: [K, (data: Record<string
   'config-autoscaler': ['autoscaler', parseAutoscalerConfig],
   [NetworkConfigName]: ['network', parseNetworkConfig],
   [DomainConfigName]: ['domain', parseDomainConfig],
+  [GcConfigName]: ['gc', parseGcConfig],
 };
 
 export class ConfigStore implements ConfigSource {
@@ -46,6 +52,7 @@ export class ConfigStore implements ConfigSource {
     autoscaler: defaultAutoscalerConfig(),
     network: defaultNetworkConfig(),
     domain: defaultDomainConfig(),
+    gc: defaultGcConfig(),
   };
   private readonly informer: Informer;
   private readonly listeners: ((changed: ConfigMap) => void)[] = [];
@@ -75,6 +82,10 @@ export class ConfigStore implements ConfigSource {
 
   domainConfig(): DomainConfig {
     return this.current.domain;
+  }
+
+  gcConfig(): GcConfig {
+    return this.current.gc;
   }
 
   onUpdate(fn: (changed: ConfigMap) => void): void {
