@@ -10,6 +10,7 @@ import { createCertificateActivities } from './certificate.js';
 import { withObservations } from './observe.js';
 import { createOptionsActivities } from './options.js';
 import { createDelegationActivities } from './delegation.js';
+import { createRevisionGcActivities } from './revision-gc.js';
 
 export function createActivities(deps: ActivityDeps) {
   return withObservations({
@@ -21,6 +22,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createCertificateActivities(deps),
     ...createOptionsActivities(deps),
     ...createDelegationActivities(deps),
+    ...createRevisionGcActivities(deps),
   });
 }
 
@@ -43,3 +45,4 @@ export type { RouteOutcome } from './route.js';
 export type { WrittenVersions } from './written.js';
 export type { IngressOutcome } from './ingress.js';
 export type { DelegationOutcome } from './delegation.js';
+export type { RevisionGcOutcome } from './revision-gc.js';

@@ -6,6 +6,7 @@ import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EntityKind } from '../api/entity.js';
 import { makeEventRecorder } from '../activities/events.js';
 import { ConfigStore } from '../watcher/config-store.js';
+import { GcConfigName } from '../api/config/gc.js';
 import { GATEWAY_TLS_SECRET_NAME, GATEWAY_TLS_SECRET_NAMESPACE } from '../resources/istio/gateways.js';
 import { KubeClient } from '../activities/kube/client.js';
 import { Poker } from '../watcher/poker.js';
@@ -133,7 +134,10 @@ async function main(): Promise<void> {
     setTimeout(sweepOnce, 30_000).unref();
     setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
     configStore.onUpdate((cm) => {
-      const n = w.pokeAll(['Service', 'Configuration', 'Revision', 'Route'], {
+      // config-gc is read only by the Configurations' garbage collection, in the Service's or the Configuration's pass.
+      const kinds: EntityKind[] =
+        cm.metadata.name === GcConfigName ? ['Service', 'Configuration'] : ['Service', 'Configuration', 'Revision', 'Route'];
+      const n = w.pokeAll(kinds, {
         source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
         reason: 'updated',
         ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),

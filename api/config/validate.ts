@@ -26,13 +26,7 @@ const parsers: Readonly<Record<string, (data: Data) => Parsed<unknown>>> = {
 };
 
 /** The config maps upstream's config webhook knows (their `_example` checksum is checked), parsed here or not. */
-const knownConfigMaps = new Set([
-  ...Object.keys(parsers),
-  'config-observability',
-  'config-logging',
-  'config-leader-election',
-  'config-certmanager',
-]);
+const knownConfigMaps = new Set([...Object.keys(parsers), 'config-observability', 'config-logging', 'config-leader-election', 'config-certmanager']);
 
 /** The names of the config maps whose values are validated. */
 export const ValidatedConfigMapNames: readonly string[] = Object.keys(parsers);

@@ -8,13 +8,26 @@ const h = 3_600_000;
 describe('parseGcConfig', () => {
   it("empty data is Knative's defaults: 48h, 15h, min 20, max 1000", () => {
     expect(parseGcConfig({})).toEqual({ ok: true, value: defaultGcConfig() });
-    expect(defaultGcConfig()).toEqual({ retainSinceCreateTimeMs: 48 * h, retainSinceLastActiveTimeMs: 15 * h, minNonActiveRevisions: 20, maxNonActiveRevisions: 1000 });
+    expect(defaultGcConfig()).toEqual({
+      retainSinceCreateTimeMs: 48 * h,
+      retainSinceLastActiveTimeMs: 15 * h,
+      minNonActiveRevisions: 20,
+      maxNonActiveRevisions: 1000,
+    });
   });
 
   it('reads every key; empty strings keep the defaults of the durations and max', () => {
     expect(
-      parseGcConfig({ 'retain-since-create-time': '17h', 'retain-since-last-active-time': '1.5s', 'min-non-active-revisions': '5', 'max-non-active-revisions': '500' }),
-    ).toEqual({ ok: true, value: { retainSinceCreateTimeMs: 17 * h, retainSinceLastActiveTimeMs: 1500, minNonActiveRevisions: 5, maxNonActiveRevisions: 500 } });
+      parseGcConfig({
+        'retain-since-create-time': '17h',
+        'retain-since-last-active-time': '1.5s',
+        'min-non-active-revisions': '5',
+        'max-non-active-revisions': '500',
+      }),
+    ).toEqual({
+      ok: true,
+      value: { retainSinceCreateTimeMs: 17 * h, retainSinceLastActiveTimeMs: 1500, minNonActiveRevisions: 5, maxNonActiveRevisions: 500 },
+    });
     expect(parseGcConfig({ 'retain-since-create-time': '', 'retain-since-last-active-time': '', 'max-non-active-revisions': '' })).toEqual({
       ok: true,
       value: defaultGcConfig(),
@@ -23,8 +36,16 @@ describe('parseGcConfig', () => {
 
   it("hakn's values: everything disabled but min 0 and max 0 (inactive Revisions go at once)", () => {
     expect(
-      parseGcConfig({ 'retain-since-create-time': 'disabled', 'retain-since-last-active-time': 'Disabled', 'min-non-active-revisions': '0', 'max-non-active-revisions': '0' }),
-    ).toEqual({ ok: true, value: { retainSinceCreateTimeMs: GcDisabled, retainSinceLastActiveTimeMs: GcDisabled, minNonActiveRevisions: 0, maxNonActiveRevisions: 0 } });
+      parseGcConfig({
+        'retain-since-create-time': 'disabled',
+        'retain-since-last-active-time': 'Disabled',
+        'min-non-active-revisions': '0',
+        'max-non-active-revisions': '0',
+      }),
+    ).toEqual({
+      ok: true,
+      value: { retainSinceCreateTimeMs: GcDisabled, retainSinceLastActiveTimeMs: GcDisabled, minNonActiveRevisions: 0, maxNonActiveRevisions: 0 },
+    });
   });
 
   it('max may be disabled (case-insensitive); then min is not bounded by it', () => {
@@ -59,8 +80,13 @@ describe('parseGcConfig', () => {
   });
 
   it('describes the settings in one line', () => {
-    expect(describeGcConfig({ retainSinceCreateTimeMs: 20_000, retainSinceLastActiveTimeMs: GcDisabled, minNonActiveRevisions: 0, maxNonActiveRevisions: GcDisabled })).toBe(
-      'retain-since-create-time 20s, retain-since-last-active-time disabled, min-non-active-revisions 0, max-non-active-revisions disabled',
-    );
+    expect(
+      describeGcConfig({
+        retainSinceCreateTimeMs: 20_000,
+        retainSinceLastActiveTimeMs: GcDisabled,
+        minNonActiveRevisions: 0,
+        maxNonActiveRevisions: GcDisabled,
+      }),
+    ).toBe('retain-since-create-time 20s, retain-since-last-active-time disabled, min-non-active-revisions 0, max-non-active-revisions disabled');
   });
 });
