@@ -87,11 +87,11 @@ describe('collectRevisions', () => {
     const { fake, acts, recorded, deps } = setup(hakn, [rev('hello-00001', 'reserve', 300), rev('hello-00003', 'active', 100)]);
     const del = deps.kube.delete.bind(deps.kube);
     // Someone writes the Revision between the step's read and its delete.
-    deps.kube.delete = (async (...args: Parameters<typeof del>) => {
+    deps.kube.delete = async (...args: Parameters<typeof del>) => {
       const live = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!;
       fake.seed(Resources.Revision, { ...live, metadata: { ...live.metadata, annotations: { edited: 'yes' } } });
       return del(...args);
-    }) as typeof del;
+    };
     expect(await acts.collectRevisions(key)).toMatchObject({ outcome: 'nothing', deleted: [] });
     expect(fake.writes('delete')).toHaveLength(1);
     expect(fake.get(Resources.Revision, 'default', 'hello-00001')).toBeDefined();

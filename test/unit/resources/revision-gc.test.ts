@@ -38,7 +38,7 @@ function rev(name: string, o: RevOpts = {}): Revision {
       annotations,
     },
     spec: { containers: [{ image: 'busybox' }] },
-  } as Revision;
+  };
 }
 
 const names = (p: ReturnType<typeof planRevisionGc>) => p.collect.map((c) => c.name);
