@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { GcConfig, RevisionConfig } from '../api/config/index.js';
 import type { NetworkConfig } from '../api/config/network.js';
 import type { DomainConfig } from '../api/config/domain.js';
@@ -47,6 +48,8 @@ export interface ActivityDeps {
   entityOptions?: () => { resyncSeconds?: number; idleSeconds?: number };
   /** The watcher's caches, when this process runs the watcher (a worker-only process lists from the API server). */
   cache?: MetadataCache;
+  /** Where activities register their Prometheus metrics (the controller's `/metrics`), when they have any. */
+  registry?: Registry;
   /** The activity clock (activities may read time; workflows may not). */
   now?: () => Date;
 }

@@ -12,6 +12,7 @@ import type { Configuration, Revision } from '../api/serving.js';
 import { planRevisionGc, revisionsInRollout, type Collectable } from '../resources/revision-gc.js';
 import { parseRolloutAnnotation } from '../resources/rollout.js';
 import { RoutingState } from '../resources/revision.js';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { ActivityDeps } from './deps.js';
 import { isConflict } from './kube/errors.js';
 import { listOwnWrites, type WrittenVersions } from './written.js';
@@ -46,8 +47,32 @@ function why(c: Collectable, config: GcConfig): string {
   return `not routed since ${new Date(c.lastActiveMs).toISOString()}, created ${new Date(c.createdMs).toISOString()}; collectable at ${new Date(c.eligibleAtMs ?? 0).toISOString()} (${describeGcConfig(config)})`;
 }
 
+/** Revisions deleted, and how late after their eligibility, on the controller's `/metrics`. */
+function gcMetrics(registry: Registry | undefined) {
+  if (!registry) return undefined;
+  const existing = (name: string) => registry.getSingleMetric(name);
+  const collected =
+    (existing('tidal_revisions_collected_total') as Counter<'rule'> | undefined) ??
+    new Counter({
+      name: 'tidal_revisions_collected_total',
+      help: 'Revisions deleted by garbage collection, by rule (stale, max)',
+      labelNames: ['rule'],
+      registers: [registry],
+    });
+  const lateness =
+    (existing('tidal_revision_gc_lateness_seconds') as Histogram | undefined) ??
+    new Histogram({
+      name: 'tidal_revision_gc_lateness_seconds',
+      help: 'Time from a stale Revision becoming collectable to its deletion',
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 60, 600],
+      registers: [registry],
+    });
+  return { collected, lateness };
+}
+
 export function createRevisionGcActivities(deps: ActivityDeps) {
   const { kube, events, log } = deps;
+  const metrics = gcMetrics(deps.registry);
 
   /** The Configuration's Revisions, whole: one by one when the cache named few, else listed. */
   async function wholeRevisions(key: ObjectKey, named: { items: Revision[]; cached: boolean }): Promise<Revision[]> {
@@ -113,6 +138,8 @@ export function createRevisionGcActivities(deps: ActivityDeps) {
         const at = clock(deps);
         const lateMs = c.eligibleAtMs !== undefined ? Math.max(0, at - c.eligibleAtMs) : undefined;
         deleted.push({ name: c.name, rule: c.rule, ...(lateMs !== undefined ? { lateMs } : {}) });
+        metrics?.collected.inc({ rule: c.rule });
+        if (lateMs !== undefined) metrics?.lateness.observe(lateMs / 1000);
         log.info(
           { kind: 'Configuration', namespace: key.namespace, name: key.name, revision: c.name, rule: c.rule, lateMs },
           'revision garbage-collected',

@@ -151,7 +151,7 @@ async function main(): Promise<void> {
   const webhook = webhookSettings.enabled
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
-  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), watcher?.cache) : undefined;
+  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), watcher?.cache, registry) : undefined;
   const server = serveHttp(
     cfg.metricsPort,
     registry,
