@@ -1,5 +1,6 @@
 // The Revision GC step: deletes with a precondition, one Event per deletion, the next eligibility time, and no API
 // reads when the watcher's cache shows nothing collectable.
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createRevisionGcActivities } from '../../../activities/revision-gc.js';
 import { GcDisabled, type GcConfig } from '../../../api/config/index.js';
@@ -76,7 +77,16 @@ describe('collectRevisions', () => {
     expect(out).toMatchObject({ outcome: 'nothing', deleted: [], nextAtMs: now + 15_000, nextInMs: 15_000, next: 'hello-00001' });
     expect(fake.writes('delete')).toEqual([]);
     const later = setup(gc, [rev('hello-00001', 'reserve', 20.25), rev('hello-00003', 'active', 1)]);
-    const due = await later.acts.collectRevisions(key);
+    const registry = new Registry();
+    later.deps.registry = registry;
+    const due = await createRevisionGcActivities(later.deps).collectRevisions(key);
+    const metrics = await registry.getMetricsAsJSON();
+    expect(metrics.find((m) => m.name === 'tidal_revisions_collected_total')?.values).toEqual([
+      expect.objectContaining({ value: 1, labels: { rule: 'stale' } }),
+    ]);
+    expect(await registry.getSingleMetricAsString('tidal_revision_gc_lateness_seconds')).toContain(
+      'tidal_revision_gc_lateness_seconds_bucket{le="0.25"} 1',
+    );
     expect(due).toMatchObject({ outcome: 'collected', deleted: [{ name: 'hello-00001', rule: 'stale', lateMs: 250 }] });
     expect(later.recorded[0]?.message).toMatch(
       /^Deleted Revision "hello-00001": not routed since .*; collectable at 2024-12-31T23:59:59.750Z \(retain-since-create-time 20s/,
