@@ -47,6 +47,8 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const selfSpec = specOfObservation(st.observed[`Service/${id}`]);
     if (st.statusOnly && st.facts.routeHeld !== 'yes' && st.facts.revisionFailed !== 'yes' && selfSpec !== '-') {
       const written = writtenBefore(st);
+      // A scheduled pass may be a Revision falling due (ADR 0008): collect first, not after three other steps.
+      const gcFirst = st.trigger === 'scheduled' && st.facts.configurationOwned === 'yes' ? await collectRevisions(key, written) : undefined;
       const cfg =
         st.facts.configurationOwned === 'yes'
           ? await step(`update Configuration ${id} status`).updateConfigurationStatus(key, undefined, { written })
@@ -56,7 +58,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
       if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
       if (status.outcome !== 'stale') {
         // Last, off the path to Ready: a Revision the Route just stopped routing to may be collectable now.
-        const gc = st.facts.configurationOwned === 'yes' ? await collectRevisions(key, writtenAfter(route, written)) : undefined;
+        const gc = gcFirst ?? (st.facts.configurationOwned === 'yes' ? await collectRevisions(key, writtenAfter(route, written)) : undefined);
         const parts = [cfg ? `Configuration ${describeStatus(cfg)}` : '', route ? describeRoute(route) : '', describeStatus(status), describeGc(gc)];
         return {
           gone: false,
