@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { FeaturesConfig, RevisionConfig } from '../api/config/index.js';
+import type { Registry } from 'prom-client';
+import type { FeaturesConfig, GcConfig, RevisionConfig } from '../api/config/index.js';
 import type { NetworkConfig } from '../api/config/network.js';
 import type { DomainConfig } from '../api/config/domain.js';
 import type { DigestResolver } from './digests.js';
@@ -15,6 +16,8 @@ export interface ConfigSource {
   domainConfig(): DomainConfig;
   /** config-features. */
   featuresConfig(): FeaturesConfig;
+  /** config-gc (absent: Knative's defaults). */
+  gcConfig?(): GcConfig;
   readonly systemNamespace: string;
 }
 
@@ -47,6 +50,8 @@ export interface ActivityDeps {
   entityOptions?: () => { resyncSeconds?: number; idleSeconds?: number };
   /** The watcher's caches, when this process runs the watcher (a worker-only process lists from the API server). */
   cache?: MetadataCache;
+  /** Where activities register their Prometheus metrics (the controller's `/metrics`), when they have any. */
+  registry?: Registry;
   /** The activity clock (activities may read time; workflows may not). */
   now?: () => Date;
 }

@@ -11,6 +11,7 @@ import { withObservations } from './observe.js';
 import { createOptionsActivities } from './options.js';
 import { createDelegationActivities } from './delegation.js';
 import { createDomainMappingActivities } from './domainmapping.js';
+import { createRevisionGcActivities } from './revision-gc.js';
 
 export function createActivities(deps: ActivityDeps) {
   return withObservations({
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createOptionsActivities(deps),
     ...createDelegationActivities(deps),
     ...createDomainMappingActivities(deps),
+    ...createRevisionGcActivities(deps),
   });
 }
 
@@ -46,3 +48,4 @@ export type { WrittenVersions } from './written.js';
 export type { IngressOutcome } from './ingress.js';
 export type { DelegationOutcome } from './delegation.js';
 export type { DomainMappingOutcome } from './domainmapping.js';
+export type { RevisionGcOutcome } from './revision-gc.js';

@@ -256,13 +256,16 @@ export function createRouteActivities(deps: ActivityDeps) {
     configs: Record<string, Configuration>,
   ): Promise<Routing> {
     const traffic = [...(route.status?.traffic ?? []), ...(route.spec.traffic ?? [])];
-    // The pass already read what its traffic names; only status-only entries and controllers may be new here.
+    const storedTraffic = [...(stored.status?.traffic ?? []), ...(route.spec.traffic ?? [])]; // same generation: same spec
+    // The pass already read what its traffic names; only status-only entries and controllers may be new here. The
+    // stored status's Revisions are read too: one the new traffic dropped must count in the stored targets, or the
+    // two would look the same and the clear (which makes it `reserve`) would never run.
     const revCache: Record<string, Revision> = { ...revs };
     const cfgCache: Record<string, Configuration> = { ...configs };
     const getRev = readOnce(Resources.Revision, key.namespace, revCache);
     const getCfg = readOnce(Resources.Configuration, key.namespace, cfgCache);
     await Promise.all(
-      traffic.map(async (tt) => {
+      [...traffic, ...(stored.status?.traffic ?? [])].map(async (tt) => {
         let cfgName = tt.configurationName;
         if (tt.revisionName) {
           const rev = await getRev(tt.revisionName);
@@ -273,7 +276,6 @@ export function createRouteActivities(deps: ActivityDeps) {
       }),
     );
     const targets = routingTargets(traffic, revCache, cfgCache);
-    const storedTraffic = [...(stored.status?.traffic ?? []), ...(route.spec.traffic ?? [])]; // same generation: same spec
     const storedSettled = isRouteReady(stored) || isRouteFailed(stored);
     const clear = !(storedSettled && sameRoutingTargets(routingTargets(storedTraffic, revCache, cfgCache), targets));
     return { targets, getRev, configurations: cfgCache, clear };

@@ -89,6 +89,9 @@ function statusPart(obj: KubeObject & { status?: unknown }): unknown {
   const { conditions, actualReplicas: _a, desiredReplicas: _d, ...rest } = status as Record<string, unknown>;
   const out: Record<string, unknown> = { ...rest };
   if (obj.kind !== 'Revision') Object.assign(out, { actualReplicas: _a, desiredReplicas: _d });
+  // A Revision turning `reserve` (or routed again) is news to its Configuration's garbage collection (spec §6): it is
+  // read as status, so the Revision's own workflow (which ignores status) is not woken by the labeler's writes.
+  else if (obj.metadata.labels?.[Labels.routingState] === 'reserve') out.routingState = 'reserve';
   if (Array.isArray(conditions)) {
     out.conditions = conditions.map((c: unknown) => {
       if (c === null || typeof c !== 'object') return c;

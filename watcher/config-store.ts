@@ -10,9 +10,13 @@ import {
   type FeaturesConfig,
   defaultDefaultsConfig,
   defaultDeploymentConfig,
+  defaultGcConfig,
+  GcConfigName,
   parseAutoscalerConfig,
+  parseGcConfig,
   parseDefaultsConfig,
   parseDeploymentConfig,
+  type GcConfig,
   type Parsed,
   type RevisionConfig,
 } from '../api/config/index.js';
@@ -32,6 +36,7 @@ interface AllConfig extends RevisionConfig {
   network: NetworkConfig;
   domain: DomainConfig;
   features: FeaturesConfig;
+  gc: GcConfig;
 }
 
 /** Config map name → the field it fills and its parser. Each map is parsed on its own, as Knative's config store
@@ -43,6 +48,7 @@ const parsers: Record<string, { [K in keyof AllConfig]: [K, (data: Record<string
   [NetworkConfigName]: ['network', parseNetworkConfig],
   [DomainConfigName]: ['domain', parseDomainConfig],
   [FeaturesConfigName]: ['features', parseFeatures],
+  [GcConfigName]: ['gc', parseGcConfig],
 };
 
 export class ConfigStore implements ConfigSource {
@@ -53,6 +59,7 @@ export class ConfigStore implements ConfigSource {
     network: defaultNetworkConfig(),
     domain: defaultDomainConfig(),
     features: defaultFeaturesConfig(),
+    gc: defaultGcConfig(),
   };
   private readonly informer: Informer;
   private readonly listeners: ((changed: ConfigMap) => void)[] = [];
@@ -86,6 +93,10 @@ export class ConfigStore implements ConfigSource {
 
   featuresConfig(): FeaturesConfig {
     return this.current.features;
+  }
+
+  gcConfig(): GcConfig {
+    return this.current.gc;
   }
 
   onUpdate(fn: (changed: ConfigMap) => void): void {

@@ -6,6 +6,7 @@ import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import type { EntityKind } from '../api/entity.js';
 import { makeEventRecorder } from '../activities/events.js';
 import { ConfigStore } from '../watcher/config-store.js';
+import { GcConfigName } from '../api/config/gc.js';
 import { GATEWAY_TLS_SECRET_NAME, GATEWAY_TLS_SECRET_NAMESPACE } from '../resources/istio/gateways.js';
 import { KubeClient } from '../activities/kube/client.js';
 import { Poker } from '../watcher/poker.js';
@@ -152,7 +153,10 @@ async function main(): Promise<void> {
     setTimeout(sweepOnce, 30_000).unref();
     setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
     configStore.onUpdate((cm) => {
-      const n = w.pokeAll(['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'], {
+      // config-gc is read only by the Configurations' garbage collection, in the Service's or the Configuration's pass.
+      const kinds: EntityKind[] =
+        cm.metadata.name === GcConfigName ? ['Service', 'Configuration'] : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
+      const n = w.pokeAll(kinds, {
         source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
         reason: 'updated',
         ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),
@@ -166,7 +170,7 @@ async function main(): Promise<void> {
   const webhook = webhookSettings.enabled
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
-  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), watcher?.cache) : undefined;
+  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), watcher?.cache, registry) : undefined;
   const server = serveHttp(
     cfg.metricsPort,
     registry,

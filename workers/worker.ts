@@ -1,5 +1,6 @@
 // Builds the Temporal worker that runs every entity workflow and activity on Tidal's task queue.
 import path from 'node:path';
+import type { Registry } from 'prom-client';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { Logger } from 'pino';
@@ -53,6 +54,7 @@ export async function createWorker(
   config: ConfigSource,
   log: Logger,
   cache?: MetadataCache,
+  registry?: Registry,
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
   const codePath = workflowBundlePath();
@@ -71,6 +73,7 @@ export async function createWorker(
       digests: registryResolver(cfg, kube),
       entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds, idleSeconds: cfg.idleSeconds }),
       ...(cache ? { cache } : {}),
+      ...(registry ? { registry } : {}),
     }),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     // Workflow code in this thread (issue 9: a second isolate costs ~45 MiB, and every activation and its completion

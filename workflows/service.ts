@@ -3,10 +3,11 @@
 // traffic, placeholder Services and KIngress (§4) — then the Service's status. Revisions keep workflows of their own.
 import type { ObjectKey } from '../api/meta.js';
 import { specOfObservation } from '../api/content-token.js';
-import type { RouteOutcome, StatusOutcome, WrittenVersions } from '../activities/index.js';
+import type { RevisionGcOutcome, RouteOutcome, StatusOutcome, WrittenVersions } from '../activities/index.js';
 import { runEntity, type EntityInput, type EntityState, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeChild, describeRollout, describeStatus, isSettled, rolloutWake } from './summaries.js';
+import { describeChild, describeGc, describeRollout, describeStatus, earliestWake, gcWake, isSettled, rolloutWake } from './summaries.js';
+import { collectRevisions } from './revision-gc.js';
 import { writtenBefore, writtenFacts } from './written.js';
 
 /** Backoff of a pass that could not program the Route (a foreign object holds a placeholder's name), as upstream's. */
@@ -27,11 +28,12 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
   function routeResult(
     st: Readonly<EntityState>,
     route: RouteOutcome | undefined,
+    gc: RevisionGcOutcome | undefined,
   ): Pick<PassResult, 'retryInSeconds' | 'wake'> & { facts: Record<string, string> } {
     const failed = route !== undefined && route.outcome !== 'gone' && route.notOwned !== undefined;
     const written = writtenFacts(route);
-    // A gradual rollout's next step: a durable timer (ADR 0007).
-    const wake = rolloutWake(id, route);
+    // A gradual rollout's next step (ADR 0007) or the next Revision to collect (ADR 0008): a durable timer.
+    const wake = earliestWake(rolloutWake(id, route), gcWake(id, gc));
     return failed
       ? { retryInSeconds: retryDelay(st), ...wake, facts: { ...written, routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
       : { ...wake, facts: { ...written, routeRetries: '' } };
@@ -45,6 +47,8 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const selfSpec = specOfObservation(st.observed[`Service/${id}`]);
     if (st.statusOnly && st.facts.routeHeld !== 'yes' && st.facts.revisionFailed !== 'yes' && selfSpec !== '-') {
       const written = writtenBefore(st);
+      // A scheduled pass may be a Revision falling due (ADR 0008): collect first, not after three other steps.
+      const gcFirst = st.trigger === 'scheduled' && st.facts.configurationOwned === 'yes' ? await collectRevisions(key, written) : undefined;
       const cfg =
         st.facts.configurationOwned === 'yes'
           ? await step(`update Configuration ${id} status`).updateConfigurationStatus(key, undefined, { written })
@@ -53,12 +57,14 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
       const status = await step(`update Service ${id} status`).updateServiceStatus(key, selfSpec);
       if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
       if (status.outcome !== 'stale') {
-        const parts = [cfg ? `Configuration ${describeStatus(cfg)}` : '', route ? describeRoute(route) : '', describeStatus(status)];
+        // Last, off the path to Ready: a Revision the Route just stopped routing to may be collectable now.
+        const gc = gcFirst ?? (st.facts.configurationOwned === 'yes' ? await collectRevisions(key, writtenAfter(route, written)) : undefined);
+        const parts = [cfg ? `Configuration ${describeStatus(cfg)}` : '', route ? describeRoute(route) : '', describeStatus(status), describeGc(gc)];
         return {
           gone: false,
           statusOnly: true,
           settled: isSettled(status),
-          ...routeResult(st, route),
+          ...routeResult(st, route, gc),
           summary: `children's status changed; ${parts.filter(Boolean).join('; ')}`,
         };
       }
@@ -87,8 +93,9 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const route = routeOwned ? await programRoute(written) : undefined;
     const status = await step(`update Service ${id} status`).updateServiceStatus(key);
     if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
+    const gc = cfg.outcome === 'applied' ? await collectRevisions(key, writtenAfter(route, written)) : undefined;
     const uid = cfg.outcome === 'applied' ? cfg.ownerUid : routeApply.outcome === 'applied' ? routeApply.ownerUid : undefined;
-    const retry = routeResult(st, route);
+    const retry = routeResult(st, route, gc);
     return {
       gone: false,
       settled: isSettled(status),
@@ -109,11 +116,17 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
         describeChild('Route', routeApply),
         route ? describeRoute(route) : '',
         describeStatus(status),
+        describeGc(gc),
       ]
         .filter(Boolean)
         .join('; '),
     };
   });
+}
+
+/** What the passes wrote, the Route step's writes included (it carries the versions it was given forward). */
+function writtenAfter(route: RouteOutcome | undefined, written: WrittenVersions): WrittenVersions {
+  return route !== undefined && route.outcome !== 'gone' && route.written ? route.written : written;
 }
 
 function describeRoute(r: RouteOutcome): string {

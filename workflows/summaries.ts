@@ -1,5 +1,5 @@
 // One-line summaries of activity outcomes, for the workflow's `lastReconcile` and logs.
-import type { ChildOutcome, RouteOutcome, StatusOutcome } from '../activities/index.js';
+import type { ChildOutcome, RevisionGcOutcome, RouteOutcome, StatusOutcome } from '../activities/index.js';
 import type { PassResult } from './entity.js';
 import { RolloutWakeLeadMs } from '../resources/rollout.js';
 
@@ -30,4 +30,27 @@ export function rolloutWake(id: string, r: RouteOutcome | undefined): Pick<PassR
   // Armed RolloutWakeLeadMs early: the Route's step waits out the rest on its own clock and steps on time.
   const inMs = Math.max(0, (r.rollout.nextStepInMs ?? 0) - RolloutWakeLeadMs);
   return { wake: { atMs: r.rollout.nextStepAtMs, inMs, summary: `rollout of Route ${id}: ${r.rollout.summary}` } };
+}
+
+/** The durable timer of a Configuration's next Revision garbage collection (ADR 0008), named after the Revision. */
+export function gcWake(id: string, gc: RevisionGcOutcome | undefined): Pick<PassResult, 'wake'> {
+  if (gc === undefined || gc.outcome === 'gone' || gc.nextAtMs === undefined) return {};
+  const at = new Date(gc.nextAtMs).toISOString().slice(11, 23);
+  return {
+    wake: { atMs: gc.nextAtMs, inMs: gc.nextInMs ?? 0, summary: `revision GC of Configuration ${id}: ${gc.next ?? ''} collectable at ${at}Z` },
+  };
+}
+
+/** The earlier of two scheduled passes (a pass reports one schedule; the later one is reported again by that pass). */
+export function earliestWake(...wakes: Pick<PassResult, 'wake'>[]): Pick<PassResult, 'wake'> {
+  let out: Pick<PassResult, 'wake'> = {};
+  for (const w of wakes) if (w.wake && (out.wake === undefined || w.wake.atMs < out.wake.atMs)) out = { wake: w.wake };
+  return out;
+}
+
+/** "GC: deleted nginx-00001 (beyond max)", or '' when the step did not run or found nothing to say. */
+export function describeGc(gc: RevisionGcOutcome | undefined): string {
+  if (gc === undefined) return '';
+  if (gc.outcome === 'gone') return 'GC: Configuration gone';
+  return `GC: ${gc.summary}`;
 }

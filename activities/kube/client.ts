@@ -113,13 +113,22 @@ export class KubeClient {
     return this.noted(type, this.parse<T>('PATCH', path, res), 'read', true);
   }
 
-  /** Deletes an object; returns false when it was already gone. */
-  async delete(type: ResourceType, namespace: string, name: string, propagationPolicy = 'Background'): Promise<boolean> {
+  /**
+   * Deletes an object; returns false when it was already gone. With `preconditions` the API server deletes it only
+   * while its uid and resourceVersion are those (a 409 Conflict otherwise).
+   */
+  async delete(
+    type: ResourceType,
+    namespace: string,
+    name: string,
+    propagationPolicy = 'Background',
+    preconditions?: { uid?: string; resourceVersion?: string },
+  ): Promise<boolean> {
     const path = resourcePath(type, namespace, name);
     const res = await this.request(
       'DELETE',
       path,
-      JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy }),
+      JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy, ...(preconditions ? { preconditions } : {}) }),
       'application/json',
     );
     if (res.status === 404) return false;

@@ -4,7 +4,8 @@ import { DefaultsConfigName, parseDefaultsConfig } from './defaults.js';
 import { DeploymentConfigName, parseDeploymentConfig } from './deployment.js';
 import type { Parsed, RevisionConfig } from './types.js';
 
-export type { AutoscalerConfig, DefaultsConfig, DeploymentConfig, Parsed, RevisionConfig } from './types.js';
+export type { AutoscalerConfig, DefaultsConfig, DeploymentConfig, GcConfig, Parsed, RevisionConfig } from './types.js';
+export { GcConfigName, GcDisabled, GcKeys, defaultGcConfig, describeGcConfig, parseGcConfig } from './gc.js';
 export { AutoscalerConfigName, AutoscalerKeys, AutoscalerOtherDefaults, defaultAutoscalerConfig, parseAutoscalerConfig } from './autoscaler.js';
 export {
   DefaultsConfigName,

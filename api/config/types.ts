@@ -52,6 +52,14 @@ export interface AutoscalerConfig {
   podAutoscalerClass: string;
 }
 
+/** config-gc (spec §6). Durations in milliseconds; -1 (`GcDisabled`) where a setting is `disabled`. */
+export interface GcConfig {
+  retainSinceCreateTimeMs: number;
+  retainSinceLastActiveTimeMs: number;
+  minNonActiveRevisions: number;
+  maxNonActiveRevisions: number;
+}
+
 /** Everything a Revision reconcile reads from config maps: loaded by an activity, passed to builders. */
 export interface RevisionConfig {
   deployment: DeploymentConfig;

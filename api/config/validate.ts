@@ -1,6 +1,6 @@
 // The ConfigMap webhook's check (spec §9, `/config-validation`): an edit of a config map of the system namespace is
 // refused when the controller's own parser would reject it, with the offending key as the path and the parser's
-// reason as the message. Maps Tidal does not parse (config-gc, …) are accepted, and config-features never fails, as
+// reason as the message. Maps Tidal does not parse (config-observability, …) are accepted, and config-features never fails, as
 // upstream. Pure.
 import type { FieldError } from '../field-error.js';
 import { AutoscalerConfigName, parseAutoscalerConfig } from './autoscaler.js';
@@ -9,6 +9,7 @@ import { DeploymentConfigName, parseDeploymentConfig } from './deployment.js';
 import { DomainConfigName, parseDomainConfig } from './domain.js';
 import { ExampleChecksumAnnotation, ExampleKey, exampleChecksum } from './example-checksum.js';
 import { FeaturesConfigName, parseFeaturesConfig } from './features.js';
+import { GcConfigName, parseGcConfig } from './gc.js';
 import { NetworkConfigName, parseNetworkConfig } from './network.js';
 import type { Parsed } from './types.js';
 
@@ -21,17 +22,11 @@ const parsers: Readonly<Record<string, (data: Data) => Parsed<unknown>>> = {
   [DomainConfigName]: (data) => parseDomainConfig(data),
   [NetworkConfigName]: parseNetworkConfig,
   [FeaturesConfigName]: parseFeaturesConfig,
+  [GcConfigName]: parseGcConfig,
 };
 
 /** The config maps upstream's config webhook knows (their `_example` checksum is checked), parsed here or not. */
-const knownConfigMaps = new Set([
-  ...Object.keys(parsers),
-  'config-gc',
-  'config-observability',
-  'config-logging',
-  'config-leader-election',
-  'config-certmanager',
-]);
+const knownConfigMaps = new Set([...Object.keys(parsers), 'config-observability', 'config-logging', 'config-leader-election', 'config-certmanager']);
 
 /** The names of the config maps whose values are validated. */
 export const ValidatedConfigMapNames: readonly string[] = Object.keys(parsers);

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
 import type { TestProject } from 'vitest/node';
-import { repoRoot, stackDown, stackUp, testPorts, type Binaries } from '../../dev/stack.js';
+import { kubectl, repoRoot, stackDown, stackUp, testPorts, type Binaries } from '../../dev/stack.js';
 
 const dir = path.join(repoRoot, '.tidal', 'test');
 
@@ -41,6 +41,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
     controllerEnv,
     log,
   });
+  // Knative's revision GC defaults, not hakn's shipped ones (deploy/config/config-gc.yaml deletes inactive Revisions
+  // at once): several files read Revisions their Service no longer routes to. test/e2e/gc.test.ts sets hakn's values
+  // for its own Services and puts these back.
+  const gcKeys = ['min-non-active-revisions', 'max-non-active-revisions', 'retain-since-create-time', 'retain-since-last-active-time'];
+  await kubectl(info, [
+    'patch',
+    'configmap',
+    'config-gc',
+    '-n',
+    'knative-serving',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ data: Object.fromEntries(gcKeys.map((k) => [k, null])) }),
+  ]);
   log(`stack up in ${Math.round((Date.now() - started) / 1000)}s`);
   project.provide('stack', {
     dir: info.dir,

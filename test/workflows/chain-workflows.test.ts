@@ -6,7 +6,14 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ObjectKey } from '../../api/meta.js';
-import type { DelegationOutcome, DigestOutcome, ResourcesOutcome, RevisionOutcome, StatusOutcome } from '../../activities/index.js';
+import type {
+  DelegationOutcome,
+  DigestOutcome,
+  ResourcesOutcome,
+  RevisionGcOutcome,
+  RevisionOutcome,
+  StatusOutcome,
+} from '../../activities/index.js';
 import type { EntityKind } from '../../api/entity.js';
 import type { EntityInput, EntityState } from '../../workflows/entity.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
@@ -48,6 +55,20 @@ const activities = {
     calls.push({ step: 'revStatus', name: key.name });
     return exists.has(key.name) ? { outcome: 'written', ready: 'Unknown', reason: 'Deploying' } : { outcome: 'gone' };
   },
+  collectRevisions: async (key: ObjectKey): Promise<RevisionGcOutcome> => {
+    calls.push({ step: 'gc', name: key.name, arg: Date.now() });
+    if (!exists.has(key.name)) return { outcome: 'gone' };
+    const due = gcDue.get(key.name);
+    if (due === undefined) return { outcome: 'nothing', deleted: [], summary: 'no reserve Revision' };
+    if (Date.now() < due)
+      return { outcome: 'nothing', deleted: [], nextAtMs: due, nextInMs: due - Date.now(), next: `${key.name}-00001`, summary: 'not yet' };
+    gcDue.delete(key.name);
+    return {
+      outcome: 'collected',
+      deleted: [{ name: `${key.name}-00001`, rule: 'stale', lateMs: Date.now() - due }],
+      summary: `deleted ${key.name}-00001`,
+    };
+  },
   // These workflows start without fixed options, so they read the worker's, as in production.
   readEntityOptions: async () => ({ resyncSeconds: 600 }),
   findReconcilingOwner: async (kind: EntityKind, key: ObjectKey): Promise<DelegationOutcome> => {
@@ -55,6 +76,8 @@ const activities = {
     return ownedByService.has(key.name) ? { outcome: 'delegated', owner: `Service/${key.namespace}/${key.name}` } : { outcome: 'own' };
   },
 };
+/** Configuration name → when its (fake) next Revision falls due for collection. */
+const gcDue = new Map<string, number>();
 /** Revision name → how many resolutions fail before the registry answers. */
 const registryFailures = new Map<string, number>();
 /** Configurations controlled by a Service: the Service's pass reconciles them (ADR 0005). */
@@ -99,8 +122,8 @@ describe('configurationWorkflow', () => {
       const st = await h.query<EntityState>('state');
       return st.totalReconciles === 1 ? st : undefined;
     });
-    expect(stepsOf(name)).toEqual(['owner', 'revision', 'cfgStatus']);
-    expect(s.lastReconcile?.summary).toBe(`generation 3: Revision ${name}-00003 created; status written, Ready=Unknown`);
+    expect(stepsOf(name)).toEqual(['owner', 'revision', 'cfgStatus', 'gc']);
+    expect(s.lastReconcile?.summary).toBe(`generation 3: Revision ${name}-00003 created; status written, Ready=Unknown; GC: no reserve Revision`);
     expect(s.uid).toBe('u');
   });
 
@@ -140,7 +163,40 @@ describe('configurationWorkflow', () => {
     await eventually('one pass', async () => (await h.query<EntityState>('state')).totalReconciles === 1);
     await h.signal('poke', { source: `Configuration/default/${name}`, resourceVersion: '2', reason: 'updated' });
     await eventually('two passes', async () => (await h.query<EntityState>('state')).totalReconciles === 2);
-    expect(stepsOf(name)).toEqual(['owner', 'revision', 'cfgStatus', 'revision', 'cfgStatus']);
+    expect(stepsOf(name)).toEqual(['owner', 'revision', 'cfgStatus', 'gc', 'revision', 'cfgStatus', 'gc']);
+  });
+
+  it('sleeps on a durable timer until the next Revision falls due, then collects it in a scheduled pass (ADR 0008)', async () => {
+    const name = uniqueName('cfg-gc');
+    exists.add(name);
+    const due = Date.now() + 3000;
+    gcDue.set(name, due);
+    const h = await start('Configuration', name);
+    const first = await eventually('one pass', async () => {
+      const st = await h.query<EntityState>('state');
+      return st.totalReconciles === 1 ? st : undefined;
+    });
+    expect(first.wake).toEqual({
+      atMs: due,
+      summary: expect.stringMatching(new RegExp(`^revision GC of Configuration default/${name}: ${name}-00001 collectable at `)),
+    });
+    const s = await eventually(
+      'the scheduled pass',
+      async () => {
+        const st = await h.query<EntityState>('state');
+        return st.totalReconciles === 2 ? st : undefined;
+      },
+      15_000,
+    );
+    expect(s.lastReconcile).toMatchObject({ trigger: 'scheduled', summary: expect.stringContaining(`GC: deleted ${name}-00001`) });
+    expect(s.wake).toBeUndefined();
+    // The scheduled pass is status-only: the status and the collection, no Revision step.
+    expect(stepsOf(name)).toEqual(['owner', 'revision', 'cfgStatus', 'gc', 'cfgStatus', 'gc']);
+    const gcAt = calls.filter((c) => c.name === name && c.step === 'gc').map((c) => c.arg as number);
+    expect(gcAt[1]).toBeGreaterThanOrEqual(due);
+    const history = await h.fetchHistory();
+    const timers = (history.events ?? []).filter((e) => e.timerStartedEventAttributes);
+    expect(timers.length).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -6,7 +6,7 @@ import type { Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ObjectKey } from '../../api/meta.js';
 import type { Poke } from '../../api/entity.js';
-import type { ChildOutcome, Observed, RevisionOutcome, RouteOutcome, StatusOutcome } from '../../activities/index.js';
+import type { ChildOutcome, Observed, RevisionGcOutcome, RevisionOutcome, RouteOutcome, StatusOutcome } from '../../activities/index.js';
 import type { EntityInput, EntityState } from '../../workflows/entity.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
 import { eventually } from '../harness/wait.js';
@@ -102,6 +102,11 @@ class FakeCluster {
           : {}),
       };
     },
+    collectRevisions: async (key: ObjectKey): Promise<RevisionGcOutcome> => {
+      this.steps.push(`${key.name}:gc`);
+      if (!this.services.has(key.name)) return { outcome: 'gone' };
+      return { outcome: 'nothing', deleted: [], summary: 'no reserve Revision' };
+    },
     updateServiceStatus: async (key: ObjectKey, expectSpec?: string): Promise<StatusOutcome & Observed> => {
       const uid = this.services.get(key.name);
       if (uid === undefined) return { outcome: 'gone' };
@@ -155,8 +160,10 @@ async function poke(name: string, p: Poke, options: EntityInput['options'] = {})
 }
 
 const state = (h: WorkflowHandle) => h.query<EntityState>('state');
-const FULL_PASS = ['configuration', 'revision', 'configuration status', 'route', 'program route', 'status'];
-const STATUS_ONLY_PASS = ['configuration status', 'program route', 'status'];
+const FULL_PASS = ['configuration', 'revision', 'configuration status', 'route', 'program route', 'status', 'gc'];
+const STATUS_ONLY_PASS = ['configuration status', 'program route', 'status', 'gc'];
+/** A scheduled pass collects first (a Revision may be falling due, ADR 0008), then passes status-only. */
+const SCHEDULED_PASS = ['gc', 'configuration status', 'program route', 'status'];
 
 describe('serviceWorkflow', () => {
   it('reconciles once per poke and records a readable activity step in history', async () => {
@@ -173,6 +180,7 @@ describe('serviceWorkflow', () => {
       'reconcileServiceRoute',
       'reconcileRoute',
       'updateServiceStatus',
+      'collectRevisions',
     ]);
     expect(steps.map((st) => st.summary)).toEqual([
       expect.stringContaining(`apply Configuration default/${name}`),
@@ -181,11 +189,12 @@ describe('serviceWorkflow', () => {
       expect.stringContaining(`apply Route default/${name}`),
       expect.stringContaining(`program Route default/${name}`),
       expect.stringContaining(`update Service default/${name} status`),
+      expect.stringContaining(`collect Revisions of Configuration default/${name} (config-gc)`),
     ]);
     const s = await state(h);
     expect(s.uid).toBe('uid-1');
     expect(s.lastReconcile?.summary).toBe(
-      `Configuration unchanged; Revision ${name}-00001 exists; Configuration status unchanged, Ready=True; Route created; Route: Ingress unchanged, status unchanged, Ready=True; status written, Ready=Unknown (OutOfDate)`,
+      `Configuration unchanged; Revision ${name}-00001 exists; Configuration status unchanged, Ready=True; Route created; Route: Ingress unchanged, status unchanged, Ready=True; status written, Ready=Unknown (OutOfDate); GC: no reserve Revision`,
     );
   });
 
@@ -289,7 +298,7 @@ describe('serviceWorkflow', () => {
     await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec9.status1' });
     const s4 = await eventually('full pass', async () => ((await state(h)).totalReconciles === 4 ? state(h) : undefined));
     expect(s4.statusOnly).toBe(false);
-    expect(stepsOf().slice(-7)).toEqual(['status', ...FULL_PASS]);
+    expect(stepsOf().slice(-8)).toEqual(['gc', ...FULL_PASS]);
   });
 
   it('a placeholder name held by a foreign object: the Service status is still written and the pass is retried on a timer', async () => {
@@ -301,7 +310,7 @@ describe('serviceWorkflow', () => {
     // No poke announces that the foreign object went: the workflow passes again on its own, with backoff.
     const s = await eventually('retried', async () => ((await state(h)).totalReconciles >= 2 ? state(h) : undefined), 30_000);
     expect(s.lastReconcile?.trigger).toBe('retry');
-    expect(stepsOf().slice(0, 6)).toEqual(FULL_PASS);
+    expect(stepsOf().slice(0, 7)).toEqual(FULL_PASS);
     expect(s.lastReconcile?.summary).toContain(`Service ${name}-foreign not owned (retrying)`);
     // Once it is gone, the retries stop.
     cluster.foreignPlaceholder.delete(name);
@@ -328,7 +337,7 @@ describe('serviceWorkflow', () => {
     expect(mid.lastReconcile?.summary).toContain('Route: rollout 2 steps left, Ingress unchanged');
     await eventually('rollout done', async () => (cluster.rollout.get(name)?.left === 0 ? true : undefined), 30_000);
     await new Promise((r) => setTimeout(r, 1500)); // no timer after the last step
-    expect(stepsOf()).toEqual([...FULL_PASS, ...STATUS_ONLY_PASS, ...STATUS_ONLY_PASS, ...STATUS_ONLY_PASS]);
+    expect(stepsOf()).toEqual([...FULL_PASS, ...SCHEDULED_PASS, ...SCHEDULED_PASS, ...SCHEDULED_PASS]);
     expect((await state(h)).wake).toBeUndefined();
   });
 

@@ -183,9 +183,16 @@ export class KubeFake {
         if (!before) throw new KubeApiError(404, 'NotFound', `${id} not found`, 'PATCH', id);
         return this.store(id, mergePatchJson(before, patch) as KubeObject, before, type);
       },
-      delete: async (type: ResourceType, ns: string, name: string) => {
-        const id = this.record('delete', type, ns, name);
-        if (!this.objects.has(id)) return false;
+      delete: async (type: ResourceType, ns: string, name: string, _policy?: string, pre?: { uid?: string; resourceVersion?: string }) => {
+        const id = this.record('delete', type, ns, name, pre);
+        const live = this.objects.get(id);
+        if (!live) return false;
+        if (
+          (pre?.uid !== undefined && pre.uid !== live.metadata.uid) ||
+          (pre?.resourceVersion !== undefined && pre.resourceVersion !== live.metadata.resourceVersion)
+        ) {
+          throw new KubeApiError(409, 'Conflict', `Precondition failed for ${id}`, 'DELETE', id);
+        }
         this.objects.delete(id);
         this.applied.delete(id);
         return true;

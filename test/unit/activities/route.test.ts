@@ -626,3 +626,26 @@ describe('a KIngress of class istio is programmed in the Route’s own pass (ADR
     expect(h.kube.calls.filter((c) => c.verb === 'list' && (c.kind === 'Revision' || c.kind === 'Configuration'))).toEqual([]);
   });
 });
+
+describe('labeler: a Revision the Route stops routing to becomes reserve (issue 12 depends on it)', () => {
+  it('istio class: the pass that moves traffic to the new latest ready Revision clears the old one', async () => {
+    const h = harness(ISTIO);
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100, latestRevision: true }]));
+    await h.pass('direct');
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+    h.kube.seed(Resources.Revision, revision('cfg-00002', 'cfg'));
+    h.kube.edit<Configuration>(
+      Resources.Configuration,
+      NS,
+      'cfg',
+      (c) => (c.status = { ...c.status, latestReadyRevisionName: 'cfg-00002', latestCreatedRevisionName: 'cfg-00002' }),
+    );
+    const moved = ok(await h.pass('direct'));
+    expect(moved.ready).toBe('True');
+    expect(h.route('direct').status?.traffic?.map((t) => t.revisionName)).toEqual(['cfg-00002']);
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
+  });
+});

@@ -11,7 +11,10 @@ import {
   defaultAutoscalerConfig,
   defaultDefaultsConfig,
   defaultDeploymentConfig,
+  defaultGcConfig,
+  GcKeys,
   parseAutoscalerConfig,
+  parseGcConfig,
   parseDefaultsConfig,
   parseDeploymentConfig,
 } from '../../../api/config/index.js';
@@ -94,6 +97,20 @@ const cases: Case[] = [
     keys: AutoscalerKeys,
     other: AutoscalerOtherDefaults,
     active: { 'min-scale': '2', 'max-scale': '30', 'target-burst-capacity': '0' },
+  },
+  {
+    file: 'config-gc.yaml',
+    name: 'config-gc',
+    parseFn: parseGcConfig,
+    defaults: defaultGcConfig,
+    keys: GcKeys,
+    other: {},
+    active: {
+      'min-non-active-revisions': '0',
+      'max-non-active-revisions': '0',
+      'retain-since-create-time': 'disabled',
+      'retain-since-last-active-time': 'disabled',
+    },
   },
 ];
 
