@@ -3,7 +3,7 @@
 // serviceaccount (a private mount namespace, as a pod has), KUBERNETES_SERVICE_HOST/PORT, no kubeconfig. It replaces
 // the stack's controller for this file (same ports, so the webhook balancer reaches it) and puts it back at the end.
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,8 @@ const CONTROLLER = 'tidal-controller';
 let procs: ProcessTable;
 let info: StackInfo;
 let pid = 0;
+let logFile = '';
+let logStart = 0;
 
 const cond = (o: { status?: { conditions?: Condition[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
@@ -88,6 +90,8 @@ async function startInCluster(): Promise<void> {
     MALLOC_ARENA_MAX: '2',
     ...s.controllerEnv,
   };
+  logFile = path.join(s.dir, 'logs', `${CONTROLLER}.log`);
+  logStart = existsSync(logFile) ? statSync(logFile).size : 0;
   const rec = procs.start(
     CONTROLLER,
     'unshare',
@@ -285,6 +289,13 @@ describe('the controller run the in-cluster way', () => {
     const ing = await getObject<{ status?: { conditions?: Condition[] } }>('ingresses.networking.internal.knative.dev', 'ic-private');
     expect(cond(ing, 'Ready')?.status).toBe('True');
     for (const vs of ['ic-private-ingress', 'ic-private-mesh']) expect(await getObject('virtualservice', vs), vs).toBeDefined();
+    // Under deploy/'s RBAC nothing the controller did so far was refused.
+    const refused = readFileSync(logFile)
+      .subarray(logStart)
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => /forbidden|\b403\b/i.test(l));
+    expect(refused.slice(0, 5)).toEqual([]);
   });
 
   it('a permission removed from the ClusterRole fails the named step with a clear condition, no crash loop', async () => {
