@@ -160,6 +160,26 @@ describe('deploy/ on the API server', () => {
     expect(mwc.webhooks[0]?.clientConfig.url).toMatch(/^https:\/\/127\.0\.0\.1:/);
   });
 
+  it('the controller pod passes Pod Security "restricted" enforcement', async () => {
+    const dep = parseAllDocuments(readFileSync(path.join(deployDir, 'controller', 'deployment.yaml'), 'utf8'))[0]?.toJS() as {
+      spec: { template: { metadata: object; spec: { containers: { securityContext: Record<string, unknown> }[] } } };
+    };
+    await kubectl(['create', 'namespace', 'ic-restricted']).catch(() => '');
+    await kubectl(['label', 'namespace', 'ic-restricted', 'pod-security.kubernetes.io/enforce=restricted', '--overwrite']);
+    try {
+      const pod = (spec: object) =>
+        JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'controller', namespace: 'ic-restricted' }, spec });
+      const out = await kubectl(['create', '--dry-run=server', '-f', '-'], pod(dep.spec.template.spec));
+      expect(out).toContain('pod/controller created (server dry run)');
+      // Enforcement is on: the same pod allowed to escalate privileges is refused.
+      const lax = structuredClone(dep.spec.template.spec);
+      lax.containers[0]!.securityContext = { ...lax.containers[0]!.securityContext, allowPrivilegeEscalation: true };
+      await expect(kubectl(['create', '--dry-run=server', '-f', '-'], pod(lax))).rejects.toThrow(/violates PodSecurity "restricted/);
+    } finally {
+      await kubectl(['delete', 'namespace', 'ic-restricted', '--wait=false']).catch(() => '');
+    }
+  });
+
   it('the ServiceAccount may do what deploy/README.md lists and nothing more (auth can-i --list)', async () => {
     await kubectl(['apply', '--server-side', '--force-conflicts', '-f', path.join(deployDir, 'rbac')]);
     const list = await kubectl(['auth', 'can-i', '--list', `--as=${SA}`, '-n', 'default']);
