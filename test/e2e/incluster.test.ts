@@ -3,8 +3,7 @@
 // serviceaccount (a private mount namespace, as a pod has), KUBERNETES_SERVICE_HOST/PORT, no kubeconfig. It replaces
 // the stack's controller for this file (same ports, so the webhook balancer reaches it) and puts it back at the end.
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,14 +12,15 @@ import type { Condition, Revision, Service } from '../../api/serving.js';
 import { pushImage } from '../../dev/oci-images.js';
 import { ProcessTable } from '../../dev/processes.js';
 import { startController, testPorts, type StackInfo } from '../../dev/stack.js';
-import { builtController, builtWorkflowBundle } from '../../workers/build.js';
+import { IN_CLUSTER_SA, serviceAccountMount, startInClusterController } from '../../dev/incluster.js';
+import { builtController } from '../../workers/build.js';
 import { apply, getObject, kubectl, kubectlJson, stack } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 const log = (s: string) => console.error(`[incluster] ${s}`);
 const deployDir = fileURLToPath(new URL('../../deploy/', import.meta.url));
-const SA = 'system:serviceaccount:knative-serving:controller';
-const saMount = '/var/run/secrets/kubernetes.io/serviceaccount';
+const SA = IN_CLUSTER_SA;
+const saMount = serviceAccountMount;
 const CONTROLLER = 'tidal-controller';
 let procs: ProcessTable;
 let info: StackInfo;
@@ -64,44 +64,14 @@ function alive(p: number): boolean {
   }
 }
 
-/** The controller as a pod runs it: only the ServiceAccount's files at the in-cluster paths, no kubeconfig. */
+/** The controller as a pod runs it (dev/incluster.ts), replacing the stack's: ready, with its start-up figures logged. */
 async function startInCluster(): Promise<void> {
   const s = stack();
-  const token = (await kubectl(['create', 'token', 'controller', '-n', 'knative-serving', '--duration', '2h'])).trim();
-  const src = mkdtempSync(path.join(os.tmpdir(), 'tidal-sa-'));
-  writeFileSync(path.join(src, 'token'), token);
-  copyFileSync(path.join(s.dir, 'pki', 'ca.crt'), path.join(src, 'ca.crt'));
-  writeFileSync(path.join(src, 'namespace'), 'knative-serving');
-  const home = mkdtempSync(path.join(os.tmpdir(), 'tidal-home-')); // no ~/.kube/config to fall back on
-  // A private mount namespace: a fresh /run (so /var/run/secrets exists only for this process), the three files
-  // copied in, then exec node — the controller keeps this pid and gets SIGTERM directly.
-  const script = `mount -t tmpfs -o mode=755 tmpfs /run && mkdir -p ${saMount} && cp "$0"/token "$0"/ca.crt "$0"/namespace ${saMount}/ && exec "$1" "$2"`;
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: home,
-    KUBERNETES_SERVICE_HOST: '127.0.0.1',
-    KUBERNETES_SERVICE_PORT: String(testPorts.apiserver),
-    TEMPORAL_ADDRESS: s.temporalAddress,
-    METRICS_PORT: String(testPorts.controllerMetrics),
-    TIDAL_WEBHOOK_PORT: String(testPorts.controllerWebhook),
-    TIDAL_WEBHOOK_HOST: '127.0.0.1',
-    TIDAL_WORKFLOW_BUNDLE: builtWorkflowBundle,
-    TIDAL_IDENTITY: 'incluster',
-    MALLOC_ARENA_MAX: '2',
-    ...s.controllerEnv,
-  };
   logFile = path.join(s.dir, 'logs', `${CONTROLLER}.log`);
   logStart = existsSync(logFile) ? statSync(logFile).size : 0;
-  const rec = procs.start(
-    CONTROLLER,
-    'unshare',
-    ['--mount', '--propagation', 'private', 'sh', '-c', script, src, process.execPath, builtController],
-    env,
-    undefined,
-    process.execPath,
-  );
-  pid = rec.pid;
   const started = Date.now();
+  const rec = await startInClusterController(info, procs, { ports: testPorts, controllerEnv: s.controllerEnv }, CONTROLLER);
+  pid = rec.pid;
   await eventually(
     'the in-cluster controller ready',
     async () => {
@@ -116,7 +86,7 @@ async function startInCluster(): Promise<void> {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   const cpuMs = ((Number(stat[11]) + Number(stat[12])) * 1000) / 100; // utime + stime, in USER_HZ ticks
   const rssMiB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
-  log(`in-cluster controller ready in ${Date.now() - started} ms; CPU ${cpuMs} ms; RSS ${rssMiB.toFixed(0)} MiB`);
+  log(`in-cluster controller ready in ${Date.now() - started} ms (token and RBAC included); CPU ${cpuMs} ms; RSS ${rssMiB.toFixed(0)} MiB`);
 }
 
 beforeAll(async () => {
