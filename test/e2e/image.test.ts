@@ -79,6 +79,11 @@ describe('the controller image', () => {
     expect(readlinkSync(`/proc/${pid}/root`)).toBe(rootfs);
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, 2)).toEqual(['/usr/local/bin/node', '/app/dist/controller.js']);
     expect(/^CapEff:\s+0+$/m.test(status)).toBe(true); // no capabilities left
+    // The prebuilt workflow bundle next to the controller, not bundling at start.
+    const own = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes(`"pid":${pid},`));
+    expect(own.some((l) => l.includes('"workflowBundle":"/app/dist/workflow-bundle.js"'))).toBe(true);
   });
 
   it('takes a Service to Ready with its image pinned to a digest', async () => {
