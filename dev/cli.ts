@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 const dir = path.join(repoRoot, '.tidal');
 const say = (s: string) => console.error(`[tidal] ${s}`);
 
-async function up(): Promise<void> {
+async function up(inCluster: boolean): Promise<void> {
   const started = Date.now();
   // A local registry (TLS, anonymous) with one image, so tag-to-digest resolution can be tried without the internet.
   mkdirSync(dir, { recursive: true });
@@ -24,6 +24,7 @@ async function up(): Promise<void> {
     ui: true,
     nodes: 2,
     controller: true,
+    controllerInCluster: inCluster,
     controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile },
     log: say,
   });
@@ -61,13 +62,13 @@ const [cmd, ...rest] = process.argv.slice(2);
 const main = async () => {
   switch (cmd) {
     case 'up':
-      return up();
+      return up(rest.includes('--in-cluster'));
     case 'down':
       return down(rest.includes('--purge'));
     case 'status':
       return status();
     default:
-      throw new Error('usage: tsx dev/cli.ts up|down [--purge]|status');
+      throw new Error('usage: tsx dev/cli.ts up [--in-cluster]|down [--purge]|status');
   }
 };
 main().catch((err: unknown) => {

@@ -156,7 +156,7 @@ interface Descriptor {
 
 type Auth = Pick<RequestOptions, 'user' | 'password'>;
 
-async function pushBlob(reg: RegistryInfo, repository: string, blob: Buffer, auth: Auth): Promise<string> {
+export async function pushBlob(reg: Pick<RegistryInfo, 'url' | 'caPem'>, repository: string, blob: Buffer, auth: Auth): Promise<string> {
   const digest = sha256(blob);
   const head = await registryRequest(reg, 'HEAD', `/v2/${repository}/blobs/${digest}`, auth);
   if (head.status === 200) return digest;
@@ -173,8 +173,8 @@ async function pushBlob(reg: RegistryInfo, repository: string, blob: Buffer, aut
   return digest;
 }
 
-async function putManifest(
-  reg: RegistryInfo,
+export async function putManifest(
+  reg: Pick<RegistryInfo, 'url' | 'caPem'>,
   repository: string,
   reference: string,
   manifest: object,

@@ -35,7 +35,11 @@ export class ProcessTable {
     return rec && isOurs(rec) ? rec : undefined;
   }
 
-  start(name: string, bin: string, args: string[], env: NodeJS.ProcessEnv = process.env, cwd?: string): ProcessRecord {
+  /**
+   * Starts `bin`. `execs`: the program a wrapper (`unshare`, `sh -c 'exec …'`) replaces itself with, which is what
+   * later checks find in /proc (default: `bin`).
+   */
+  start(name: string, bin: string, args: string[], env: NodeJS.ProcessEnv = process.env, cwd?: string, execs?: string): ProcessRecord {
     const logDir = path.join(this.dir, 'logs');
     mkdirSync(logDir, { recursive: true });
     const log = path.join(logDir, `${name}.log`);
@@ -44,7 +48,7 @@ export class ProcessTable {
     closeSync(fd);
     if (child.pid === undefined) throw new Error(`could not start ${name} (${bin})`);
     child.unref();
-    const rec: ProcessRecord = { name, pid: child.pid, bin, args, log };
+    const rec: ProcessRecord = { name, pid: child.pid, bin: execs ?? bin, args, log };
     this.write([...this.read().filter((r) => r.name !== name), rec]);
     return rec;
   }

@@ -87,6 +87,11 @@ export interface StackOptions {
   nodes: number;
   /** Start Tidal's controller too. */
   controller: boolean;
+  /**
+   * Run it the way a pod does (dev/incluster.ts): deploy/'s ServiceAccount and RBAC, its token at the in-cluster path
+   * in a private mount namespace, no kubeconfig. Needs root. Default: the admin kubeconfig.
+   */
+  controllerInCluster?: boolean;
   /** Extra dynamic config settings (`key=JSON value`, the dev server's `--dynamic-config-value`) for either Temporal. */
   temporalDynamicConfig?: string[];
   /**
@@ -537,7 +542,7 @@ function portOpen(port: number): Promise<boolean> {
 export async function startController(
   info: StackInfo,
   procs: ProcessTable,
-  opts: Pick<StackOptions, 'ports' | 'controllerEnv'>,
+  opts: Pick<StackOptions, 'ports' | 'controllerEnv' | 'controllerInCluster'>,
   log: (s: string) => void,
   name = 'tidal-controller',
 ): Promise<ProcessRecord> {
@@ -555,6 +560,12 @@ export async function startController(
       throw new Error(`npm run build failed: ${err.stderr || err.message}`);
     });
     for (const line of built.stderr.split('\n')) if (line.trim() !== '') log(line);
+  }
+  if (opts.controllerInCluster) {
+    log(`starting ${name} the in-cluster way (ServiceAccount controller, no kubeconfig)`);
+    const rec = await (await import('./incluster.js')).startInClusterController(info, procs, opts, name);
+    await waitFor(name, () => httpOk(`http://127.0.0.1:${opts.ports.controllerMetrics}/readyz`), 120_000, rec);
+    return rec;
   }
   log(`starting ${name}`);
   const rec = procs.start(

@@ -1,9 +1,12 @@
 // Process configuration from the environment, validated once at start-up.
+import { loadTemporalSettings, type TemporalSettings } from './temporal.js';
 
 export interface TidalConfig {
   kubeconfig: string | undefined;
   temporalAddress: string;
   temporalNamespace: string;
+  /** Address, namespace, TLS, API key and whether to register the namespace (workers/temporal.ts). */
+  temporal: TemporalSettings;
   taskQueue: string;
   systemNamespace: string;
   metricsPort: number;
@@ -65,10 +68,12 @@ function list(raw: string | undefined): string[] {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
+  const temporal = loadTemporalSettings(env);
   return {
     kubeconfig: env.KUBECONFIG || undefined,
-    temporalAddress: env.TEMPORAL_ADDRESS || '127.0.0.1:7233',
-    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    temporalAddress: temporal.address,
+    temporalNamespace: temporal.namespace,
+    temporal,
     taskQueue: env.TIDAL_TASK_QUEUE || 'tidal',
     systemNamespace: env.SYSTEM_NAMESPACE || 'knative-serving',
     metricsPort: int(env, 'METRICS_PORT', 9464),

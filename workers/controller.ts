@@ -15,6 +15,7 @@ import { loadConfig } from './config.js';
 import { makeLogger, temporalLogger } from './logger.js';
 import { serveHttp } from './http.js';
 import { createWorker } from './worker.js';
+import { describeTemporal, ensureTemporalNamespace, temporalConnectOptions } from './temporal.js';
 import { loadWebhookSettings } from '../webhook/settings.js';
 import { runWebhook } from '../webhook/run.js';
 import { WEBHOOK_CERTS_SECRET } from '../webhook/certificates.js';
@@ -89,9 +90,15 @@ async function main(): Promise<void> {
 
   let watcher: Watcher | undefined;
   let poker: Poker | undefined;
-  let clientConnection: Connection | undefined;
-  if (cfg.runWatcher) {
-    clientConnection = await Connection.connect({ address: cfg.temporalAddress });
+  // Before anything runs: the namespace and search attributes exist (or are registered, or start-up fails saying how).
+  let clientConnection: Connection | undefined = await Connection.connect(temporalConnectOptions(cfg.temporal));
+  const ensured = await ensureTemporalNamespace(clientConnection, cfg.temporal);
+  log.info({ temporal: describeTemporal(cfg.temporal), ...ensured }, 'temporal namespace ready');
+  if (!cfg.runWatcher) {
+    await clientConnection.close();
+    clientConnection = undefined;
+  }
+  if (clientConnection) {
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
     // Entity options are not passed at start: workflows read them from their worker at every run and resync.
     poker = new Poker(

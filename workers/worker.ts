@@ -11,6 +11,7 @@ import type { ConfigSource, MetadataCache } from '../activities/deps.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { makeRegistryResolver } from '../activities/registry/resolver.js';
 import type { TidalConfig } from './config.js';
+import { temporalConnectOptions } from './temporal.js';
 
 /** workflows/index.ts next to this file (or .js once compiled). */
 export function workflowsPath(): string {
@@ -56,7 +57,7 @@ export async function createWorker(
   cache?: MetadataCache,
   registry?: Registry,
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
-  const connection = await NativeConnection.connect({ address: cfg.temporalAddress });
+  const connection = await NativeConnection.connect(temporalConnectOptions(cfg.temporal));
   const codePath = workflowBundlePath();
   if (codePath) log.info({ workflowBundle: codePath }, 'loading the prebuilt workflow bundle');
   else log.info({ workflowsPath: workflowsPath() }, 'bundling the workflow code in-process (npm run build and TIDAL_WORKFLOW_BUNDLE avoid this)');

@@ -1,0 +1,30 @@
+# Tidal's controller image: `docker build -t <registry>/tidal/controller:<version> .` (or podman/buildah bud).
+# `npm run image` assembles the same contents without Docker or Docker Hub (dev/image.ts).
+#
+# Stage 1 builds dist/ (compiled controller + prebuilt workflow bundle) with the dev dependencies, then keeps only the
+# production ones. Stage 2 is node:20-slim with those, running as uid 65532 (no shell needed at run time).
+# node is PID 1 on purpose, without tini: the controller installs its own SIGTERM/SIGINT handlers (it drains the
+# webhook and lets running activities finish), and it starts no child processes, so there are no zombies to reap.
+FROM node:20-bookworm AS build
+WORKDIR /src
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY api ./api
+COPY resources ./resources
+COPY workflows ./workflows
+COPY activities ./activities
+COPY watcher ./watcher
+COPY webhook ./webhook
+COPY workers ./workers
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /src/node_modules ./node_modules
+COPY --from=build /src/dist/controller.js /src/dist/workflow-bundle.js ./dist/
+RUN printf '{"name":"tidal","private":true,"type":"module"}\n' > package.json
+USER 65532:65532
+EXPOSE 8443 9464
+ENTRYPOINT ["node", "dist/controller.js"]

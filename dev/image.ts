@@ -1,0 +1,281 @@
+// `npm run image`: Tidal's controller image without Docker or Docker Hub — the same contents the Dockerfile builds
+// (Node 20, the compiled controller and workflow bundle, production dependencies only, uid 65532, `node
+// dist/controller.js` as the entrypoint), assembled by hand as an OCI image layout and pushed with the registry
+// client of dev/oci-images.ts.
+//
+// Three layers, least changing first: the runtime (this machine's `node` binary, the shared libraries it and the
+// Temporal SDK's native module load, found with `ldd`, the CA bundle, /etc/passwd and /etc/group with the nonroot user,
+// /tmp), the production node_modules (`npm ls --omit=dev`), and the app (dist/ and a package.json marking it ESM).
+// Archives are reproducible (sorted, mtime 0, root-owned), so unchanged layers keep their digests across builds.
+//
+//   npm run image                                    → 127.0.0.1:5443/tidal/controller:<version> (`npm run up`'s registry)
+//   npm run image -- --registry https://host:port --ca ca.pem --repository tidal/controller --tag dev [--user u --password p]
+//   npm run image -- --no-push                        → only the OCI layout in .tidal/image
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { MediaTypes, pushBlob, putManifest } from './oci-images.js';
+import { tarArchive, withParentDirs, type TarEntry } from './tar.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const IMAGE_UID = 65532;
+const APP = 'app';
+
+/** The files of the Temporal SDK's native module this platform loads; other platforms' builds and Rust sources stay out. */
+const nativeTarget = { x64: 'x86_64-unknown-linux-gnu', arm64: 'aarch64-unknown-linux-gnu' }[process.arch as 'x64' | 'arm64'];
+
+function sha256(b: Buffer): string {
+  return `sha256:${createHash('sha256').update(b).digest('hex')}`;
+}
+
+function fileEntry(inImage: string, hostPath: string, mode?: number): TarEntry {
+  const st = statSync(hostPath);
+  return { path: inImage, type: 'file', mode: mode ?? (st.mode & 0o111 ? 0o755 : 0o644), data: readFileSync(hostPath) };
+}
+
+/** Shared libraries `ldd` names for these binaries (each at the path the loader looks for it). */
+function sharedLibraries(binaries: string[]): string[] {
+  const libs = new Set<string>();
+  for (const b of binaries) {
+    for (const line of execFileSync('ldd', [b], { encoding: 'utf8' }).split('\n')) {
+      const m = /=>\s+(\/\S+)/.exec(line) ?? /^\s*(\/\S+)\s+\(/.exec(line);
+      if (m?.[1]) libs.add(m[1]);
+    }
+  }
+  return [...libs].sort();
+}
+
+/** The runtime layer: node, its libraries, CAs, users, /tmp. */
+export function runtimeEntries(nativeModules: string[]): TarEntry[] {
+  const node = realpathSync(process.execPath);
+  const entries: TarEntry[] = [fileEntry('usr/local/bin/node', node, 0o755)];
+  for (const lib of sharedLibraries([node, ...nativeModules])) entries.push(fileEntry(lib.replace(/^\//, ''), realpathSync(lib)));
+  const caBundle = '/etc/ssl/certs/ca-certificates.crt';
+  if (existsSync(caBundle)) entries.push(fileEntry('etc/ssl/certs/ca-certificates.crt', caBundle, 0o644));
+  const passwd = `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${IMAGE_UID}:${IMAGE_UID}:nonroot:/home/nonroot:/sbin/nologin\n`;
+  const group = `root:x:0:\nnonroot:x:${IMAGE_UID}:\n`;
+  entries.push({ path: 'etc/passwd', type: 'file', mode: 0o644, data: Buffer.from(passwd) });
+  entries.push({ path: 'etc/group', type: 'file', mode: 0o644, data: Buffer.from(group) });
+  entries.push({ path: 'tmp', type: 'dir', mode: 0o1777 });
+  entries.push({ path: 'home/nonroot', type: 'dir', mode: 0o755 });
+  return withParentDirs(entries);
+}
+
+/** Whether a file of an npm package is needed at run time. */
+function keep(pkgRel: string, name: string): boolean {
+  if (/\.(d\.ts|d\.mts|d\.cts|map|md|markdown|ts|mts|cts)$/i.test(name) && !name.endsWith('.node')) return false;
+  if (/^(readme|changelog|history|authors|contributing)(\.|$)/i.test(name)) return false;
+  return pkgRel !== '';
+}
+
+/** The production dependencies (npm ls --omit=dev) under app/node_modules, and the native modules among them. */
+export function dependencyEntries(): { entries: TarEntry[]; nativeModules: string[] } {
+  const out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  const nodeModules = path.join(repoRoot, 'node_modules');
+  const realNodeModules = realpathSync(nodeModules);
+  const entries: TarEntry[] = [];
+  const nativeModules: string[] = [];
+  const dirs = out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && path.resolve(l) !== repoRoot);
+  for (const dir of dirs) {
+    const real = realpathSync(dir);
+    const rel = path.relative(realNodeModules, real);
+    if (rel.startsWith('..')) throw new Error(`${dir}: not under node_modules`);
+    const isCoreBridge = rel === path.join('@temporalio', 'core-bridge');
+    const walk = (sub: string) => {
+      for (const e of readdirSync(path.join(real, sub), { withFileTypes: true })) {
+        const r = path.join(sub, e.name);
+        if (e.isDirectory()) {
+          if (sub === '' && e.name === 'node_modules') continue; // nested packages are listed on their own
+          if (isCoreBridge && sub === '' && ['sdk-core', 'src', 'bridge-macros', 'scripts', 'ts'].includes(e.name)) continue;
+          if (isCoreBridge && sub === 'releases' && e.name !== nativeTarget) continue;
+          walk(r);
+        } else if (e.isSymbolicLink()) {
+          entries.push({
+            path: path.posix.join(APP, 'node_modules', rel, r),
+            type: 'symlink',
+            mode: 0o777,
+            linkTarget: readlinkSync(path.join(real, r)),
+          });
+        } else if (e.isFile() && keep(rel, e.name)) {
+          const host = path.join(real, r);
+          entries.push(fileEntry(path.posix.join(APP, 'node_modules', rel, r), host));
+          if (e.name.endsWith('.node')) nativeModules.push(host);
+        }
+      }
+    };
+    walk('');
+  }
+  if (!nativeModules.length) throw new Error('no native module found among the production dependencies (@temporalio/core-bridge)');
+  return { entries: withParentDirs(entries), nativeModules };
+}
+
+/** The app layer: the built controller and workflow bundle, and a package.json that makes dist/*.js ES modules. */
+export function appEntries(): TarEntry[] {
+  const dist = path.join(repoRoot, 'dist');
+  for (const f of ['controller.js', 'workflow-bundle.js'])
+    if (!existsSync(path.join(dist, f))) throw new Error(`dist/${f} missing: run npm run build`);
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string };
+  const manifest = { name: pkg.name, version: pkg.version, private: true, type: 'module' };
+  return withParentDirs([
+    { path: `${APP}/package.json`, type: 'file', mode: 0o644, data: Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`) },
+    fileEntry(`${APP}/dist/controller.js`, path.join(dist, 'controller.js'), 0o644),
+    fileEntry(`${APP}/dist/workflow-bundle.js`, path.join(dist, 'workflow-bundle.js'), 0o644),
+  ]);
+}
+
+export interface Blob {
+  mediaType: string;
+  digest: string;
+  size: number;
+  data: Buffer;
+}
+
+export interface BuiltImage {
+  manifest: Blob;
+  config: Blob;
+  layers: (Blob & { uncompressedSize: number; diffId: string; name: string })[];
+}
+
+/** The image's manifest, config and layers (nothing written yet). */
+export function assembleImage(version: string): BuiltImage {
+  const deps = dependencyEntries();
+  const layerSpecs: [string, TarEntry[]][] = [
+    ['runtime', runtimeEntries(deps.nativeModules)],
+    ['dependencies', deps.entries],
+    ['app', appEntries()],
+  ];
+  const layers = layerSpecs.map(([name, entries]) => {
+    const tar = tarArchive(entries);
+    const data = gzipSync(tar, { level: 9 });
+    return { name, mediaType: MediaTypes.ociLayer, digest: sha256(data), size: data.length, data, uncompressedSize: tar.length, diffId: sha256(tar) };
+  });
+  const nodeVersion = process.version;
+  const configJson = {
+    created: '1970-01-01T00:00:00Z',
+    architecture: { x64: 'amd64', arm64: 'arm64' }[process.arch as 'x64' | 'arm64'] ?? process.arch,
+    os: 'linux',
+    config: {
+      User: `${IMAGE_UID}:${IMAGE_UID}`,
+      Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', `NODE_VERSION=${nodeVersion.slice(1)}`, 'HOME=/home/nonroot'],
+      // node is PID 1 and installs its own SIGTERM/SIGINT handlers (workers/controller.ts drains on them); the
+      // controller starts no child processes, so there is nothing for an init to reap.
+      Entrypoint: ['/usr/local/bin/node', 'dist/controller.js'],
+      WorkingDir: `/${APP}`,
+      ExposedPorts: { '8443/tcp': {}, '9464/tcp': {} },
+      Labels: { 'org.opencontainers.image.title': 'tidal-controller', 'org.opencontainers.image.version': version },
+    },
+    rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffId) },
+    history: layers.map((l) => ({ created: '1970-01-01T00:00:00Z', created_by: `tidal npm run image: ${l.name}` })),
+  };
+  const configData = Buffer.from(JSON.stringify(configJson));
+  const config: Blob = { mediaType: MediaTypes.ociConfig, digest: sha256(configData), size: configData.length, data: configData };
+  const manifestJson = {
+    schemaVersion: 2,
+    mediaType: MediaTypes.ociManifest,
+    config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
+    layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.size })),
+  };
+  const manifestData = Buffer.from(JSON.stringify(manifestJson, null, 2));
+  return {
+    manifest: { mediaType: MediaTypes.ociManifest, digest: sha256(manifestData), size: manifestData.length, data: manifestData },
+    config,
+    layers,
+  };
+}
+
+/** Writes an OCI image layout (oci-layout, index.json, blobs/sha256/…) that skopeo, crane or podman can read. */
+export function writeLayout(img: BuiltImage, dir: string, ref: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(path.join(dir, 'blobs', 'sha256'), { recursive: true });
+  for (const b of [img.manifest, img.config, ...img.layers])
+    writeFileSync(path.join(dir, 'blobs', 'sha256', b.digest.slice('sha256:'.length)), b.data);
+  writeFileSync(path.join(dir, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
+  const index = {
+    schemaVersion: 2,
+    mediaType: MediaTypes.ociIndex,
+    manifests: [
+      {
+        mediaType: img.manifest.mediaType,
+        digest: img.manifest.digest,
+        size: img.manifest.size,
+        annotations: { 'org.opencontainers.image.ref.name': ref },
+      },
+    ],
+  };
+  writeFileSync(path.join(dir, 'index.json'), JSON.stringify(index, null, 2));
+}
+
+export interface PushTarget {
+  /** `https://host:port` (or http://). */
+  url: string;
+  caPem: string | undefined;
+  repository: string;
+  tag: string;
+  user?: string;
+  password?: string;
+}
+
+/** Pushes every blob (skipping those the registry has) and the manifest under the tag; returns the manifest digest. */
+export async function pushImageLayout(img: BuiltImage, to: PushTarget): Promise<string> {
+  const reg = { url: to.url, caPem: to.caPem };
+  const auth = to.user !== undefined && to.password !== undefined ? { user: to.user, password: to.password } : {};
+  for (const b of [...img.layers, img.config]) await pushBlob(reg, to.repository, b.data, auth);
+  const put = await putManifest(reg, to.repository, to.tag, JSON.parse(img.manifest.data.toString('utf8')) as object, img.manifest.mediaType, auth);
+  // putManifest re-serialises with the same indentation: the digest must be the one computed here.
+  if (put.digest !== img.manifest.digest) throw new Error(`registry stored manifest ${put.digest}, built ${img.manifest.digest}`);
+  return put.digest;
+}
+
+function arg(args: string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+const MiB = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+
+async function main(args: string[]): Promise<void> {
+  const started = Date.now();
+  if (!args.includes('--no-build')) {
+    const { build, isBuildFresh } = await import('../workers/build.js');
+    if (!isBuildFresh()) await build();
+  }
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
+  const repository = arg(args, 'repository') ?? 'tidal/controller';
+  const tag = arg(args, 'tag') ?? pkg.version;
+  const img = assembleImage(tag);
+  const out = arg(args, 'out') ?? path.join(repoRoot, '.tidal', 'image');
+  writeLayout(img, out, tag);
+  for (const l of img.layers)
+    console.error(`[image] layer ${l.name}: ${MiB(l.size)} compressed, ${MiB(l.uncompressedSize)} unpacked (${l.digest.slice(0, 19)}…)`);
+  const total = img.layers.reduce((n, l) => n + l.size, 0);
+  const unpacked = img.layers.reduce((n, l) => n + l.uncompressedSize, 0);
+  console.error(
+    `[image] ${repository}:${tag} ${img.manifest.digest}: ${MiB(total)} compressed, ${MiB(unpacked)} unpacked; OCI layout in ${path.relative(repoRoot, out)}`,
+  );
+  if (args.includes('--no-push')) return;
+  const registry = arg(args, 'registry') ?? 'https://127.0.0.1:5443';
+  const caFile = arg(args, 'ca') ?? (registry === 'https://127.0.0.1:5443' ? path.join(repoRoot, '.tidal', 'registry-cas.pem') : undefined);
+  const caPem = caFile && existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
+  const user = arg(args, 'user');
+  const password = arg(args, 'password') ?? process.env.TIDAL_IMAGE_PASSWORD;
+  const digest = await pushImageLayout(img, { url: registry, caPem, repository, tag, ...(user && password ? { user, password } : {}) });
+  console.error(`[image] pushed ${new URL(registry).host}/${repository}:${tag} → ${digest} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`${new URL(registry).host}/${repository}@${digest}`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(`[image] ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}
