@@ -10,6 +10,7 @@ import { GATEWAY_TLS_SECRET_NAME, GATEWAY_TLS_SECRET_NAMESPACE } from '../resour
 import { KubeClient } from '../activities/kube/client.js';
 import { Poker } from '../watcher/poker.js';
 import { Watcher } from '../watcher/watcher.js';
+import { Leadership } from './leadership.js';
 import { loadConfig } from './config.js';
 import { makeLogger, temporalLogger } from './logger.js';
 import { serveHttp } from './http.js';
@@ -79,33 +80,55 @@ async function main(): Promise<void> {
   const configStore = new ConfigStore(kube, cfg.systemNamespace, log.child({ component: 'config' }), makeEventRecorder(kube, log));
   configStore.start();
 
-  let watcher: Watcher | undefined;
-  let poker: Poker | undefined;
+  let leadership: Leadership | undefined;
   let clientConnection: Connection | undefined;
   if (cfg.runWatcher) {
     clientConnection = await Connection.connect({ address: cfg.temporalAddress });
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
-    // Entity options are not passed at start: workflows read them from their worker at every run and resync.
-    poker = new Poker(
-      client,
-      { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000, catchUpPerSecond: cfg.catchUpPokesPerSecond },
-      log.child({ component: 'poker' }),
-      registry,
-    );
-    watcher = new Watcher(
-      kube,
-      poker,
+    // Lease requests time out within the renew deadline: a renewal that hangs longer is worth nothing.
+    const leaseKube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, timeoutMs: cfg.leaseRenewDeadlineMs });
+    const l = (leadership = new Leadership(
       {
-        enabled: enabledKinds,
-        watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'Pod', 'KubeService'],
-        relistMs: cfg.relistSeconds * 1000,
-        maxBackoffMs: 30_000,
+        enabled: cfg.leaderElection,
+        namespace: cfg.systemNamespace,
+        leaseName: cfg.leaseName,
+        identityBase: cfg.identity,
+        timings: {
+          leaseDurationMs: cfg.leaseDurationSeconds * 1000,
+          renewDeadlineMs: cfg.leaseRenewDeadlineMs,
+          renewPeriodMs: cfg.leaseRenewPeriodMs,
+          retryPeriodMs: cfg.leaseRetryPeriodMs,
+        },
       },
-      log.child({ component: 'watcher' }),
+      leaseKube,
+      (isCurrent, recentSince) => {
+        // Entity options are not passed at start: workflows read them from their worker at every run and resync.
+        const poker = new Poker(
+          client,
+          { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000, catchUpPerSecond: cfg.catchUpPokesPerSecond, mayDeliver: isCurrent },
+          log.child({ component: 'poker' }),
+          registry,
+        );
+        const watcher = new Watcher(
+          kube,
+          poker,
+          {
+            enabled: enabledKinds,
+            watched: ['Service', 'Configuration', 'Revision', 'Route', 'Ingress', 'Deployment', 'Pod', 'KubeService'],
+            relistMs: cfg.relistSeconds * 1000,
+            maxBackoffMs: 30_000,
+            ...(recentSince !== undefined ? { recentSince } : {}),
+          },
+          log.child({ component: 'watcher' }),
+          registry,
+        );
+        return { watcher, poker };
+      },
+      log.child({ component: 'leader' }),
       registry,
-    );
-    watcher.start();
-    const w = watcher;
+    ));
+    l.start();
+    // Certificate workflows are started by every replica: the start is idempotent and reads no watched state.
     startCertificateKeeper(client, cfg, log, {
       prefix: 'GatewayCertificate',
       namespace: GATEWAY_TLS_SECRET_NAMESPACE,
@@ -125,20 +148,20 @@ async function main(): Promise<void> {
     }
     // Start a run for every object whose run is gone: shortly after start (runs that fail to replay on new code fail
     // on their first task), then every TIDAL_SWEEP_SECONDS — Knative's global resync, since runs at rest have ended
-    // (ADR 0006) and each object so gets a full pass.
+    // (ADR 0006) and each object so gets a full pass. Only the leader sweeps (from its own, current view).
     const sweepOnce = () => {
-      const n = w.pokeAll([...enabledKinds], { source: 'Tidal/sweep', reason: 'resync' }, { force: true, catchUp: true });
+      const n = l.watcher?.pokeAll([...enabledKinds], { source: 'Tidal/sweep', reason: 'resync' }, { force: true, catchUp: true });
       log.debug({ poked: n }, 'sweep');
     };
     setTimeout(sweepOnce, 30_000).unref();
     setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
     configStore.onUpdate((cm) => {
-      const n = w.pokeAll(['Service', 'Configuration', 'Revision', 'Route'], {
+      const n = l.watcher?.pokeAll(['Service', 'Configuration', 'Revision', 'Route'], {
         source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
         reason: 'updated',
         ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),
       });
-      log.info({ kind: 'ConfigMap', name: cm.metadata.name, poked: n }, 'config changed; resyncing objects that read it');
+      if (n !== undefined) log.info({ kind: 'ConfigMap', name: cm.metadata.name, poked: n }, 'config changed; resyncing objects that read it');
     });
   }
   // Activities read the config maps: start the worker once they have been listed.
@@ -147,17 +170,20 @@ async function main(): Promise<void> {
   const webhook = webhookSettings.enabled
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
-  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), watcher?.cache) : undefined;
+  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), leadership?.cache) : undefined;
   const server = serveHttp(
     cfg.metricsPort,
     registry,
-    () => (watcher?.hasSynced ?? true) && (built ? built.worker.getState() === 'RUNNING' : true) && (webhook?.ready() ?? true),
+    // A leader whose watcher is still listing is not ready yet; followers need no watcher.
+    () => (leadership?.watcher?.hasSynced ?? true) && (built ? built.worker.getState() === 'RUNNING' : true) && (webhook?.ready() ?? true),
   );
   log.info(
     {
       temporal: cfg.temporalAddress,
       taskQueue: cfg.taskQueue,
       watcher: cfg.runWatcher,
+      leaderElection: cfg.runWatcher && cfg.leaderElection,
+      identity: leadership?.identity,
       worker: cfg.runWorker,
       metricsPort: cfg.metricsPort,
       webhookPort: webhook ? webhookSettings.port : undefined,
@@ -173,8 +199,8 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     webhookDrained = webhook?.drain();
     void (async () => {
-      await watcher?.close();
-      await poker?.close();
+      // No poke after this: the term ends before the Lease is released, so the next leader takes over at once.
+      await leadership?.stop();
       await configStore.close();
       built?.worker.shutdown();
     })();

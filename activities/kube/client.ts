@@ -106,6 +106,12 @@ export class KubeClient {
     return this.noted(type, this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json')), 'write', true);
   }
 
+  /** PUT of a whole object; its `metadata.resourceVersion` makes the write conditional (409 Conflict when it changed). */
+  async replace<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
+    const path = resourcePath(type, obj.metadata.namespace, obj.metadata.name) + query({ fieldManager: this.fieldManager });
+    return this.parse<T>('PUT', path, await this.request('PUT', path, JSON.stringify(obj), 'application/json'));
+  }
+
   /** JSON merge patch, for the few writes that must remove fields another manager set. */
   async mergePatch<T extends KubeObject>(type: ResourceType, namespace: string, name: string, patch: unknown): Promise<T> {
     const path = resourcePath(type, namespace, name) + query({ fieldManager: this.fieldManager });
