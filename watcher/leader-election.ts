@@ -139,7 +139,10 @@ export class LeaderElector {
         ...mine,
         spec: { ...mine.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
       });
-      this.log.info({ kind: 'Lease', namespace: mine.metadata.namespace, name: mine.metadata.name }, 'released the leader lease');
+      this.log.info(
+        { kind: 'Lease', namespace: mine.metadata.namespace, name: mine.metadata.name, identity: this.identity },
+        'released the leader lease',
+      );
     } catch (err) {
       // It expires by itself: others take over after the lease duration.
       this.log.warn({ err, kind: 'Lease', namespace: mine.metadata.namespace, name: mine.metadata.name }, 'could not release the leader lease');
