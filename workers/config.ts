@@ -39,6 +39,11 @@ export interface TidalConfig {
   leaseRenewDeadlineMs: number;
   leaseRenewPeriodMs: number;
   leaseRetryPeriodMs: number;
+  /** Where the Temporal Core exports its Prometheus metrics (appended to /metrics); default a free loopback port. */
+  temporalMetricsAddress: string | undefined;
+  /** Readiness checks of Temporal and the API server: how often, and how long each may take. */
+  healthIntervalMs: number;
+  healthTimeoutMs: number;
 }
 
 export function int(env: NodeJS.ProcessEnv, name: string, def: number): number {
@@ -103,5 +108,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     leaseRenewDeadlineMs: int(env, 'TIDAL_LEASE_RENEW_DEADLINE_MS', 2000),
     leaseRenewPeriodMs: int(env, 'TIDAL_LEASE_RENEW_PERIOD_MS', 500),
     leaseRetryPeriodMs: int(env, 'TIDAL_LEASE_RETRY_PERIOD_MS', 500),
+    temporalMetricsAddress: env.TIDAL_TEMPORAL_METRICS_ADDRESS || undefined,
+    healthIntervalMs: int(env, 'TIDAL_HEALTH_INTERVAL_MS', 2000),
+    healthTimeoutMs: int(env, 'TIDAL_HEALTH_TIMEOUT_MS', 2000),
   };
 }

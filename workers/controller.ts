@@ -2,7 +2,10 @@
 // Any number of replicas may run. SIGTERM drains: the watcher stops, running activities finish, then exit.
 import { Client, Connection } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import net from 'node:net';
+import { Resources } from '../api/kinds.js';
+import { Health } from './health.js';
 import type { EntityKind } from '../api/entity.js';
 import { makeEventRecorder } from '../activities/events.js';
 import { ConfigStore } from '../watcher/config-store.js';
@@ -54,14 +57,32 @@ function startCertificateKeeper(
   attempt(1000);
 }
 
+/** A free loopback port for the Temporal Core's metrics exporter (it binds a fixed address only). */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 async function main(): Promise<void> {
   const cfg = loadConfig();
   const webhookSettings = loadWebhookSettings();
   const log = makeLogger(cfg.logLevel);
+  // The Temporal SDK's own metrics (task slots, schedule-to-start and execution latencies, sticky cache, …) are
+  // exported by its Core on a loopback port and appended to Tidal's /metrics, so one scrape gets both.
+  const temporalMetrics = cfg.temporalMetricsAddress ?? `127.0.0.1:${await freeLoopbackPort()}`;
   Runtime.install({
     logger: temporalLogger(log.child({ component: 'temporal' })),
     // Core's own logs go through pino too, as JSON like everything else.
-    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    telemetryOptions: {
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      metrics: { metricPrefix: 'temporal_', prometheus: { bindAddress: temporalMetrics, countersTotalSuffix: true, useSecondsForDurations: true } },
+    },
     shutdownSignals: [],
   });
   const registry = new Registry();
@@ -72,11 +93,18 @@ async function main(): Promise<void> {
     labelNames: ['verb', 'resource', 'code'],
     registers: [registry],
   });
-  const kube = new KubeClient({
-    kubeconfig: cfg.kubeconfig,
-    fieldManager: cfg.fieldManager,
-    onRequest: (verb, resource, code) => kubeRequests.inc({ verb, resource, code: String(code) }),
+  const kubeLatency = new Histogram({
+    name: 'tidal_kube_request_duration_seconds',
+    help: 'Latency of Kubernetes API requests made by Tidal (not watches)',
+    labelNames: ['verb', 'resource'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
   });
+  const onRequest = (verb: string, resource: string, code: number, seconds: number) => {
+    kubeRequests.inc({ verb, resource, code: String(code) });
+    kubeLatency.observe({ verb, resource }, seconds);
+  };
+  const kube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, onRequest });
   const configStore = new ConfigStore(kube, cfg.systemNamespace, log.child({ component: 'config' }), makeEventRecorder(kube, log));
   configStore.start();
 
@@ -86,7 +114,7 @@ async function main(): Promise<void> {
     clientConnection = await Connection.connect({ address: cfg.temporalAddress });
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
     // Lease requests time out within the renew deadline: a renewal that hangs longer is worth nothing.
-    const leaseKube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, timeoutMs: cfg.leaseRenewDeadlineMs });
+    const leaseKube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, timeoutMs: cfg.leaseRenewDeadlineMs, onRequest });
     const l = (leadership = new Leadership(
       {
         enabled: cfg.leaderElection,
@@ -170,13 +198,35 @@ async function main(): Promise<void> {
   const webhook = webhookSettings.enabled
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
-  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), leadership?.cache) : undefined;
-  const server = serveHttp(
-    cfg.metricsPort,
+  const built = cfg.runWorker
+    ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), leadership?.cache, registry)
+    : undefined;
+  const temporalHealth = built?.connection.healthService ?? clientConnection?.healthService;
+  const health = new Health(
+    [
+      ...(temporalHealth ? [{ name: 'temporal', probe: () => temporalHealth.check({}) }] : []),
+      { name: 'kubernetes', probe: () => kube.get(Resources.Namespace, '', cfg.systemNamespace) },
+    ],
+    {
+      worker: () => (built ? built.worker.getState() === 'RUNNING' : true),
+      webhook: () => webhook?.ready() ?? true,
+      // A leader whose watcher is still listing is not ready yet; followers need no watcher.
+      watcher: () => leadership?.watcher?.hasSynced ?? true,
+    },
+    { intervalMs: cfg.healthIntervalMs, timeoutMs: cfg.healthTimeoutMs, wedgedMs: 30_000 },
+    log.child({ component: 'health' }),
     registry,
-    // A leader whose watcher is still listing is not ready yet; followers need no watcher.
-    () => (leadership?.watcher?.hasSynced ?? true) && (built ? built.worker.getState() === 'RUNNING' : true) && (webhook?.ready() ?? true),
   );
+  const backlog = new Gauge({
+    name: 'tidal_poke_backlog',
+    help: 'Pokes queued or in flight on this replica (the leader; 0 elsewhere)',
+    registers: [registry],
+    collect() {
+      this.set(leadership?.poker?.backlog ?? 0);
+    },
+  });
+  void backlog;
+  const server = serveHttp(cfg.metricsPort, registry, health, `http://${temporalMetrics}/metrics`);
   log.info(
     {
       temporal: cfg.temporalAddress,
@@ -214,6 +264,7 @@ async function main(): Promise<void> {
     await clientConnection?.close();
     await built?.connection.close();
     server.close();
+    health.close();
     kube.close();
     log.info('stopped');
     process.exit(0);

@@ -88,6 +88,11 @@ export class Leadership {
     }
   }
 
+  /** The current term's poker, if this replica leads. */
+  get poker(): Poker | undefined {
+    return this.term?.poker;
+  }
+
   /** The current term's watcher, if this replica leads. */
   get watcher(): Watcher | undefined {
     return this.term?.watcher;

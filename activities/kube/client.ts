@@ -31,8 +31,8 @@ export interface KubeClientOptions {
   credentials?: KubeCredentials;
   fieldManager: string;
   timeoutMs?: number;
-  /** Called after every request (not watches), e.g. to count API calls per verb and resource. */
-  onRequest?: (verb: string, plural: string, status: number) => void;
+  /** Called after every request (not watches), e.g. to count API calls per verb and resource and time them. */
+  onRequest?: (verb: string, plural: string, status: number, seconds: number) => void;
 }
 
 interface RawResponse {
@@ -229,6 +229,7 @@ export class KubeClient {
 
   private request(method: string, path: string, body?: string, contentType?: string): Promise<RawResponse> {
     const signal = AbortSignal.timeout(this.timeoutMs);
+    const started = performance.now();
     const req = this.open(method, path, signal, contentType, body);
     return new Promise<RawResponse>((resolve, reject) => {
       req.on('response', (res) => {
@@ -236,7 +237,7 @@ export class KubeClient {
         res.setEncoding('utf8');
         res.on('data', (c: string) => (data += c));
         res.on('end', () => {
-          this.onRequest?.(method, pluralOf(path), res.statusCode ?? 0);
+          this.onRequest?.(method, pluralOf(path), res.statusCode ?? 0, (performance.now() - started) / 1000);
           resolve({ status: res.statusCode ?? 0, body: data });
         });
         res.on('error', reject);
