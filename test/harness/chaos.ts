@@ -122,6 +122,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       process.kill(rec.pid, 'SIGKILL');
       kills += 1;
       log(`kill #${kills}: ${victim.name} (pid ${rec.pid})`);
+      restarting.add(victim.name);
+      // Gone before it is started again (a process still dying would count as running).
+      for (let i = 0; i < 100 && procs.running(victim.name); i++) await sleep(50);
       pending.push(bringBack(victim));
     }
   };
