@@ -173,7 +173,11 @@ export class LeaderElector {
       return this.leading;
     } catch (err) {
       if (!(err instanceof LeaseConflict)) throw err;
-      if (this.leading) this.observed = undefined; // read it next time
+      // Someone else wrote it (or an earlier renewal of ours landed late): read who holds it now; a leader that is
+      // no longer the holder stops at once.
+      const now = await this.api.get();
+      if (now) this.see(now);
+      else if (this.leading) this.stepDown('lost');
       return false;
     }
   }

@@ -238,6 +238,20 @@ describe('LeaderElector', () => {
     await b.elector.stop();
   });
 
+  it('a leader whose renewal conflicts with another holder stops at once', async () => {
+    const leases = new FakeLeases();
+    const a = candidate(leases, 'a');
+    await a.elector.tryAcquireOrRenew();
+    // Someone takes the Lease behind a's back (an operator's edit, say).
+    const other = leases.apiFor();
+    const current = (await other.get())!;
+    await other.replace({ ...current, spec: { ...current.spec, holderIdentity: 'z' } });
+    await vi.advanceTimersByTimeAsync(500);
+    expect(await a.elector.tryAcquireOrRenew()).toBe(false);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.events.map((e) => e.what)).toEqual(['started', 'stopped:lost']);
+  });
+
   it('refuses timings that are unsafe or not representable', () => {
     const api = new FakeLeases().apiFor();
     const cb = { onStartedLeading: () => {}, onStoppedLeading: () => {} };
