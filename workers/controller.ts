@@ -14,6 +14,7 @@ import { KubeClient } from '../activities/kube/client.js';
 import { Poker } from '../watcher/poker.js';
 import { Watcher } from '../watcher/watcher.js';
 import { Leadership } from './leadership.js';
+import { kubeLeaseApi } from '../watcher/lease-api.js';
 import { loadConfig } from './config.js';
 import { makeLogger, temporalLogger } from './logger.js';
 import { serveHttp } from './http.js';
@@ -128,7 +129,7 @@ async function main(): Promise<void> {
           retryPeriodMs: cfg.leaseRetryPeriodMs,
         },
       },
-      leaseKube,
+      kubeLeaseApi(leaseKube, cfg.systemNamespace, cfg.leaseName),
       (isCurrent, recentSince) => {
         // Entity options are not passed at start: workflows read them from their worker at every run and resync.
         const poker = new Poker(

@@ -10,9 +10,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { MetadataCache } from '../activities/deps.js';
-import type { KubeClient } from '../activities/kube/client.js';
-import { LeaderElector, type LeaderElectionTimings } from '../watcher/leader-election.js';
-import { kubeLeaseApi } from '../watcher/lease-api.js';
+import { LeaderElector, type Clock, type LeaderElectionTimings, type LeaseApi } from '../watcher/leader-election.js';
 import { counterIn } from '../watcher/metrics.js';
 import type { Poker } from '../watcher/poker.js';
 import type { Watcher } from '../watcher/watcher.js';
@@ -45,14 +43,15 @@ export class Leadership {
 
   /**
    * `makeTerm(isCurrent, recentSince)` builds (not starts) a watcher and poker; the poker must ask `isCurrent()` before
-   * every delivery. `leaseKube` should time out requests within the renew deadline.
+   * every delivery. `leaseApi` (watcher/lease-api.ts) should time out requests within the renew deadline.
    */
   constructor(
     private readonly opts: LeadershipOptions,
-    leaseKube: KubeClient,
+    leaseApi: LeaseApi,
     private readonly makeTerm: (isCurrent: () => boolean, recentSince: number | undefined) => WatcherTerm,
     private readonly log: Logger,
     registry: Registry,
+    clock?: Clock,
   ) {
     this.identity = leaderIdentity(opts.identityBase);
     this.leaderGauge = new Gauge({
@@ -69,7 +68,7 @@ export class Leadership {
     });
     if (opts.enabled) {
       this.elector = new LeaderElector(
-        kubeLeaseApi(leaseKube, opts.namespace, opts.leaseName),
+        leaseApi,
         { namespace: opts.namespace, name: opts.leaseName },
         this.identity,
         opts.timings,
@@ -84,6 +83,7 @@ export class Leadership {
           },
         },
         log,
+        clock,
       );
     }
   }

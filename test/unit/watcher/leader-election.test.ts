@@ -2,58 +2,13 @@
 // fake timers: who leads, when a leader must have stopped, and that two candidates never lead at once.
 import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  LeaderElector,
-  LeaseConflict,
-  microTime,
-  type Clock,
-  type LeaderElectionTimings,
-  type LeaseApi,
-  type LeaseObject,
-} from '../../../watcher/leader-election.js';
+import { LeaderElector, microTime, type Clock, type LeaderElectionTimings } from '../../../watcher/leader-election.js';
+import { FakeLeases } from '../../fixtures/leases.js';
 
 const silent = { info: () => {}, warn: () => {}, debug: () => {}, error: () => {} } as unknown as Logger;
 const timings: LeaderElectionTimings = { leaseDurationMs: 3000, renewDeadlineMs: 2000, renewPeriodMs: 500, retryPeriodMs: 500 };
 const where = { namespace: 'knative-serving', name: 'tidal-controller' };
 const clock: Clock = { now: () => Date.now(), wall: () => new Date() };
-
-/** The API server's view of one Lease: a create fails if it exists, a replace if its resourceVersion is stale. */
-class FakeLeases {
-  lease: LeaseObject | undefined;
-  private rv = 100;
-  writes = 0;
-
-  /** A candidate's view of the API; `down()` makes every request of that candidate fail (a partition). */
-  apiFor(): LeaseApi & { down: boolean } {
-    const get = () => this.lease;
-    const write = (l: LeaseObject) => this.write(l);
-    const api = {
-      down: false,
-      async get() {
-        if (api.down) throw new Error('connection refused');
-        const l = get();
-        return l && structuredClone(l);
-      },
-      async create(l: LeaseObject) {
-        if (api.down) throw new Error('connection refused');
-        if (get()) throw new LeaseConflict('AlreadyExists');
-        return write(l);
-      },
-      async replace(l: LeaseObject) {
-        if (api.down) throw new Error('connection refused');
-        if (get()?.metadata.resourceVersion !== l.metadata.resourceVersion) throw new LeaseConflict('Conflict');
-        return write(l);
-      },
-    };
-    return api;
-  }
-
-  private write(l: LeaseObject): LeaseObject {
-    this.writes += 1;
-    this.lease = structuredClone({ ...l, metadata: { ...l.metadata, resourceVersion: String(++this.rv) } });
-    return structuredClone(this.lease);
-  }
-}
 
 interface Candidate {
   elector: LeaderElector;
