@@ -11,7 +11,7 @@ import { Resources } from '../api/kinds.js';
 import { KubeClient } from '../activities/kube/client.js';
 import { ProcessTable } from '../dev/processes.js';
 import { replicaPorts, repoRoot, stackDown, stackUp, startController, type StackPorts } from '../dev/stack.js';
-import { addKwokNodes, cleanUp, SuiteLabel } from '../test/harness/convergence.js';
+import { addKwokNodes, SuiteLabel } from '../test/harness/convergence.js';
 import { runChaos, type ChaosReplica } from '../test/harness/chaos.js';
 
 const ports: StackPorts = {
@@ -99,7 +99,6 @@ async function main(): Promise<number> {
     console.log(
       `duplicate side effects (a Revision created twice for one Configuration): ${report.duplicateRevisions.length}${report.duplicateRevisions.length ? ` ${report.duplicateRevisions.join(', ')}` : ''}`,
     );
-    if (!process.env.TIDAL_KEEP_CHAOS_STACK) await cleanUp(kube, info.kubeconfig, namespace);
     return c.failures.length || report.duplicateRevisions.length ? 1 : 0;
   } finally {
     kube.close();

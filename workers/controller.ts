@@ -202,7 +202,8 @@ async function main(): Promise<void> {
   const built = cfg.runWorker
     ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), leadership?.cache, registry)
     : undefined;
-  const temporalHealth = built?.connection.healthService ?? clientConnection?.healthService;
+  // The client connection's call fails fast while the server is down; the worker's (Core) retries until it answers.
+  const temporalHealth = clientConnection?.healthService ?? built?.connection.healthService;
   const health = new Health(
     [
       ...(temporalHealth ? [{ name: 'temporal', probe: () => temporalHealth.check({}) }] : []),

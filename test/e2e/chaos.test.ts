@@ -29,10 +29,12 @@ beforeAll(async () => {
   procs = new ProcessTable(s.dir);
   info = { dir: s.dir, kubeconfig: s.kubeconfig, temporalAddress: s.temporalAddress, temporalUi: undefined, bins: s.bins, ports: testPorts };
   kube = new KubeClient({ kubeconfig: s.kubeconfig, fieldManager: 'convergence' });
+  // Readiness checked every 0.5 s, so the test sees the 3 s outages (the main replica keeps the stack's settings).
+  const env = { ...s.controllerEnv, TIDAL_HEALTH_INTERVAL_MS: '500' };
   replicas = [
     { name: 'tidal-controller', ports: testPorts, env: s.controllerEnv },
-    { name: 'tidal-controller-2', ports: replicaPorts(testPorts, 1), env: { ...s.controllerEnv, TIDAL_IDENTITY: 'controller-2' } },
-    { name: 'tidal-controller-3', ports: replicaPorts(testPorts, 2), env: { ...s.controllerEnv, TIDAL_IDENTITY: 'controller-3' } },
+    { name: 'tidal-controller-2', ports: replicaPorts(testPorts, 1), env: { ...env, TIDAL_IDENTITY: 'controller-2' } },
+    { name: 'tidal-controller-3', ports: replicaPorts(testPorts, 2), env: { ...env, TIDAL_IDENTITY: 'controller-3' } },
   ];
   for (const r of replicas) await startController(info, procs, { ports: r.ports, controllerEnv: r.env }, log, r.name);
   extraNodes = await addKwokNodes(kube, 2, 'kwok-chaos');

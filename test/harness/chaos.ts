@@ -32,6 +32,8 @@ export interface ChaosOptions {
   /** When (ms after the writers start) the Temporal server and the API server are restarted. */
   restartTemporalAtMs: number;
   restartApiServerAtMs: number;
+  /** How long the Temporal server and the API server stay down when restarted (default 3 s). */
+  downtimeMs?: number;
   convergence: Omit<ConvergenceOptions, 'tolerateOutagesMs' | 'onWritesDone'>;
   log: (s: string) => void;
 }
@@ -103,6 +105,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     if (!rec) throw new Error(`${name} is not running`);
     log(`restarting ${name}`);
     await procs.stop(name, 15_000);
+    await sleep(o.downtimeMs ?? 3000); // a restart takes a while: replicas must notice (readiness) and cope
     procs.start(rec.name, rec.bin, rec.args, env);
     const deadline = Date.now() + 120_000;
     while (!(await healthy().catch(() => false))) {
