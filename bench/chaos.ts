@@ -14,19 +14,21 @@ import { replicaPorts, repoRoot, stackDown, stackUp, startController, type Stack
 import { addKwokNodes, SuiteLabel } from '../test/harness/convergence.js';
 import { runChaos, type ChaosReplica } from '../test/harness/chaos.js';
 
+// Below the ephemeral port range (32768–60999): a fixed port there can be taken by any process's outgoing
+// connection or by a controller's Temporal metrics exporter, which binds a free port.
 const ports: StackPorts = {
-  etcdClient: 32379,
-  etcdPeer: 32380,
-  apiserver: 36443,
-  controllerManager: 33257,
-  scheduler: 33259,
-  temporal: 37233,
-  temporalUi: 38233,
-  temporalHttp: 37243,
-  temporalMetrics: 37244,
-  controllerMetrics: 39464,
-  webhook: 38443,
-  controllerWebhook: 38444,
+  etcdClient: 12379,
+  etcdPeer: 12380,
+  apiserver: 16443,
+  controllerManager: 13257,
+  scheduler: 13259,
+  temporal: 17233,
+  temporalUi: 18233,
+  temporalHttp: 17243,
+  temporalMetrics: 17244,
+  controllerMetrics: 19464,
+  webhook: 18443,
+  controllerWebhook: 18444,
 };
 const dir = path.join(repoRoot, '.tidal', 'chaos');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);

@@ -14,17 +14,18 @@ import { replicaPorts, repoRoot, stackDown, stackUp, startController, type Stack
 import { leaderGauge, pokesDelivered, scrape } from '../test/harness/replicas.js';
 import { eventually } from '../test/harness/wait.js';
 
+// Below the ephemeral port range (32768–60999), as bench/chaos.ts.
 const ports: StackPorts = {
-  etcdClient: 52379,
-  etcdPeer: 52380,
-  apiserver: 56443,
-  controllerManager: 50357,
-  scheduler: 50359,
-  temporal: 57233,
-  temporalUi: 58233,
-  temporalHttp: 57243,
-  temporalMetrics: 57244,
-  controllerMetrics: 59464,
+  etcdClient: 11379,
+  etcdPeer: 11380,
+  apiserver: 11443,
+  controllerManager: 11257,
+  scheduler: 11259,
+  temporal: 11233,
+  temporalUi: 11234,
+  temporalHttp: 11243,
+  temporalMetrics: 11244,
+  controllerMetrics: 11464,
 };
 const dir = path.join(repoRoot, '.tidal', 'bench-failover');
 const rounds = Number(process.env.FAILOVER_ROUNDS ?? 10);
