@@ -319,6 +319,20 @@ class Writers {
     }
   }
 
+  /** The first apply of a Service; during outages (`tolerateOutagesMs`) it is retried until it goes through. */
+  async create(m: Model): Promise<void> {
+    const deadline = Date.now() + (this.o.tolerateOutagesMs ?? 0);
+    for (;;) {
+      try {
+        return await this.apply(m);
+      } catch (err) {
+        if (!this.o.tolerateOutagesMs || Date.now() > deadline) throw err;
+        this.ops['create (retried)'] = (this.ops['create (retried)'] ?? 0) + 1;
+        await sleep(1000);
+      }
+    }
+  }
+
   /** Makes the cluster match the model again after a write failed during an outage (see `tolerateOutagesMs`). */
   private async retry(op: Op, m: Model, first: unknown): Promise<void> {
     this.ops[`${op} (retried)`] = (this.ops[`${op} (retried)`] ?? 0) + 1;
@@ -793,7 +807,7 @@ export async function runConvergence(o: ConvergenceOptions): Promise<Convergence
   for (let i = 0; i < w.models.length; i += 10) {
     await Promise.all(
       w.models.slice(i, i + 10).map(async (m) => {
-        await w.apply(m);
+        await w.create(m);
         w.lastChange.set(m.name, Date.now());
       }),
     );
