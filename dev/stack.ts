@@ -545,6 +545,8 @@ export async function startController(
   opts: Pick<StackOptions, 'ports' | 'controllerEnv' | 'controllerInCluster'>,
   log: (s: string) => void,
   name = 'tidal-controller',
+  /** Wait for /readyz (default); false returns once the process is started (the chaos run watches it itself). */
+  wait = true,
 ): Promise<ProcessRecord> {
   const existing = procs.running(name);
   if (existing) return existing;
@@ -595,7 +597,7 @@ export async function startController(
     },
     repoRoot,
   );
-  await waitFor(name, () => httpOk(`http://127.0.0.1:${opts.ports.controllerMetrics}/readyz`), 120_000, rec);
+  if (wait) await waitFor(name, () => httpOk(`http://127.0.0.1:${opts.ports.controllerMetrics}/readyz`), 120_000, rec);
   return rec;
 }
 

@@ -31,7 +31,22 @@ export interface ConfigurationObservation {
 
 const generationOf = (r: Revision) => Number(r.metadata.labels?.[Labels.configurationGeneration] ?? '0');
 
+/**
+ * The Revisions this Configuration controls. The label selector also finds those of an earlier Configuration of the
+ * same name (a Service deleted and created again) until the garbage collector removes them — for minutes when it
+ * lags (seen in the chaos run after an API server restart): they must not become latestReady.
+ */
+function ownRevisions(cfg: Configuration, revisions: readonly Revision[]): Revision[] {
+  const uid = cfg.metadata.uid;
+  if (!uid) return [...revisions];
+  return revisions.filter((r) => {
+    const ref = r.metadata.ownerReferences?.find((o) => o.controller);
+    return !ref || ref.uid === uid;
+  });
+}
+
 export function computeConfigurationStatus(obs: ConfigurationObservation, now: string): { status: ConfigurationStatus; events: StatusEvent[] } {
+  obs = { ...obs, revisions: ownRevisions(obs.configuration, obs.revisions) };
   const cfg = cloneJson(obs.configuration);
   const events: StatusEvent[] = [];
   const before = beginReconcile(cfg, configurationConditionSet, now);

@@ -13,7 +13,8 @@
 // made while the controller was down (or during the catch-up) must not queue behind thousands of full passes.
 import type { Logger } from 'pino';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { counterIn } from './metrics.js';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { entityWorkflowId, POKE_SIGNAL, SearchAttributeNames, workflowTypeOf, type Poke } from '../api/entity.js';
 import type { PokeTarget } from './poke-map.js';
@@ -35,6 +36,11 @@ export interface PokerOptions {
   signalsPerSecond?: number;
   /** Catch-up pokes delivered per second at most (default 10: about the passes a second two cores take; 0: unmetered). */
   catchUpPerSecond?: number;
+  /**
+   * Asked before every delivery: false (this process's leader term is over) and nothing more is sent — the view the
+   * pokes came from may be stale. The poker is closed soon after; pending pokes are dropped with it.
+   */
+  mayDeliver?: () => boolean;
 }
 
 interface Pending {
@@ -83,17 +89,15 @@ export class Poker {
     private readonly log: Logger,
     registry: Registry,
   ) {
-    this.delivered = new Counter({
+    this.delivered = counterIn(registry, {
       name: 'tidal_pokes_delivered_total',
       help: 'Pokes delivered to entity workflows',
       labelNames: ['kind'],
-      registers: [registry],
     });
-    this.failed = new Counter({
+    this.failed = counterIn(registry, {
       name: 'tidal_pokes_failed_total',
       help: 'Poke deliveries that failed and will be retried',
       labelNames: ['kind'],
-      registers: [registry],
     });
     this.burst = opts.signalBurst ?? 20;
     this.perSecond = opts.signalsPerSecond ?? 5;
@@ -148,6 +152,7 @@ export class Poker {
       if (waiting.length < this.pending.size) waiting.push(...[...this.pending].filter(([, p]) => p.catchUp));
       for (const [id, p] of waiting) {
         if (this.inFlight >= this.opts.concurrency) break;
+        if (this.opts.mayDeliver && !this.opts.mayDeliver()) break;
         if (this.inFlightIds.has(id)) continue;
         if (p.catchUp && p.notBefore <= now) {
           const wait = this.takeCatchUp(now);

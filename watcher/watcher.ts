@@ -1,7 +1,8 @@
 // The watcher: one informer per watched kind, each change mapped to pokes for the entity workflows it affects — the
 // workflows that reconcile the objects concerned (ADR 0005), resolved through the informers' caches.
 import type { Logger } from 'pino';
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { counterIn } from './metrics.js';
 import { Resources, SERVING_GROUP, type ResourceType } from '../api/kinds.js';
 import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
 import { contentToken } from '../api/content-token.js';
@@ -22,6 +23,11 @@ export interface WatcherOptions {
   watched: readonly WatchedKind[];
   relistMs: number;
   maxBackoffMs: number;
+  /**
+   * A new leader's start-up list (epoch ms): an object some manager wrote at or after this time is poked in the
+   * first lane even when its status looks settled — it may have changed during the handover, when no one watched.
+   */
+  recentSince?: number;
 }
 
 const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: string }> = {
@@ -60,17 +66,15 @@ export class Watcher {
     log: Logger,
     registry: Registry,
   ) {
-    this.events = new Counter({
+    this.events = counterIn(registry, {
       name: 'tidal_watch_events_total',
       help: 'Changes seen by the watcher',
       labelNames: ['kind', 'type'],
-      registers: [registry],
     });
-    this.restarts = new Counter({
+    this.restarts = counterIn(registry, {
       name: 'tidal_watch_restarts_total',
       help: 'Watch restarts',
       labelNames: ['kind', 'reason'],
-      registers: [registry],
     });
     this.informers = opts.watched.map((kind) => {
       const { type, labelSelector } = watchedTypes[kind];
@@ -179,7 +183,11 @@ export class Watcher {
     const targets = pokeTargets(kind, obj, this.opts.enabled, this.lookup, routes, this.mappingsOf(kind, obj));
     // The start-up list: an object whose status already reports its generation is caught up after the ones that do
     // not (a Service changed while the controller was down goes first), in the poker's metered second lane.
-    const catchUp = change === 'added' && this.byKind.get(kind)?.hasSynced === false && reportsItsGeneration(kind, obj);
+    const catchUp =
+      change === 'added' &&
+      this.byKind.get(kind)?.hasSynced === false &&
+      reportsItsGeneration(kind, obj) &&
+      !writtenSince(obj, this.opts.recentSince);
     for (const target of targets) {
       const isSelf = entityWorkflowId(target.kind, target.key) === source;
       // A child's event must not start a fresh workflow for an owner that is already gone.
@@ -207,6 +215,13 @@ function reportsItsGeneration(kind: WatchedKind, obj: KubeObject): boolean {
   const status = (obj as { status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] } }).status;
   const ready = status?.conditions?.find((c) => c.type === 'Ready')?.status;
   return status?.observedGeneration === obj.metadata.generation && (ready === 'True' || ready === 'False');
+}
+
+/** True when a field manager wrote the object at or after `since` (epoch ms; managedFields times have second precision). */
+export function writtenSince(obj: KubeObject, since: number | undefined): boolean {
+  if (since === undefined) return false;
+  const fields = (obj.metadata as { managedFields?: { time?: string }[] }).managedFields ?? [];
+  return fields.some((f) => f.time !== undefined && Date.parse(f.time) >= Math.floor(since / 1000) * 1000);
 }
 
 function entityWorkflowIdLike(kind: WatchedKind, obj: KubeObject): string {

@@ -2,7 +2,10 @@
 // Any number of replicas may run. SIGTERM drains: the watcher stops, running activities finish, then exit.
 import { Client, Connection } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import net from 'node:net';
+import { Resources } from '../api/kinds.js';
+import { Health } from './health.js';
 import type { EntityKind } from '../api/entity.js';
 import { makeEventRecorder } from '../activities/events.js';
 import { ConfigStore } from '../watcher/config-store.js';
@@ -11,6 +14,8 @@ import { GATEWAY_TLS_SECRET_NAME, GATEWAY_TLS_SECRET_NAMESPACE } from '../resour
 import { KubeClient } from '../activities/kube/client.js';
 import { Poker } from '../watcher/poker.js';
 import { Watcher } from '../watcher/watcher.js';
+import { Leadership } from './leadership.js';
+import { kubeLeaseApi } from '../watcher/lease-api.js';
 import { loadConfig } from './config.js';
 import { makeLogger, temporalLogger } from './logger.js';
 import { serveHttp } from './http.js';
@@ -62,14 +67,32 @@ function startCertificateKeeper(
   attempt(1000);
 }
 
+/** A free loopback port for the Temporal Core's metrics exporter (it binds a fixed address only). */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 async function main(): Promise<void> {
   const cfg = loadConfig();
   const webhookSettings = loadWebhookSettings();
   const log = makeLogger(cfg.logLevel);
+  // The Temporal SDK's own metrics (task slots, schedule-to-start and execution latencies, sticky cache, …) are
+  // exported by its Core on a loopback port and appended to Tidal's /metrics, so one scrape gets both.
+  const temporalMetrics = cfg.temporalMetricsAddress ?? `127.0.0.1:${await freeLoopbackPort()}`;
   Runtime.install({
     logger: temporalLogger(log.child({ component: 'temporal' })),
     // Core's own logs go through pino too, as JSON like everything else.
-    telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    telemetryOptions: {
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      metrics: { metricPrefix: 'temporal_', prometheus: { bindAddress: temporalMetrics, countersTotalSuffix: true, useSecondsForDurations: true } },
+    },
     shutdownSignals: [],
   });
   const registry = new Registry();
@@ -80,16 +103,22 @@ async function main(): Promise<void> {
     labelNames: ['verb', 'resource', 'code'],
     registers: [registry],
   });
-  const kube = new KubeClient({
-    kubeconfig: cfg.kubeconfig,
-    fieldManager: cfg.fieldManager,
-    onRequest: (verb, resource, code) => kubeRequests.inc({ verb, resource, code: String(code) }),
+  const kubeLatency = new Histogram({
+    name: 'tidal_kube_request_duration_seconds',
+    help: 'Latency of Kubernetes API requests made by Tidal (not watches)',
+    labelNames: ['verb', 'resource'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
   });
+  const onRequest = (verb: string, resource: string, code: number, seconds: number) => {
+    kubeRequests.inc({ verb, resource, code: String(code) });
+    kubeLatency.observe({ verb, resource }, seconds);
+  };
+  const kube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, onRequest });
   const configStore = new ConfigStore(kube, cfg.systemNamespace, log.child({ component: 'config' }), makeEventRecorder(kube, log));
   configStore.start();
 
-  let watcher: Watcher | undefined;
-  let poker: Poker | undefined;
+  let leadership: Leadership | undefined;
   // Before anything runs: the namespace and search attributes exist (or are registered, or start-up fails saying how).
   let clientConnection: Connection | undefined = await Connection.connect(temporalConnectOptions(cfg.temporal));
   const ensured = await ensureTemporalNamespace(clientConnection, cfg.temporal);
@@ -100,39 +129,62 @@ async function main(): Promise<void> {
   }
   if (clientConnection) {
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
-    // Entity options are not passed at start: workflows read them from their worker at every run and resync.
-    poker = new Poker(
-      client,
-      { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000, catchUpPerSecond: cfg.catchUpPokesPerSecond },
-      log.child({ component: 'poker' }),
-      registry,
-    );
-    watcher = new Watcher(
-      kube,
-      poker,
+    // Lease requests time out within the renew deadline: a renewal that hangs longer is worth nothing.
+    const leaseKube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, timeoutMs: cfg.leaseRenewDeadlineMs, onRequest });
+    const l = (leadership = new Leadership(
       {
-        enabled: enabledKinds,
-        watched: [
-          'Service',
-          'Configuration',
-          'Revision',
-          'Route',
-          'Ingress',
-          'Deployment',
-          'HorizontalPodAutoscaler',
-          'Pod',
-          'KubeService',
-          'DomainMapping',
-          'ClusterDomainClaim',
-        ],
-        relistMs: cfg.relistSeconds * 1000,
-        maxBackoffMs: 30_000,
+        enabled: cfg.leaderElection,
+        namespace: cfg.systemNamespace,
+        leaseName: cfg.leaseName,
+        identityBase: cfg.identity,
+        timings: {
+          leaseDurationMs: cfg.leaseDurationSeconds * 1000,
+          renewDeadlineMs: cfg.leaseRenewDeadlineMs,
+          renewPeriodMs: cfg.leaseRenewPeriodMs,
+          retryPeriodMs: cfg.leaseRetryPeriodMs,
+        },
       },
-      log.child({ component: 'watcher' }),
+      kubeLeaseApi(leaseKube, cfg.systemNamespace, cfg.leaseName),
+      (isCurrent, recentSince) => {
+        // Entity options are not passed at start: workflows read them from their worker at every run and resync.
+        const poker = new Poker(
+          client,
+          { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000, catchUpPerSecond: cfg.catchUpPokesPerSecond, mayDeliver: isCurrent },
+          log.child({ component: 'poker' }),
+          registry,
+        );
+        const watcher = new Watcher(
+          kube,
+          poker,
+          {
+            enabled: enabledKinds,
+            watched: [
+              'Service',
+              'Configuration',
+              'Revision',
+              'Route',
+              'Ingress',
+              'Deployment',
+              'HorizontalPodAutoscaler',
+              'Pod',
+              'KubeService',
+              'DomainMapping',
+              'ClusterDomainClaim',
+            ],
+            relistMs: cfg.relistSeconds * 1000,
+            maxBackoffMs: 30_000,
+            ...(recentSince !== undefined ? { recentSince } : {}),
+          },
+          log.child({ component: 'watcher' }),
+          registry,
+        );
+        return { watcher, poker };
+      },
+      log.child({ component: 'leader' }),
       registry,
-    );
-    watcher.start();
-    const w = watcher;
+    ));
+    l.start();
+    // Certificate workflows are started by every replica: the start is idempotent and reads no watched state.
     startCertificateKeeper(client, cfg, log, {
       prefix: 'GatewayCertificate',
       namespace: GATEWAY_TLS_SECRET_NAMESPACE,
@@ -152,9 +204,9 @@ async function main(): Promise<void> {
     }
     // Start a run for every object whose run is gone: shortly after start (runs that fail to replay on new code fail
     // on their first task), then every TIDAL_SWEEP_SECONDS — Knative's global resync, since runs at rest have ended
-    // (ADR 0006) and each object so gets a full pass.
+    // (ADR 0006) and each object so gets a full pass. Only the leader sweeps (from its own, current view).
     const sweepOnce = () => {
-      const n = w.pokeAll([...enabledKinds], { source: 'Tidal/sweep', reason: 'resync' }, { force: true, catchUp: true });
+      const n = l.watcher?.pokeAll([...enabledKinds], { source: 'Tidal/sweep', reason: 'resync' }, { force: true, catchUp: true });
       log.debug({ poked: n }, 'sweep');
     };
     setTimeout(sweepOnce, 30_000).unref();
@@ -163,12 +215,12 @@ async function main(): Promise<void> {
       // config-gc is read only by the Configurations' garbage collection, in the Service's or the Configuration's pass.
       const kinds: EntityKind[] =
         cm.metadata.name === GcConfigName ? ['Service', 'Configuration'] : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
-      const n = w.pokeAll(kinds, {
+      const n = l.watcher?.pokeAll(kinds, {
         source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
         reason: 'updated',
         ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),
       });
-      log.info({ kind: 'ConfigMap', name: cm.metadata.name, poked: n }, 'config changed; resyncing objects that read it');
+      if (n !== undefined) log.info({ kind: 'ConfigMap', name: cm.metadata.name, poked: n }, 'config changed; resyncing objects that read it');
     });
   }
   // Activities read the config maps: start the worker once they have been listed.
@@ -177,17 +229,44 @@ async function main(): Promise<void> {
   const webhook = webhookSettings.enabled
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
-  const built = cfg.runWorker ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), watcher?.cache, registry) : undefined;
-  const server = serveHttp(
-    cfg.metricsPort,
+  const built = cfg.runWorker
+    ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), leadership?.cache, registry)
+    : undefined;
+  // The client connection's call fails fast while the server is down; the worker's (Core) retries until it answers.
+  const temporalHealth = clientConnection?.healthService ?? built?.connection.healthService;
+  const health = new Health(
+    [
+      ...(temporalHealth ? [{ name: 'temporal', probe: () => temporalHealth.check({}) }] : []),
+      // A read Tidal is allowed anyway (its config maps): 200 or 404 both mean the API server answers.
+      { name: 'kubernetes', probe: () => kube.get(Resources.ConfigMap, cfg.systemNamespace, 'config-deployment') },
+    ],
+    {
+      worker: () => (built ? built.worker.getState() === 'RUNNING' : true),
+      webhook: () => webhook?.ready() ?? true,
+      // A leader whose watcher is still listing is not ready yet; followers need no watcher.
+      watcher: () => leadership?.watcher?.hasSynced ?? true,
+    },
+    { intervalMs: cfg.healthIntervalMs, timeoutMs: cfg.healthTimeoutMs, wedgedMs: 30_000 },
+    log.child({ component: 'health' }),
     registry,
-    () => (watcher?.hasSynced ?? true) && (built ? built.worker.getState() === 'RUNNING' : true) && (webhook?.ready() ?? true),
   );
+  const backlog = new Gauge({
+    name: 'tidal_poke_backlog',
+    help: 'Pokes queued or in flight on this replica (the leader; 0 elsewhere)',
+    registers: [registry],
+    collect() {
+      this.set(leadership?.poker?.backlog ?? 0);
+    },
+  });
+  void backlog;
+  const server = serveHttp(cfg.metricsPort, registry, health, `http://${temporalMetrics}/metrics`);
   log.info(
     {
       temporal: cfg.temporalAddress,
       taskQueue: cfg.taskQueue,
       watcher: cfg.runWatcher,
+      leaderElection: cfg.runWatcher && cfg.leaderElection,
+      identity: leadership?.identity,
       worker: cfg.runWorker,
       metricsPort: cfg.metricsPort,
       webhookPort: webhook ? webhookSettings.port : undefined,
@@ -203,8 +282,8 @@ async function main(): Promise<void> {
     log.info({ signal }, 'shutting down');
     webhookDrained = webhook?.drain();
     void (async () => {
-      await watcher?.close();
-      await poker?.close();
+      // No poke after this: the term ends before the Lease is released, so the next leader takes over at once.
+      await leadership?.stop();
       await configStore.close();
       built?.worker.shutdown();
     })();
@@ -218,6 +297,7 @@ async function main(): Promise<void> {
     await clientConnection?.close();
     await built?.connection.close();
     server.close();
+    health.close();
     kube.close();
     log.info('stopped');
     process.exit(0);

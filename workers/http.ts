@@ -1,19 +1,30 @@
-// The process's small HTTP endpoint: Prometheus metrics, liveness and readiness.
+// The process's small HTTP endpoint: Prometheus metrics (Tidal's, then the Temporal SDK's own, fetched from the
+// Core's exporter on loopback so that one scrape gets both), liveness and readiness (workers/health.ts).
 import http from 'node:http';
 import type { Registry } from 'prom-client';
 
-export function serveHttp(port: number, registry: Registry, ready: () => boolean): http.Server {
+export interface HttpProbes {
+  /** Empty when ready; else the reasons, one a line in the 503's body. */
+  problems(): string[];
+  live(): boolean;
+}
+
+export function serveHttp(port: number, registry: Registry, probes: HttpProbes, extraMetricsUrl?: string): http.Server {
   const server = http.createServer((req, res) => {
     void (async () => {
-      if (req.url === '/metrics') {
+      const url = (req.url ?? '').split('?')[0];
+      if (url === '/metrics') {
         res.setHeader('Content-Type', registry.contentType);
-        res.end(await registry.metrics());
-      } else if (req.url === '/healthz') {
-        res.end('ok');
-      } else if (req.url === '/readyz') {
-        const ok = ready();
-        res.statusCode = ok ? 200 : 503;
-        res.end(ok ? 'ok' : 'not ready');
+        const own = await registry.metrics();
+        res.end(extraMetricsUrl ? `${own}\n${await fetchText(extraMetricsUrl)}` : own);
+      } else if (url === '/healthz') {
+        const ok = probes.live();
+        res.statusCode = ok ? 200 : 500;
+        res.end(ok ? 'ok' : 'event loop stalled');
+      } else if (url === '/readyz') {
+        const problems = probes.problems();
+        res.statusCode = problems.length === 0 ? 200 : 503;
+        res.end(problems.length === 0 ? 'ok' : `not ready\n${problems.join('\n')}\n`);
       } else {
         res.statusCode = 404;
         res.end();
@@ -22,4 +33,14 @@ export function serveHttp(port: number, registry: Registry, ready: () => boolean
   });
   server.listen(port, '0.0.0.0');
   return server;
+}
+
+/** The Temporal Core's Prometheus text; a comment when it cannot be read, so Tidal's own metrics are still served. */
+async function fetchText(url: string): Promise<string> {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+    return await res.text();
+  } catch (err) {
+    return `# temporal sdk metrics unavailable: ${String(err).replace(/\n/g, ' ')}\n`;
+  }
 }

@@ -31,8 +31,8 @@ export interface KubeClientOptions {
   credentials?: KubeCredentials;
   fieldManager: string;
   timeoutMs?: number;
-  /** Called after every request (not watches), e.g. to count API calls per verb and resource. */
-  onRequest?: (verb: string, plural: string, status: number) => void;
+  /** Called after every request (not watches), e.g. to count API calls per verb and resource and time them. */
+  onRequest?: (verb: string, plural: string, status: number, seconds: number) => void;
 }
 
 interface RawResponse {
@@ -104,6 +104,12 @@ export class KubeClient {
   async create<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
     const path = resourcePath(type, obj.metadata.namespace) + query({ fieldManager: this.fieldManager });
     return this.noted(type, this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json')), 'write', true);
+  }
+
+  /** PUT of a whole object; its `metadata.resourceVersion` makes the write conditional (409 Conflict when it changed). */
+  async replace<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
+    const path = resourcePath(type, obj.metadata.namespace, obj.metadata.name) + query({ fieldManager: this.fieldManager });
+    return this.parse<T>('PUT', path, await this.request('PUT', path, JSON.stringify(obj), 'application/json'));
   }
 
   /** JSON merge patch, for the few writes that must remove fields another manager set. */
@@ -232,6 +238,7 @@ export class KubeClient {
 
   private request(method: string, path: string, body?: string, contentType?: string): Promise<RawResponse> {
     const signal = AbortSignal.timeout(this.timeoutMs);
+    const started = performance.now();
     const req = this.open(method, path, signal, contentType, body);
     return new Promise<RawResponse>((resolve, reject) => {
       req.on('response', (res) => {
@@ -239,7 +246,7 @@ export class KubeClient {
         res.setEncoding('utf8');
         res.on('data', (c: string) => (data += c));
         res.on('end', () => {
-          this.onRequest?.(method, pluralOf(path), res.statusCode ?? 0);
+          this.onRequest?.(method, pluralOf(path), res.statusCode ?? 0, (performance.now() - started) / 1000);
           resolve({ status: res.statusCode ?? 0, body: data });
         });
         res.on('error', reject);

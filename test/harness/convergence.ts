@@ -28,6 +28,14 @@ export interface ConvergenceOptions {
   thinkMs?: [number, number];
   /** External domain selected by config-domain for the label below (set up by the caller). */
   domain: string;
+  /**
+   * The chaos run restarts the API server and Temporal under the writers: a write that fails for any other reason
+   * than 404/409 (refused connection, a webhook with no ready replica) is retried — the model re-applied, or the
+   * delete repeated — until it goes through (up to `tolerateOutagesMs`), as a user or a GitOps tool would.
+   */
+  tolerateOutagesMs?: number;
+  /** Called once the writers are done, before the convergence checks (the chaos run stops its kills there). */
+  onWritesDone?: () => Promise<void>;
   log: (s: string) => void;
 }
 
@@ -301,13 +309,49 @@ class Writers {
       await this.run(op, m, r);
       this.ops[op] = (this.ops[op] ?? 0) + 1;
     } catch (err) {
-      if (!ignorable(err)) throw err;
-      this.ops[`${op} (404/409)`] = (this.ops[`${op} (404/409)`] ?? 0) + 1;
+      if (ignorable(err)) this.ops[`${op} (404/409)`] = (this.ops[`${op} (404/409)`] ?? 0) + 1;
+      else if (this.o.tolerateOutagesMs) await this.retry(op, m, err);
+      else throw err;
     } finally {
       this.lastChange.set(m.name, Date.now());
       this.lastOp.set(m.name, op);
       this.busy.delete(i);
     }
+  }
+
+  /** The first apply of a Service; during outages (`tolerateOutagesMs`) it is retried until it goes through. */
+  async create(m: Model): Promise<void> {
+    const deadline = Date.now() + (this.o.tolerateOutagesMs ?? 0);
+    for (;;) {
+      try {
+        return await this.apply(m);
+      } catch (err) {
+        if (!this.o.tolerateOutagesMs || Date.now() > deadline) throw err;
+        this.ops['create (retried)'] = (this.ops['create (retried)'] ?? 0) + 1;
+        await sleep(1000);
+      }
+    }
+  }
+
+  /** Makes the cluster match the model again after a write failed during an outage (see `tolerateOutagesMs`). */
+  private async retry(op: Op, m: Model, first: unknown): Promise<void> {
+    this.ops[`${op} (retried)`] = (this.ops[`${op} (retried)`] ?? 0) + 1;
+    const deadline = Date.now() + (this.o.tolerateOutagesMs ?? 0);
+    // A change to an owned child is a disturbance, not part of the model: if it did not go through, nothing changed.
+    if (op === 'deploymentReplicas' || op === 'routeSpec' || op === 'placeholder') return;
+    let err = first;
+    while (Date.now() < deadline) {
+      await sleep(1000);
+      try {
+        if (m.exists) await this.apply(m, ['traffic', 'tag', 'visibility', 'annotation'].includes(op));
+        else await this.deleteAndWait(m);
+        return;
+      } catch (e) {
+        if (ignorable(e)) return;
+        err = e;
+      }
+    }
+    throw err;
   }
 
   private async run(op: Op, m: Model, r: Rand): Promise<void> {
@@ -763,7 +807,7 @@ export async function runConvergence(o: ConvergenceOptions): Promise<Convergence
   for (let i = 0; i < w.models.length; i += 10) {
     await Promise.all(
       w.models.slice(i, i + 10).map(async (m) => {
-        await w.apply(m);
+        await w.create(m);
         w.lastChange.set(m.name, Date.now());
       }),
     );
@@ -783,6 +827,7 @@ export async function runConvergence(o: ConvergenceOptions): Promise<Convergence
   );
   const lastOverall = Math.max(...w.lastChange.values());
   o.log(`writes done: ${j(w.ops)}`);
+  await o.onWritesDone?.();
 
   // Poll until everything converged or the bound passed. A Service counts as converged at the first snapshot
   // (taken after its last change) in which all its checks pass; the final snapshot must pass for all at once.

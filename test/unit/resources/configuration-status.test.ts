@@ -50,6 +50,20 @@ describe('computeConfigurationStatus (spec §2.3)', () => {
     });
   });
 
+  describe('Revisions of an earlier Configuration of the same name (deleted, created again, not yet garbage-collected)', () => {
+    const earlier = (r: ReturnType<typeof revAt>) =>
+      void (r.metadata.ownerReferences = [
+        { apiVersion: 'serving.knative.dev/v1', kind: 'Configuration', name: 'hello', uid: 'uid-cfg-earlier', controller: true },
+      ]);
+    it('never become latestCreated or latestReady (found in the chaos run: a stale BYO Revision of generation 2 won)', () => {
+      const stale = revNamed('hello-byo', 2, 'True', undefined, earlier);
+      const { status } = computeConfigurationStatus({ configuration: cfgForRevisions(1), revisions: [stale, revAt(1, 'True')] }, T1);
+      expect(status.latestCreatedRevisionName).toBe('hello-00001');
+      expect(status.latestReadyRevisionName).toBe('hello-00001');
+      expect(status.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    });
+  });
+
   describe('checklist 18: latestReadyRevisionName', () => {
     it('the first Revision becomes Ready → latestReady = latestCreated, Ready True, ConfigurationReady + LatestReadyUpdate (golden)', () => {
       const configuration = cfgWithStatus(1, 1, 'hello-00001', undefined, cond('Ready', 'Unknown', T0));

@@ -1,0 +1,123 @@
+// Leadership's terms against the in-memory Lease API and fake timers: a term starts when the Lease is won, its poker
+// may deliver only while it is the current term of a leader, and it is closed the moment leadership ends.
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Poker } from '../../../watcher/poker.js';
+import type { Watcher } from '../../../watcher/watcher.js';
+import { Leadership, type WatcherTerm } from '../../../workers/leadership.js';
+import { FakeLeases } from '../../fixtures/leases.js';
+
+const silent = { info: () => {}, warn: () => {}, debug: () => {}, error: () => {}, child: () => silent } as unknown as Logger;
+const timings = { leaseDurationMs: 3000, renewDeadlineMs: 2000, renewPeriodMs: 500, retryPeriodMs: 500 };
+const clock = { now: () => Date.now(), wall: () => new Date() };
+
+interface FakeTerm {
+  isCurrent: () => boolean;
+  recentSince: number | undefined;
+  started: boolean;
+  closed: { poker: boolean; watcher: boolean };
+}
+
+function setup(enabled = true) {
+  const leases = new FakeLeases();
+  const api = leases.apiFor();
+  const terms: FakeTerm[] = [];
+  const registry = new Registry();
+  const makeTerm = (isCurrent: () => boolean, recentSince: number | undefined): WatcherTerm => {
+    const t: FakeTerm = { isCurrent, recentSince, started: false, closed: { poker: false, watcher: false } };
+    terms.push(t);
+    const watcher = {
+      start: () => void (t.started = true),
+      synced: () => Promise.resolve(),
+      close: async () => void (t.closed.watcher = true),
+      hasSynced: true,
+    } as unknown as Watcher;
+    const poker = { close: async () => void (t.closed.poker = true), backlog: 0 } as unknown as Poker;
+    return { watcher, poker };
+  };
+  const leadership = new Leadership(
+    { enabled, namespace: 'knative-serving', leaseName: 'tidal-controller', timings, identityBase: 'pod-0' },
+    api,
+    makeTerm,
+    silent,
+    registry,
+    clock,
+  );
+  return { leases, api, terms, registry, leadership };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  vi.setSystemTime(new Date('2026-01-01T00:00:00Z'));
+});
+afterEach(() => vi.useRealTimers());
+
+describe('Leadership', () => {
+  it('starts a term when it wins the Lease and reports it in tidal_leader', async () => {
+    const { leadership, terms, registry, leases } = setup();
+    expect(leadership.identity).toMatch(/^pod-0_\d+_[0-9a-f]{6}$/);
+    leadership.start();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(terms).toHaveLength(1);
+    expect(terms[0]!.started).toBe(true);
+    expect(terms[0]!.isCurrent()).toBe(true);
+    // A new leader pokes objects written shortly before it took over in the first lane.
+    expect(terms[0]!.recentSince).toBe(Date.parse('2026-01-01T00:00:00Z') - 2 * 3000 - 2000);
+    expect(leases.lease!.spec.holderIdentity).toBe(leadership.identity);
+    expect(await registry.getSingleMetricAsString('tidal_leader')).toContain(`tidal_leader{identity="${leadership.identity}"} 1`);
+    await leadership.stop();
+  });
+
+  it('ends the term the moment renewals stop working: no delivery after the deadline, poker and watcher closed', async () => {
+    const { leadership, terms, api, registry } = setup();
+    leadership.start();
+    await vi.advanceTimersByTimeAsync(10);
+    const term = terms[0]!;
+    api.down = true;
+    await vi.advanceTimersByTimeAsync(1900);
+    expect(term.isCurrent()).toBe(true);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(term.isCurrent()).toBe(false);
+    expect(term.closed).toEqual({ poker: true, watcher: true });
+    expect(leadership.watcher).toBeUndefined();
+    expect(await registry.getSingleMetricAsString('tidal_leader_transitions_total')).toContain('change="deadline"} 1');
+    // Back: a new term with a fresh list, never the old one again.
+    api.down = false;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(terms).toHaveLength(2);
+    expect(terms[1]!.isCurrent()).toBe(true);
+    expect(term.isCurrent()).toBe(false);
+    await leadership.stop();
+  });
+
+  it('a stalled process asks before it delivers and learns it has lost, before any timer runs', async () => {
+    const { leadership, terms } = setup();
+    leadership.start();
+    await vi.advanceTimersByTimeAsync(10);
+    vi.setSystemTime(Date.now() + 2500);
+    expect(terms[0]!.isCurrent()).toBe(false);
+    await leadership.stop();
+  });
+
+  it('stop() ends the term, then clears holderIdentity', async () => {
+    const { leadership, terms, leases } = setup();
+    leadership.start();
+    await vi.advanceTimersByTimeAsync(10);
+    await leadership.stop();
+    expect(terms[0]!.isCurrent()).toBe(false);
+    expect(terms[0]!.closed).toEqual({ poker: true, watcher: true });
+    expect(leases.lease!.spec.holderIdentity).toBe('');
+  });
+
+  it('with leader election off, one term runs for the life of the process and no Lease is written', async () => {
+    const { leadership, terms, leases } = setup(false);
+    leadership.start();
+    expect(terms).toHaveLength(1);
+    expect(terms[0]!.isCurrent()).toBe(true);
+    expect(leadership.isLeader).toBe(true);
+    await leadership.stop();
+    expect(terms[0]!.isCurrent()).toBe(false);
+    expect(leases.lease).toBeUndefined();
+  });
+});

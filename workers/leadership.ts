@@ -1,0 +1,158 @@
+// The watcher runs on the leader only. Every replica campaigns for the Lease `TIDAL_LEASE_NAME` in the system
+// namespace (watcher/leader-election.ts); the holder runs a *term*: a fresh watcher and poker whose start-up list pokes
+// every object (each workflow ignores a poke whose content it already acted on), so no change made while no one
+// watched — a handover, a fresh cluster — is lost. A term ends the moment leadership does: its poker stops delivering
+// at once (it asks before every delivery), its pending pokes are dropped and its informers closed; a later term starts
+// from a fresh list, never from the old view. Every replica stays a Temporal worker and a webhook server.
+// With TIDAL_LEADER_ELECTION=false the process runs one term for its whole life (one process on a laptop).
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { Gauge, type Registry } from 'prom-client';
+import type { MetadataCache } from '../activities/deps.js';
+import { LeaderElector, type Clock, type LeaderElectionTimings, type LeaseApi } from '../watcher/leader-election.js';
+import { counterIn } from '../watcher/metrics.js';
+import type { Poker } from '../watcher/poker.js';
+import type { Watcher } from '../watcher/watcher.js';
+
+export interface WatcherTerm {
+  watcher: Watcher;
+  poker: Poker;
+}
+
+export interface LeadershipOptions {
+  enabled: boolean;
+  namespace: string;
+  leaseName: string;
+  timings: LeaderElectionTimings;
+  /** TIDAL_IDENTITY, else the host name (a pod's name). */
+  identityBase: string | undefined;
+}
+
+/** Unique per process instance: a restarted container (same pod name, often pid 1 again) is a new candidate. */
+export function leaderIdentity(base: string | undefined): string {
+  return `${base ?? os.hostname()}_${process.pid}_${randomBytes(3).toString('hex')}`;
+}
+
+export class Leadership {
+  private term: WatcherTerm | undefined;
+  private readonly closing = new Set<Promise<void>>();
+  private readonly elector: LeaderElector | undefined;
+  private readonly leaderGauge: Gauge;
+  readonly identity: string;
+
+  /**
+   * `makeTerm(isCurrent, recentSince)` builds (not starts) a watcher and poker; the poker must ask `isCurrent()` before
+   * every delivery. `leaseApi` (watcher/lease-api.ts) should time out requests within the renew deadline.
+   */
+  constructor(
+    private readonly opts: LeadershipOptions,
+    leaseApi: LeaseApi,
+    private readonly makeTerm: (isCurrent: () => boolean, recentSince: number | undefined) => WatcherTerm,
+    private readonly log: Logger,
+    registry: Registry,
+    clock?: Clock,
+  ) {
+    this.identity = leaderIdentity(opts.identityBase);
+    this.leaderGauge = new Gauge({
+      name: 'tidal_leader',
+      help: '1 while this replica holds the leader Lease and runs the watcher',
+      labelNames: ['identity'],
+      registers: [registry],
+    });
+    this.leaderGauge.set({ identity: this.identity }, 0);
+    const transitions = counterIn<'change'>(registry, {
+      name: 'tidal_leader_transitions_total',
+      help: 'Leadership changes of this replica (acquired, or stopped: deadline, lost, released)',
+      labelNames: ['change'],
+    });
+    if (opts.enabled) {
+      this.elector = new LeaderElector(
+        leaseApi,
+        { namespace: opts.namespace, name: opts.leaseName },
+        this.identity,
+        opts.timings,
+        {
+          onStartedLeading: () => {
+            transitions.inc({ change: 'acquired' });
+            this.begin(Date.now() - 2 * opts.timings.leaseDurationMs - 2000);
+          },
+          onStoppedLeading: (reason) => {
+            transitions.inc({ change: reason });
+            this.end();
+          },
+        },
+        log,
+        clock,
+      );
+    }
+  }
+
+  /** The current term's poker, if this replica leads. */
+  get poker(): Poker | undefined {
+    return this.term?.poker;
+  }
+
+  /** The current term's watcher, if this replica leads. */
+  get watcher(): Watcher | undefined {
+    return this.term?.watcher;
+  }
+
+  get isLeader(): boolean {
+    return this.elector ? this.elector.isLeader() : this.term !== undefined;
+  }
+
+  /** The holder as this replica last saw it. */
+  get holder(): string | undefined {
+    return this.elector ? this.elector.holder : this.identity;
+  }
+
+  /** The leader's caches as activities read them; on other replicas (or between terms) activities list from the API server. */
+  readonly cache: MetadataCache = {
+    list: (type, namespace, opts) => this.term?.watcher.cache.list(type, namespace, opts) ?? Promise.resolve(undefined),
+  };
+
+  start(): void {
+    if (this.elector) {
+      this.log.info(
+        { identity: this.identity, lease: `${this.opts.namespace}/${this.opts.leaseName}`, ...this.opts.timings },
+        'campaigning for the leader lease',
+      );
+      this.elector.start();
+    } else {
+      this.log.info({ identity: this.identity }, 'leader election off (TIDAL_LEADER_ELECTION=false): this process runs the watcher');
+      this.begin(undefined);
+    }
+  }
+
+  /** Stops the watcher (no poke after this returns a first tick) and releases the Lease for an immediate handover. */
+  async stop(): Promise<void> {
+    if (this.elector) await this.elector.stop();
+    this.end();
+    await Promise.all([...this.closing]);
+  }
+
+  private begin(recentSince: number | undefined): void {
+    this.end();
+    const term: WatcherTerm = this.makeTerm(() => this.term === term && (this.elector?.isLeader() ?? true), recentSince);
+    this.term = term;
+    this.leaderGauge.set({ identity: this.identity }, 1);
+    term.watcher.start();
+    this.log.info({ identity: this.identity }, 'watcher started: listing every watched kind and poking what changed');
+    void term.watcher.synced().then(() => this.term === term && this.log.info({ identity: this.identity }, 'watcher synced'));
+  }
+
+  private end(): void {
+    const term = this.term;
+    if (!term) return;
+    this.term = undefined;
+    this.leaderGauge.set({ identity: this.identity }, 0);
+    const closing = (async () => {
+      await term.poker.close();
+      await term.watcher.close();
+    })().catch((err: unknown) => this.log.warn({ err }, 'closing the watcher failed'));
+    this.closing.add(closing);
+    void closing.finally(() => this.closing.delete(closing));
+    this.log.info({ identity: this.identity }, 'watcher stopped: pending pokes dropped');
+  }
+}
