@@ -237,8 +237,12 @@ async function main(): Promise<void> {
   const health = new Health(
     [
       ...(temporalHealth ? [{ name: 'temporal', probe: () => temporalHealth.check({}) }] : []),
-      // A read Tidal is allowed anyway (its config maps): 200 or 404 both mean the API server answers.
-      { name: 'kubernetes', probe: () => kube.get(Resources.ConfigMap, cfg.systemNamespace, 'config-deployment') },
+      // A read Tidal's RBAC allows anyway (the config store lists its config maps; it may not get one): the API server
+      // answers.
+      {
+        name: 'kubernetes',
+        probe: () => kube.list(Resources.ConfigMap, cfg.systemNamespace, { fieldSelector: 'metadata.name=config-deployment' }),
+      },
     ],
     {
       worker: () => (built ? built.worker.getState() === 'RUNNING' : true),

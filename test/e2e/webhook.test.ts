@@ -165,6 +165,7 @@ describe('admission webhook', () => {
     await Promise.all([restarts, ...writers]);
 
     log(`applies: ${n}, valid accepted ${results.valid}, invalid refused ${results.invalid}, unexpected ${results.unexpected.length}`);
+    for (const u of results.unexpected) log(`unexpected: ${u}`);
     expect(results.unexpected).toEqual([]);
     expect(results.valid + results.invalid).toBe(n);
     expect(n).toBeGreaterThanOrEqual(220);
