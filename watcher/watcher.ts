@@ -135,6 +135,47 @@ export class Watcher {
     return seen.size;
   }
 
+  /**
+   * After a term's start-up list: a child deleted while no one watched (during a hand-over) is simply absent from a
+   * fresh list, so no event tells its owner. Every owner whose same-named child is missing gets a `dependency` poke
+   * from that child's source (no token: its workflow passes unless it, too, saw the child absent). Returns the count.
+   */
+  pokeMissingChildren(): number {
+    const has = (kind: WatchedKind, ns: string, name: string) => this.byKind.get(kind)?.get(ns, name) !== undefined;
+    const watched = (kind: WatchedKind) => this.byKind.get(kind)?.hasSynced === true;
+    const children: Partial<Record<WatchedKind, { kind: WatchedKind; name: (n: string) => string }[]>> = {
+      Service: [
+        { kind: 'Configuration', name: (n) => n },
+        { kind: 'Route', name: (n) => n },
+      ],
+      Route: [
+        { kind: 'Ingress', name: (n) => n },
+        { kind: 'KubeService', name: (n) => n },
+      ],
+      Revision: [{ kind: 'Deployment', name: (n) => `${n}-deployment` }],
+    };
+    let n = 0;
+    for (const [ownerKind, kids] of Object.entries(children) as [WatchedKind, { kind: WatchedKind; name: (n: string) => string }[]][]) {
+      const informer = this.byKind.get(ownerKind);
+      if (!informer?.hasSynced || !this.opts.enabled.has(ownerKind as EntityKind)) continue;
+      for (const owner of informer.list()) {
+        if (owner.metadata.deletionTimestamp) continue;
+        const ns = owner.metadata.namespace ?? '';
+        const name = owner.metadata.name ?? '';
+        for (const kid of kids) {
+          if (!watched(kid.kind) || has(kid.kind, ns, kid.name(name))) continue;
+          const own = { kind: ownerKind as EntityKind, key: { namespace: ns, name } };
+          this.poker.poke(reconcilerOf(own, owner, this.lookup, this.opts.enabled), {
+            source: `${kid.kind}/${ns}/${kid.name(name)}`,
+            reason: 'dependency',
+          });
+          n += 1;
+        }
+      }
+    }
+    return n;
+  }
+
   /** The caches as activities read them (Knative's listers), for the kinds this watcher follows. */
   readonly cache: MetadataCache = {
     list: async (type, namespace, opts = {}) => {

@@ -139,7 +139,12 @@ export class Leadership {
     this.leaderGauge.set({ identity: this.identity }, 1);
     term.watcher.start();
     this.log.info({ identity: this.identity }, 'watcher started: listing every watched kind and poking what changed');
-    void term.watcher.synced().then(() => this.term === term && this.log.info({ identity: this.identity }, 'watcher synced'));
+    void term.watcher.synced().then(() => {
+      if (this.term !== term) return;
+      // Children deleted while no one watched are absent from the list: their owners hear of it here.
+      const missing = term.watcher.pokeMissingChildren();
+      this.log.info({ identity: this.identity, missingChildren: missing }, 'watcher synced');
+    });
   }
 
   private end(): void {

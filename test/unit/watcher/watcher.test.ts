@@ -293,6 +293,29 @@ describe('Watcher: the start-up list catches up settled objects last', () => {
   });
 });
 
+describe('Watcher: children deleted while no one watched (a new leader term)', () => {
+  it('an owner whose same-named child is absent from the start-up list is poked from that child, as a dependency', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('whole', '1'), service('lost-route', '2')]);
+    cluster.objects.set('Configuration', [configuration('whole', '3'), configuration('lost-route', '4')]);
+    cluster.objects.set('Route', [ownedBy('Route', 'whole', '5', 'Service', 'whole')]);
+    const h = await started(cluster, ['Service', 'Configuration', 'Route']);
+    h.take();
+    expect(h.watcher.pokeMissingChildren()).toBe(1);
+    expect(h.take()).toEqual(['Service/ns/lost-route <- dependency Route/ns/lost-route -']);
+    // The poke announces nothing (no token): the workflow passes unless it, too, saw the Route absent.
+    expect(h.calls()).toEqual([]);
+  });
+
+  it('kinds this watcher does not follow are never reported missing', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '1')]);
+    const h = await started(cluster, ['Service']);
+    h.take();
+    expect(h.watcher.pokeMissingChildren()).toBe(0);
+  });
+});
+
 describe('Watcher: owners known to be gone (knownGone)', () => {
   it('after the owner is deleted, its children (garbage collected) do not poke it', async () => {
     const cluster = webCluster();
