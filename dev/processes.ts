@@ -113,6 +113,16 @@ async function stopOne(rec: ProcessRecord, graceMs: number, log: (s: string) => 
   }
 }
 
+/** Whether process `pid` exists and is not a zombie. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
 /** The last lines of a log file, for error messages. */
 export function tail(file: string, lines = 20): string {
   if (!existsSync(file)) return '';

@@ -182,7 +182,8 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
   }
 }
 
-function httpOk(url: string, opts: https.RequestOptions = {}): Promise<boolean> {
+/** GET `url` (http or https, any certificate): true on 200, false on anything else within 2 s. */
+export function httpOk(url: string, opts: https.RequestOptions = {}): Promise<boolean> {
   return new Promise((resolve) => {
     const mod = url.startsWith('https:') ? https : http;
     const req = mod.get(url, { timeout: 2000, rejectUnauthorized: false, ...opts }, (res) => {

@@ -10,7 +10,7 @@ import type { Condition, Revision, Service } from '../../api/serving.js';
 import { assembleImage, IMAGE_UID } from '../../dev/image.js';
 import { startInClusterController } from '../../dev/incluster.js';
 import { pushImage } from '../../dev/oci-images.js';
-import { ProcessTable } from '../../dev/processes.js';
+import { isAlive, ProcessTable } from '../../dev/processes.js';
 import { startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { apply, getObject, kubectl, stack } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
@@ -24,15 +24,6 @@ let pid = 0;
 let logFile = '';
 
 const cond = (o: { status?: { conditions?: Condition[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
-
-function alive(p: number): boolean {
-  try {
-    process.kill(p, 0);
-    return !/\) Z /.test(readFileSync(`/proc/${p}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
 
 beforeAll(async () => {
   const s = stack();
@@ -57,7 +48,7 @@ beforeAll(async () => {
   await eventually(
     'the image controller ready',
     async () => {
-      if (!alive(pid)) throw new Error(`exited: ${readFileSync(rec.log, 'utf8').split('\n').slice(-15).join('\n')}`);
+      if (!isAlive(pid)) throw new Error(`exited: ${readFileSync(rec.log, 'utf8').split('\n').slice(-15).join('\n')}`);
       return (await fetch(`http://127.0.0.1:${testPorts.controllerMetrics}/readyz`).catch(() => undefined))?.ok;
     },
     120_000,
@@ -66,7 +57,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (alive(pid)) await procs.stop(CONTROLLER, 30_000);
+  if (isAlive(pid)) await procs.stop(CONTROLLER, 30_000);
   await startController(info, procs, { ports: testPorts, controllerEnv: stack().controllerEnv }, log);
   await kubectl(['delete', 'ksvc', '-l', 'tidal.dev/suite=image', '--ignore-not-found', '--wait=false']).catch(() => '');
 });
@@ -102,7 +93,7 @@ describe('the controller image', () => {
 
   it('stops cleanly on SIGTERM', async () => {
     process.kill(pid, 'SIGTERM');
-    await eventually('the image controller gone', async () => !alive(pid), 60_000);
+    await eventually('the image controller gone', async () => !isAlive(pid), 60_000);
     const lines = readFileSync(logFile, 'utf8')
       .split('\n')
       .filter((l) => l.includes(`"pid":${pid},`));

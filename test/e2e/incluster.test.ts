@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { Condition, Revision, Service } from '../../api/serving.js';
 import { pushImage } from '../../dev/oci-images.js';
-import { ProcessTable } from '../../dev/processes.js';
+import { isAlive, ProcessTable } from '../../dev/processes.js';
 import { startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { IN_CLUSTER_SA, serviceAccountMount, startInClusterController } from '../../dev/incluster.js';
 import { builtController } from '../../workers/build.js';
@@ -55,15 +55,6 @@ function canI(verb: string, resource: string, namespace: string): Promise<string
   });
 }
 
-function alive(p: number): boolean {
-  try {
-    process.kill(p, 0);
-    return !/\) Z /.test(readFileSync(`/proc/${p}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 /** The controller as a pod runs it (dev/incluster.ts), replacing the stack's: ready, with its start-up figures logged. */
 async function startInCluster(): Promise<void> {
   const s = stack();
@@ -76,7 +67,7 @@ async function startInCluster(): Promise<void> {
     'the in-cluster controller ready',
     async () => {
       const res = await fetch(`http://127.0.0.1:${testPorts.controllerMetrics}/readyz`).catch(() => undefined);
-      if (!alive(rec.pid)) throw new Error(`exited: ${readFileSync(rec.log, 'utf8').split('\n').slice(-15).join('\n')}`);
+      if (!isAlive(rec.pid)) throw new Error(`exited: ${readFileSync(rec.log, 'utf8').split('\n').slice(-15).join('\n')}`);
       return res?.ok;
     },
     120_000,
@@ -191,7 +182,10 @@ describe('deploy/ on the API server', () => {
     expect(await canI('patch', 'secrets/other', 'istio-system')).toBe('no');
     expect(await canI('patch', 'secrets/webhook-certs', 'knative-serving')).toBe('yes');
     expect(await canI('list', 'secrets', 'default')).toBe('no');
-    expect(await canI('delete', 'revisions.serving.knative.dev', 'default')).toBe('no');
+    expect(await canI('delete', 'revisions.serving.knative.dev', 'default')).toBe('yes'); // revision GC
+    expect(await canI('delete', 'services.serving.knative.dev', 'default')).toBe('no');
+    expect(await canI('delete', 'configurations.serving.knative.dev', 'default')).toBe('no');
+    expect(await canI('delete', 'deployments.apps', 'default')).toBe('no');
     expect(await canI('update', 'leases.coordination.k8s.io', 'knative-serving')).toBe('yes');
     expect(await canI('update', 'leases.coordination.k8s.io', 'default')).toBe('no');
   });

@@ -6,12 +6,11 @@
 // Service stuck), and the run reports duplicate side effects: a Revision name created twice for one Configuration
 // (seen with two uids), which a re-run activity would cause.
 import { execFile } from 'node:child_process';
-import https from 'node:https';
 import { promisify } from 'node:util';
 import { Resources } from '../../api/kinds.js';
 import type { Revision } from '../../api/serving.js';
 import type { ProcessTable } from '../../dev/processes.js';
-import { kubectl, startController, temporalGoEnv, type StackInfo, type StackPorts } from '../../dev/stack.js';
+import { httpOk, kubectl, startController, temporalGoEnv, type StackInfo, type StackPorts } from '../../dev/stack.js';
 import { rng, runConvergence, type ConvergenceOptions, type ConvergenceReport } from './convergence.js';
 import { leaderGauge, scrape } from './replicas.js';
 
@@ -207,7 +206,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       // many minutes: an owner deleted in that window leaves its children for ~20 min. Not Tidal's to fix; restart
       // it once so that the orphan check below still holds every child to a collected owner.
       if (apiServerRestarted) {
-        await restartProcess('kube-controller-manager', process.env, () => httpsOk(`https://127.0.0.1:${info.ports.controllerManager}/healthz`));
+        await restartProcess('kube-controller-manager', process.env, () => httpOk(`https://127.0.0.1:${info.ports.controllerManager}/healthz`));
       }
     },
   });
@@ -222,18 +221,4 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     leaders: [...leaders],
     duplicateRevisions,
   };
-}
-
-function httpsOk(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = https.get(url, { timeout: 2000, rejectUnauthorized: false }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => {
-      req.destroy();
-      resolve(false);
-    });
-  });
 }
