@@ -50,6 +50,7 @@ export class WebhookServer {
     const server = http2.createSecureServer({ key: certs.keyPem, cert: certs.certPem, allowHTTP1: true });
     server.on('session', (session) => {
       this.sessions.add(session);
+      session.on('stream', (stream) => lastStreamIds.set(session, Math.max(lastStreamIds.get(session) ?? 0, stream.id ?? 0)));
       session.on('close', () => this.sessions.delete(session));
     });
     server.on('request', (req: Request, res: Response) => this.handle(req, res));
@@ -96,6 +97,9 @@ export class WebhookServer {
     const server = this.server;
     if (!server) return;
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    // Sessions told to go away end now, once their open streams are answered (the clients have had the drain period
+    // to move on); whatever is still open after `graceMs` is cut.
+    for (const s of this.sessions) if (!s.closed && !s.destroyed) s.close();
     const timer = setTimeout(() => {
       for (const s of this.sessions) s.destroy();
     }, graceMs);
@@ -143,10 +147,19 @@ export class WebhookServer {
   }
 }
 
+/** The highest stream id each session has opened: what its GOAWAY names as the last one the server takes. */
+const lastStreamIds = new WeakMap<http2.Http2Session, number>();
+const toldToGoAway = new WeakSet<http2.Http2Session>();
+
 /**
- * A graceful close: GOAWAY naming the last stream the server took (Node's default), then the session ends once its
- * open streams are answered. The client retries any later request on a new connection.
+ * GOAWAY naming the last stream the server took; the connection stays open. A client retries any later request on a
+ * new connection and closes this one itself. Closing the socket here as well would race a request the client is
+ * writing at that moment: it would fail with a broken pipe instead of being retried (seen as an apply refused
+ * "failed calling webhook … write: broken pipe" while a replica drained). The socket is closed at the end of the
+ * drain (`close`).
  */
 function goAway(session: http2.Http2Session): void {
-  if (!session.closed && !session.destroyed) session.close();
+  if (session.closed || session.destroyed || toldToGoAway.has(session)) return;
+  toldToGoAway.add(session);
+  session.goaway(http2.constants.NGHTTP2_NO_ERROR, lastStreamIds.get(session) ?? 0);
 }
