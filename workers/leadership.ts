@@ -139,12 +139,15 @@ export class Leadership {
     this.leaderGauge.set({ identity: this.identity }, 1);
     term.watcher.start();
     this.log.info({ identity: this.identity }, 'watcher started: listing every watched kind and poking what changed');
-    void term.watcher.synced().then(() => {
-      if (this.term !== term) return;
-      // Children deleted while no one watched are absent from the list: their owners hear of it here.
-      const missing = term.watcher.pokeMissingChildren();
-      this.log.info({ identity: this.identity, missingChildren: missing }, 'watcher synced');
-    });
+    term.watcher
+      .synced()
+      .then(() => {
+        if (this.term !== term) return;
+        // Children deleted while no one watched are absent from the list: their owners hear of it here.
+        const missing = term.watcher.pokeMissingChildren();
+        this.log.info({ identity: this.identity, missingChildren: missing }, 'watcher synced');
+      })
+      .catch((err: unknown) => this.log.warn({ identity: this.identity, err }, 'watcher sync: could not poke the owners of missing children'));
   }
 
   private end(): void {

@@ -16,6 +16,8 @@ interface FakeTerm {
   isCurrent: () => boolean;
   recentSince: number | undefined;
   started: boolean;
+  /** The term's watcher was asked, once synced, to poke the owners of children deleted while no one watched. */
+  missingChildrenPoked: boolean;
   closed: { poker: boolean; watcher: boolean };
 }
 
@@ -25,11 +27,12 @@ function setup(enabled = true) {
   const terms: FakeTerm[] = [];
   const registry = new Registry();
   const makeTerm = (isCurrent: () => boolean, recentSince: number | undefined): WatcherTerm => {
-    const t: FakeTerm = { isCurrent, recentSince, started: false, closed: { poker: false, watcher: false } };
+    const t: FakeTerm = { isCurrent, recentSince, started: false, missingChildrenPoked: false, closed: { poker: false, watcher: false } };
     terms.push(t);
     const watcher = {
       start: () => void (t.started = true),
       synced: () => Promise.resolve(),
+      pokeMissingChildren: () => ((t.missingChildrenPoked = true), 0),
       close: async () => void (t.closed.watcher = true),
       hasSynced: true,
     } as unknown as Watcher;
@@ -61,6 +64,7 @@ describe('Leadership', () => {
     await vi.advanceTimersByTimeAsync(10);
     expect(terms).toHaveLength(1);
     expect(terms[0]!.started).toBe(true);
+    expect(terms[0]!.missingChildrenPoked).toBe(true); // once its list is in
     expect(terms[0]!.isCurrent()).toBe(true);
     // A new leader pokes objects written shortly before it took over in the first lane.
     expect(terms[0]!.recentSince).toBe(Date.parse('2026-01-01T00:00:00Z') - 2 * 3000 - 2000);
