@@ -109,6 +109,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     const deadline = Date.now() + 120_000;
     while (!(await healthy().catch(() => false))) {
       if (Date.now() > deadline) throw new Error(`${name} did not come back`);
+      // As a kubelet restarts a static pod: the API server may exit at start on a busy machine (its IP repair
+      // post-start hook gives up when etcd is slow), so a process that died is started again.
+      if (!procs.running(name)) {
+        log(`${name} exited while starting; starting it again`);
+        procs.start(rec.name, rec.bin, rec.args, env);
+      }
       await sleep(250);
     }
     log(`${name} back`);
