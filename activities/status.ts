@@ -24,7 +24,12 @@ export async function writeStatus(
   const rv = preconditioned && obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {};
   const written = await kube.apply(
     type,
-    { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, ...rv }, status } as KubeObject,
+    {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, ...rv },
+      status,
+    } as KubeObject,
     'status',
   );
   return written.metadata.resourceVersion ?? '';
