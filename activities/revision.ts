@@ -156,6 +156,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
         skipRegistries: dc.registriesSkippingTagResolving,
         timeoutSeconds: dc.digestResolutionTimeoutSeconds,
       };
+      let readVersion = rev.metadata.resourceVersion;
       // ResourcesAvailable Unknown ResolvingDigests while this runs (and while it retries).
       const reason = rev.status?.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason;
       if (reason !== 'ResolvingDigests' && rev.status?.conditions?.find((c) => c.type === 'ContainerHealthy')?.reason !== 'ContainerMissing') {
@@ -163,7 +164,8 @@ export function createRevisionActivities(deps: ActivityDeps) {
           { revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false },
           nowOf(deps),
         );
-        await writeStatus(kube, Resources.Revision, rev, status);
+        // The version this write made is what the hand-over write below is preconditioned on (a foreign module's).
+        readVersion = (await writeStatus(kube, Resources.Revision, rev, status)) ?? readVersion;
       }
       // One resolution per distinct image; a failure carries the image it was for (not the last one started).
       const cache = new Map<string, Promise<string>>();
@@ -203,7 +205,8 @@ export function createRevisionActivities(deps: ActivityDeps) {
         { revision: resolved, digestsResolved: true, deployment: undefined, podIsAlwaysSchedulable: false, module },
         nowOf(deps),
       );
-      await writeStatus(kube, Resources.Revision, rev, status, module !== undefined);
+      const current = { ...rev, metadata: { ...rev.metadata, ...(readVersion !== undefined ? { resourceVersion: readVersion } : {}) } };
+      await writeStatus(kube, Resources.Revision, current, status, module !== undefined);
       return { outcome: 'resolved', cached: false, images: cache.size };
     },
 
