@@ -234,6 +234,45 @@ describe('a module Service next to a plain one', () => {
   });
 });
 
+describe('revision GC collects a module Revision', () => {
+  // The e2e stack runs Knative's config-gc (keep 20 for 48 h); hakn's shipped values delete a `reserve` Revision at once.
+  const gcKeys = ['min-non-active-revisions', 'max-non-active-revisions', 'retain-since-create-time', 'retain-since-last-active-time'];
+  const setGc = (data: Record<string, string | null>) =>
+    kubectl(['patch', 'configmap', 'config-gc', '-n', 'knative-serving', '--type=merge', '-p', JSON.stringify({ data })]);
+  afterAll(async () => {
+    await setGc(Object.fromEntries(gcKeys.map((k) => [k, null])));
+  });
+
+  it('the Revision no longer routed goes, and its operator-made Deployment with it (ownerReferences)', async () => {
+    await apply(service('mod-side', moduleAnnotations({ sidecarImage: SIDECAR_IMAGE, logLevel: 'warn' })));
+    await eventually(
+      'all traffic on mod-side-00002',
+      async () => {
+        const traffic = (await getObject<KService>('ksvc', 'mod-side'))?.status?.traffic ?? [];
+        return traffic.length === 1 && traffic[0]?.revisionName === 'mod-side-00002';
+      },
+      60_000,
+    );
+    await setGc({
+      'min-non-active-revisions': '0',
+      'max-non-active-revisions': '0',
+      'retain-since-create-time': 'disabled',
+      'retain-since-last-active-time': 'disabled',
+    });
+    await eventually('mod-side-00001 collected', async () => (await getObject('revision', 'mod-side-00001')) === undefined, 60_000);
+    await eventually('its Deployment gone', async () => (await getObject('deployment', 'mod-side-00001-deployment')) === undefined, 60_000);
+    const events = await kubectlJson<{ items: { reason: string; message: string }[] }>([
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.kind=Configuration,involvedObject.name=mod-side,reason=RevisionDeleted',
+    ]);
+    expect(events.items.map((e) => e.message).join('\n')).toContain('Deleted Revision "mod-side-00001"');
+    // The latest module Revision stays, Ready.
+    expect(cond(await getObject<Revision>('revision', 'mod-side-00002'), 'Ready')?.status).toBe('True');
+  });
+});
+
 describe('a module name must be known', () => {
   it('a typo is refused by the API with a message that names it and the known modules', async () => {
     const err = await apply(service('mod-typo', { 'tidal.dev/module': 'sidecar-exmaple' })).then(
