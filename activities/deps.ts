@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { FeaturesConfig, GcConfig, RevisionConfig } from '../api/config/index.js';
+import type { FeaturesConfig, GcConfig, ModulesConfig, RevisionConfig } from '../api/config/index.js';
 import type { NetworkConfig } from '../api/config/network.js';
 import type { DomainConfig } from '../api/config/domain.js';
 import type { DigestResolver } from './digests.js';
@@ -18,6 +18,8 @@ export interface ConfigSource {
   featuresConfig(): FeaturesConfig;
   /** config-gc (absent: Knative's defaults). */
   gcConfig?(): GcConfig;
+  /** config-modules (absent: no foreign module is known). */
+  modulesConfig?(): ModulesConfig;
   readonly systemNamespace: string;
 }
 

@@ -12,10 +12,11 @@ import {
   type DeploymentLike,
   type PodLike,
 } from '../api/lifecycle/revision.js';
+import { describeKnownModules, invalidModuleMessage, isForeignModule, moduleOf } from '../api/modules.js';
 import { DEPLOYMENT_HASH_LABEL, makeDeployment, type Deployment } from '../resources/deployment.js';
 import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
-import { computeRevisionStatus } from '../resources/revision-status.js';
+import { computeRevisionStatus, type ModuleObservation } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { applyReportingFailures, eventsInFlight, settleAll, type ApplyOptions, type RecordLater } from './apply.js';
 import { makeHPA, usesHPA, type HorizontalPodAutoscaler } from '../resources/hpa.js';
@@ -51,7 +52,9 @@ export type ResourcesOutcome =
       /** The fixed replica count Tidal applied; absent when the HPA sizes the Deployment. */
       replicas?: number;
       deploymentResourceVersion?: string;
-    };
+    }
+  /** A foreign module's Revision (ADR 0009): only its Service is Tidal's; the module's operator makes its pods. */
+  | { outcome: 'module'; module: string; service: ApplyAction };
 
 /** A digest resolution that failed, with the image it was for. */
 class ImageResolveError extends Error {
@@ -73,6 +76,20 @@ export function digestsResolved(rev: Revision): boolean {
 export function createRevisionActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
   const keyOf = (rev: Revision): ObjectKey => ({ namespace: rev.metadata.namespace ?? '', name: rev.metadata.name ?? '' });
+
+  /** What the status of a foreign module's Revision depends on; undefined for Tidal's own (ADR 0009). */
+  function moduleObservation(rev: Revision, handOver = false): ModuleObservation | undefined {
+    if (!isForeignModule(rev)) return undefined;
+    const modules = config.modulesConfig?.();
+    const name = moduleOf(rev);
+    return {
+      name,
+      invalid: invalidModuleMessage(rev),
+      known: (modules?.known ?? []).includes(name),
+      knownDescription: describeKnownModules(modules),
+      ...(handOver ? { handOver } : {}),
+    };
+  }
 
   async function readRevision(key: ObjectKey): Promise<Revision | undefined> {
     const rev = await kube.get<Revision>(Resources.Revision, key.namespace, key.name);
@@ -139,6 +156,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
         skipRegistries: dc.registriesSkippingTagResolving,
         timeoutSeconds: dc.digestResolutionTimeoutSeconds,
       };
+      let readVersion = rev.metadata.resourceVersion;
       // ResourcesAvailable Unknown ResolvingDigests while this runs (and while it retries).
       const reason = rev.status?.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason;
       if (reason !== 'ResolvingDigests' && rev.status?.conditions?.find((c) => c.type === 'ContainerHealthy')?.reason !== 'ContainerMissing') {
@@ -146,7 +164,8 @@ export function createRevisionActivities(deps: ActivityDeps) {
           { revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false },
           nowOf(deps),
         );
-        await writeStatus(kube, Resources.Revision, rev, status);
+        // The version this write made is what the hand-over write below is preconditioned on (a foreign module's).
+        readVersion = (await writeStatus(kube, Resources.Revision, rev, status)) ?? readVersion;
       }
       // One resolution per distinct image; a failure carries the image it was for (not the last one started).
       const cache = new Map<string, Promise<string>>();
@@ -180,11 +199,14 @@ export function createRevisionActivities(deps: ActivityDeps) {
         throw new Error(resolveError);
       }
       const resolved: Revision = { ...rev, status: { ...rev.status, containerStatuses, ...(inits.length ? { initContainerStatuses } : {}) } };
+      // A foreign module's operator waits for the digests: this write hands it ResourcesAvailable and ContainerHealthy.
+      const module = moduleObservation(rev, true);
       const { status } = computeRevisionStatus(
-        { revision: resolved, digestsResolved: true, deployment: undefined, podIsAlwaysSchedulable: false },
+        { revision: resolved, digestsResolved: true, deployment: undefined, podIsAlwaysSchedulable: false, module },
         nowOf(deps),
       );
-      await writeStatus(kube, Resources.Revision, rev, status);
+      const current = { ...rev, metadata: { ...rev.metadata, ...(readVersion !== undefined ? { resourceVersion: readVersion } : {}) } };
+      await writeStatus(kube, Resources.Revision, current, status, module !== undefined);
       return { outcome: 'resolved', cached: false, images: cache.size };
     },
 
@@ -201,6 +223,13 @@ export function createRevisionActivities(deps: ActivityDeps) {
       if (!rev) return { outcome: 'gone' };
       if (!digestsResolved(rev)) return { outcome: 'waitingForDigests' };
       const cfg = config.revisionConfig();
+      if (isForeignModule(rev)) {
+        // The module's operator makes the Deployment (and whatever else its pods need); routing needs the Service.
+        const { record, settled } = eventsInFlight(events);
+        const service = await applyOwned(rev, Resources.KubeService, existingSvc, makeRevisionService(rev, cfg), record);
+        await settled();
+        return { outcome: 'module', module: moduleOf(rev), service: service.action };
+      }
       const desired = makeDeployment(rev, cfg, { systemNamespace: config.systemNamespace });
       const svc = makeRevisionService(rev, cfg);
       const hpa = usesHPA(rev, cfg) ? makeHPA(rev, cfg) : undefined;
@@ -233,6 +262,15 @@ export function createRevisionActivities(deps: ActivityDeps) {
         kube.get<KubeObject & DeploymentLike>(Resources.Deployment, key.namespace, deploymentName(key.name)),
       ]);
       if (!rev) return { outcome: 'gone' };
+      const module = moduleObservation(rev);
+      if (module) {
+        // Its Deployment, pods and two conditions are its operator's: Ready from those, under a precondition.
+        const { status, events: toRecord } = computeRevisionStatus(
+          { revision: rev, digestsResolved: digestsResolved(rev), deployment: undefined, podIsAlwaysSchedulable: false, module },
+          nowOf(deps),
+        );
+        return statusOutcome(await writeStatusWithEvents(kube, events, Resources.Revision, rev, status, toRecord, true), status);
+      }
       // With the HPA class the replica counts are the HPA's (read only then: other Revisions have none).
       const hpa = usesHPA(rev, config.revisionConfig())
         ? await kube.get<HorizontalPodAutoscaler>(Resources.HorizontalPodAutoscaler, key.namespace, key.name)

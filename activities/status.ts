@@ -7,17 +7,29 @@ import type { StatusEvent } from '../resources/configuration-status.js';
 import type { EventRecorder } from './events.js';
 import type { KubeClient } from './kube/client.js';
 
-/** Writes `status` for `obj` unless it equals what is stored; returns the new resourceVersion, if it wrote. */
+/**
+ * Writes `status` for `obj` unless it equals what is stored; returns the new resourceVersion, if it wrote. With
+ * `preconditioned`, the write carries the resourceVersion `obj` was read at, so it fails with 409 Conflict (and the
+ * step is retried from a fresh read) when someone else wrote meanwhile: for a status two controllers share (a foreign
+ * module's Revision, ADR 0009), where a forced apply of a stale read would drop the other's conditions.
+ */
 export async function writeStatus(
   kube: KubeClient,
   type: ResourceType,
   obj: KubeObject & { status?: unknown },
   status: unknown,
+  preconditioned = false,
 ): Promise<string | undefined> {
   if (statusEqual(obj.status, status)) return undefined;
+  const rv = preconditioned && obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {};
   const written = await kube.apply(
     type,
-    { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace }, status } as KubeObject,
+    {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      metadata: { name: obj.metadata.name, namespace: obj.metadata.namespace, ...rv },
+      status,
+    } as KubeObject,
     'status',
   );
   return written.metadata.resourceVersion ?? '';
@@ -35,9 +47,10 @@ export async function writeStatusWithEvents(
   obj: KubeObject & { status?: unknown },
   status: unknown,
   toRecord: readonly StatusEvent[],
+  preconditioned = false,
 ): Promise<string | undefined> {
   if (!statusEqual(obj.status, status)) await Promise.all(toRecord.map((e) => events.record(obj, e.type, e.reason, e.message)));
-  return writeStatus(kube, type, obj, status);
+  return writeStatus(kube, type, obj, status, preconditioned);
 }
 
 /**

@@ -4,6 +4,7 @@
 import { SERVING_GROUP, type ResourceType } from './kinds.js';
 import { Annotations, Labels } from './labels.js';
 import type { KubeObject } from './meta.js';
+import { isForeignModule } from './modules.js';
 import { stableStringify } from './stable-json.js';
 
 /**
@@ -47,7 +48,22 @@ function without(map: Record<string, string> | undefined, keys: readonly string[
   return out;
 }
 
-/** Everything of `obj` but its status and the metadata no reader acts on. */
+/** The conditions a foreign module's operator writes on its Revisions (ADR 0009), without their times. */
+const moduleConditionTypes = ['ResourcesAvailable', 'ContainerHealthy'];
+
+/**
+ * A foreign module's Revision: the conditions its operator writes are input to the Revision's own workflow (which
+ * computes Ready from them), so they count as spec — unlike the status Tidal writes itself, whose echo is no news.
+ */
+function moduleInput(obj: KubeObject & { status?: unknown }): unknown {
+  if (obj.kind !== 'Revision' || !isForeignModule(obj)) return undefined;
+  const conditions = (obj.status as { conditions?: { type: string; status?: string; reason?: string; message?: string }[] } | undefined)?.conditions;
+  return (conditions ?? [])
+    .filter((c) => moduleConditionTypes.includes(c.type))
+    .map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+}
+
+/** Everything of `obj` but its status and the metadata no reader acts on (a foreign Revision's module conditions in). */
 function specPart(obj: KubeObject & { status?: unknown }): unknown {
   const {
     resourceVersion: _rv,
@@ -62,7 +78,12 @@ function specPart(obj: KubeObject & { status?: unknown }): unknown {
   };
   // Finalizers: a reconciler adds its own and acts only on deletionTimestamp, which stays in.
   const { metadata: _m, status: _s, ...rest } = obj;
-  return { ...rest, metadata: { ...meta, labels: without(labels, bookkeepingLabels), annotations: without(annotations, bookkeepingAnnotations) } };
+  const module = moduleInput(obj);
+  return {
+    ...rest,
+    metadata: { ...meta, labels: without(labels, bookkeepingLabels), annotations: without(annotations, bookkeepingAnnotations) },
+    ...(module !== undefined ? { moduleConditions: module } : {}),
+  };
 }
 
 /** 64-bit FNV-1a (two 32-bit lanes with different offsets), as 16 hex digits: fast, and collisions are negligible. */

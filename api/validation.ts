@@ -12,6 +12,7 @@
 // field masks inside probe handlers, env sources and projections beyond their one-of rules.
 import { defaultAutoscalerConfig } from './config/autoscaler.js';
 import { isQuantity, parseGoDuration, parseGoFloat } from './config/deployment.js';
+import type { ModulesConfig } from './config/modules.js';
 import type { AutoscalerConfig, DefaultsConfig } from './config/types.js';
 import {
   at,
@@ -28,6 +29,7 @@ import {
 import { dns1035LabelErrors, goList, nameIsDNS1035Label, qualifiedNameErrors } from './k8s-names.js';
 import { Annotations, Labels } from './labels.js';
 import type { ObjectMeta, OwnerReference } from './meta.js';
+import { validateModuleImmutable, validateModuleKnown, validateModuleShape } from './modules.js';
 import { revisionSpecDiff, templateDiff } from './short-diff.js';
 import type { Configuration, Revision, RevisionSpec, RevisionTemplateSpec, Route, Service, TrafficTarget } from './serving.js';
 import { validateAutoscalingAnnotations, validateNoAutoscalingAnnotations } from './validation-autoscaling.js';
@@ -43,6 +45,8 @@ export interface ValidationOptions {
   autoscaler?: AutoscalerConfig;
   /** config-features overrides; unset fields take {@link haknPodSpecFeatures}. */
   features?: Partial<PodSpecFeatures>;
+  /** config-modules: the foreign modules a template may name (absent: none). */
+  modules?: ModulesConfig;
 }
 
 /** What an UPDATE adds to validation: the stored object, and whether only a subresource (`/status`) is written. */
@@ -293,12 +297,26 @@ function validateTemplateName(tmpl: RevisionTemplateSpec, parent: ObjectMeta, pa
   return [];
 }
 
-/** RevisionTemplateSpec.Validate: spec, autoscaling and networking annotations, BYO name, queue and deadline annotations. */
-function validateRevisionTemplate(tmpl: RevisionTemplateSpec, parent: ObjectMeta, cfg: DefaultsConfig, opts?: ValidationOptions): FieldError[] {
+/**
+ * RevisionTemplateSpec.Validate: spec, autoscaling and networking annotations, BYO name, queue and deadline
+ * annotations, and Tidal's module annotations (ADR 0009). `previous` is the stored template on an update: the module
+ * must be known only when the template changes (a change makes a Revision), so a module dropped from config-modules
+ * refuses new Revisions of it but not a label edit of an object that already names it.
+ */
+function validateRevisionTemplate(
+  tmpl: RevisionTemplateSpec,
+  parent: ObjectMeta,
+  cfg: DefaultsConfig,
+  opts?: ValidationOptions,
+  previous?: RevisionTemplateSpec,
+): FieldError[] {
   const path = 'spec.template';
   const anns = tmpl.metadata?.annotations;
   const annPath = at(path, 'metadata.annotations');
+  const makesRevision = previous === undefined || !semanticEqual(previous, tmpl);
   return [
+    ...validateModuleShape(anns, annPath),
+    ...(makesRevision ? validateModuleKnown(anns, opts?.modules, annPath) : []),
     ...validateRevisionSpec(tmpl.spec, at(path, 'spec'), cfg, opts),
     ...validateAutoscalingAnnotations(anns, opts?.autoscaler ?? defaultAutoscalerConfig(), annPath),
     ...validateNetworkingAnnotations(anns, annPath),
@@ -335,7 +353,7 @@ export function validateService(svc: Service, cfg: DefaultsConfig, opts?: Valida
       ...validateObjectName(meta, 'metadata'),
       ...validateNoAutoscalingAnnotations(meta.annotations, 'metadata.annotations'),
       ...validateDurationAnnotation(meta.annotations, rolloutDurationKeys, 'rollout-duration', 'metadata.annotations'),
-      ...validateRevisionTemplate(svc.spec.template, meta, cfg, opts),
+      ...validateRevisionTemplate(svc.spec.template, meta, cfg, opts, previousOf<Service>(opts)?.spec.template),
       ...validateTrafficList(svc.spec.traffic ?? [], 'spec.traffic', true),
     );
   }
@@ -355,7 +373,7 @@ export function validateConfiguration(config: Configuration, cfg: DefaultsConfig
       ...validateObjectName(meta, 'metadata'),
       ...validateNoAutoscalingAnnotations(meta.annotations, 'metadata.annotations'),
       ...validateOwnerLabel(meta, Labels.service, 'Service', 'metadata.labels'),
-      ...validateRevisionTemplate(config.spec.template, meta, cfg, opts),
+      ...validateRevisionTemplate(config.spec.template, meta, cfg, opts, previousOf<Configuration>(opts)?.spec.template),
     );
   }
   const previous = previousOf<Configuration>(opts);
@@ -393,7 +411,16 @@ export function validateRevision(rev: Revision, cfg: DefaultsConfig, opts?: Vali
     ...validateOwnerLabel(meta, Labels.configuration, 'Configuration', 'metadata.labels'),
   ];
   const previous = previousOf<Revision>(opts);
-  if (previous === undefined) return [...errs, ...validateRevisionSpec(rev.spec, 'spec', cfg, opts)];
+  if (previous === undefined) {
+    return [
+      ...errs,
+      ...validateModuleShape(meta.annotations, 'metadata.annotations'),
+      ...validateModuleKnown(meta.annotations, opts?.modules, 'metadata.annotations'),
+      ...validateRevisionSpec(rev.spec, 'spec', cfg, opts),
+    ];
+  }
+  // The module and its configuration are as immutable as the spec (ADR 0009); the labeler's metadata edits pass.
+  errs.push(...validateModuleImmutable(meta.annotations, previous.metadata.annotations, 'metadata.annotations'));
   const diff = semanticEqual(previous.spec, rev.spec) ? '' : revisionSpecDiff(previous.spec, rev.spec);
   // Upstream returns this error alone, dropping the metadata errors found above.
   return diff === '' ? errs : [{ path: 'spec', message: 'Immutable fields changed (-old +new)', details: diff }];

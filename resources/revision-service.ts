@@ -3,6 +3,7 @@
 // Revision reconciler makes it.
 import type { RevisionConfig } from '../api/config/types.js';
 import { Labels } from '../api/labels.js';
+import { isForeignModule } from '../api/modules.js';
 import type { KubeObject, ObjectMeta } from '../api/meta.js';
 import type { Revision } from '../api/serving.js';
 import { makeRevisionLabels, revisionSelector } from './deployment.js';
@@ -54,17 +55,22 @@ export function revisionServicePort(rev: Revision): { name: string; port: number
  * Ports: with queue-proxy, {@link revisionServicePort} → queue-proxy's serving port (8012, or 8013 for h2c) and
  * `https` 443 → 8112; without queue-proxy only {@link revisionServicePort} → the user port. For an h2c Revision the
  * plaintext port says `appProtocol: kubernetes.io/h2c`, so meshes and gateways speak HTTP/2 to it.
+ *
+ * A Revision of a foreign module (ADR 0009) gets only {@link revisionServicePort} → queue-proxy's serving port: the
+ * module's sidecar stands where queue-proxy stands, whatever config-deployment says about queue-proxy.
  */
 export function makeRevisionService(rev: Revision, cfg: RevisionConfig): KubeService {
   const name = rev.metadata.name ?? '';
   const plain = revisionServicePort(rev);
   const appProtocol = isH2C(rev) ? { appProtocol: AppProtocolH2C } : {};
-  const ports: ServicePort[] = hasQueueProxy(cfg)
-    ? [
-        { name: plain.name, protocol: 'TCP', ...appProtocol, port: plain.port, targetPort: queueServingPort(rev) },
-        { name: RevisionServicePorts.https.name, protocol: 'TCP', port: RevisionServicePorts.https.port, targetPort: QueuePorts.https },
-      ]
-    : [{ name: plain.name, protocol: 'TCP', ...appProtocol, port: plain.port, targetPort: userPortOf(rev) }];
+  const ports: ServicePort[] = isForeignModule(rev)
+    ? [{ name: plain.name, protocol: 'TCP', ...appProtocol, port: plain.port, targetPort: queueServingPort(rev) }]
+    : hasQueueProxy(cfg)
+      ? [
+          { name: plain.name, protocol: 'TCP', ...appProtocol, port: plain.port, targetPort: queueServingPort(rev) },
+          { name: RevisionServicePorts.https.name, protocol: 'TCP', port: RevisionServicePorts.https.port, targetPort: QueuePorts.https },
+        ]
+      : [{ name: plain.name, protocol: 'TCP', ...appProtocol, port: plain.port, targetPort: userPortOf(rev) }];
   return {
     apiVersion: 'v1',
     kind: 'Service',

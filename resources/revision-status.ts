@@ -11,10 +11,13 @@ import {
   propagateDeploymentStatus,
   propagateReplicas,
   revisionConditionSet,
+  RevisionConditionContainerHealthy,
+  RevisionConditionResourcesAvailable,
   type DeploymentLike,
   type PodLike,
   type RevisionStatus,
 } from '../api/lifecycle/revision.js';
+import { ReasonAwaitingModule, ReasonInvalidModule } from '../api/modules.js';
 import type { Revision } from '../api/serving.js';
 import type { StatusEvent } from './configuration-status.js';
 
@@ -32,6 +35,61 @@ export interface RevisionObservation {
   podIsAlwaysSchedulable: boolean;
   /** The Revision's HPA (autoscaler class `hpa.autoscaling.knative.dev`), when it has one. */
   hpa?: HPALike | undefined;
+  /** Set for a Revision of a foreign module (ADR 0009): its Deployment is not Tidal's, nor are its two conditions. */
+  module?: ModuleObservation | undefined;
+}
+
+/** What the status of a foreign module's Revision depends on. */
+export interface ModuleObservation {
+  name: string;
+  /** Why its module annotations are invalid ('' when they are not): a Revision stored bypassing the webhook. */
+  invalid: string;
+  /** config-modules lists it. */
+  known: boolean;
+  /** `known modules: a, b`, for the message when it is not known. */
+  knownDescription: string;
+  /** This write hands the conditions over to the operator: digests were just resolved (the operator waits for them). */
+  handOver?: boolean;
+}
+
+/** The reasons Tidal writes on a foreign Revision's ResourcesAvailable/ContainerHealthy: placeholders, not the operator's. */
+const placeholderReasons = new Set([ReasonAwaitingModule, ReasonInvalidModule, '']);
+
+/** The message of the placeholder conditions: who is awaited, and whether config-modules still lists the module. */
+export function awaitingModuleMessage(rev: Revision, module: ModuleObservation): string {
+  const base = `waiting for the operator of module ${JSON.stringify(module.name)} to deploy Revision ${JSON.stringify(rev.metadata.name ?? '')}`;
+  return module.known ? base : `${base}; config-modules does not list the module (${module.knownDescription})`;
+}
+
+/**
+ * ResourcesAvailable and ContainerHealthy of a foreign module's Revision (ADR 0009). After digest resolution they are
+ * its operator's: a condition the operator wrote (any reason but Tidal's placeholders) is kept as it is and Ready is
+ * computed from it; an absent one, or one still carrying a placeholder, is (re)written as Unknown `AwaitingModule`
+ * — or ResourcesAvailable False `InvalidModule` when the annotations are invalid.
+ */
+function propagateModuleConditions(status: RevisionStatus, rev: Revision, module: ModuleObservation, now: string): void {
+  const set = revisionConditionSet;
+  const kept: { type: string; status: string; reason: string; message: string }[] = [];
+  for (const type of [RevisionConditionResourcesAvailable, RevisionConditionContainerHealthy]) {
+    const c = set.get(status, type);
+    const placeholder =
+      module.handOver === true || !c || (c.status === 'Unknown' && placeholderReasons.has(c.reason ?? '')) || c.reason === ReasonInvalidModule;
+    if (!placeholder) {
+      kept.push({ type, status: c.status, reason: c.reason ?? '', message: c.message ?? '' });
+      continue;
+    }
+    if (module.invalid !== '' && type === RevisionConditionResourcesAvailable) set.markFalse(status, type, ReasonInvalidModule, module.invalid, now);
+    else kept.push({ type, status: 'Unknown', reason: ReasonAwaitingModule, message: awaitingModuleMessage(rev, module) });
+  }
+  // Re-marked True first, False last: Ready ends up False if any is False, else Unknown if any is Unknown.
+  const rank = (s: string): number => (s === 'True' ? 0 : s === 'Unknown' ? 1 : 2);
+  for (const c of kept.sort((a, b) => rank(a.status) - rank(b.status))) {
+    if (c.status === 'True') {
+      if (c.reason !== '') set.markTrueWithReason(status, c.type, c.reason, c.message, now);
+      else set.markTrue(status, c.type, now);
+    } else if (c.status === 'False') set.markFalse(status, c.type, c.reason, c.message, now);
+    else set.markUnknown(status, c.type, c.reason, c.message, now);
+  }
 }
 
 /** What the status reads of an autoscaling/v2 HorizontalPodAutoscaler. */
@@ -47,6 +105,7 @@ export function computeRevisionStatus(obs: RevisionObservation, now: string): { 
   const name = rev.metadata.name ?? '';
   if (obs.resolveError !== undefined) markContainerMissing(status, obs.resolveError, now);
   else if (!obs.digestsResolved) markResolvingDigests(status, now);
+  else if (obs.module) propagateModuleConditions(status, rev, obs.module, now);
   else if (obs.deploymentNotOwned) markDeploymentNotOwned(status, `${name}-deployment`, now);
   else if (!obs.deployment) {
     markDeploying(status, undefined, now);

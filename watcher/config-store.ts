@@ -12,6 +12,10 @@ import {
   defaultDeploymentConfig,
   defaultGcConfig,
   GcConfigName,
+  ModulesConfigName,
+  defaultModulesConfig,
+  parseModulesConfig,
+  type ModulesConfig,
   parseAutoscalerConfig,
   parseGcConfig,
   parseDefaultsConfig,
@@ -37,6 +41,7 @@ interface AllConfig extends RevisionConfig {
   domain: DomainConfig;
   features: FeaturesConfig;
   gc: GcConfig;
+  modules: ModulesConfig;
 }
 
 /** Config map name → the field it fills and its parser. Each map is parsed on its own, as Knative's config store
@@ -49,6 +54,7 @@ const parsers: Record<string, { [K in keyof AllConfig]: [K, (data: Record<string
   [DomainConfigName]: ['domain', parseDomainConfig],
   [FeaturesConfigName]: ['features', parseFeatures],
   [GcConfigName]: ['gc', parseGcConfig],
+  [ModulesConfigName]: ['modules', parseModulesConfig],
 };
 
 export class ConfigStore implements ConfigSource {
@@ -60,6 +66,7 @@ export class ConfigStore implements ConfigSource {
     domain: defaultDomainConfig(),
     features: defaultFeaturesConfig(),
     gc: defaultGcConfig(),
+    modules: defaultModulesConfig(),
   };
   private readonly informer: Informer;
   private readonly listeners: ((changed: ConfigMap) => void)[] = [];
@@ -97,6 +104,10 @@ export class ConfigStore implements ConfigSource {
 
   gcConfig(): GcConfig {
     return this.current.gc;
+  }
+
+  modulesConfig(): ModulesConfig {
+    return this.current.modules;
   }
 
   onUpdate(fn: (changed: ConfigMap) => void): void {

@@ -2,6 +2,7 @@
 // the server, a poll that swaps in renewed certificates, readiness, and the drain on shutdown.
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import { defaultModulesConfig } from '../api/config/modules.js';
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
@@ -48,7 +49,11 @@ export async function runWebhook(opts: {
       // config-features gates pod-spec fields in validation and drives secure-pod-defaults in defaulting.
       return {
         defaults: rc.defaults,
-        validation: { autoscaler: rc.autoscaler, features: config.featuresConfig().podSpec },
+        validation: {
+          autoscaler: rc.autoscaler,
+          features: config.featuresConfig().podSpec,
+          modules: config.modulesConfig?.() ?? defaultModulesConfig(),
+        },
         systemNamespace: namespace,
       };
     },

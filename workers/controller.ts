@@ -10,6 +10,7 @@ import type { EntityKind } from '../api/entity.js';
 import { makeEventRecorder } from '../activities/events.js';
 import { ConfigStore } from '../watcher/config-store.js';
 import { GcConfigName } from '../api/config/gc.js';
+import { ModulesConfigName } from '../api/config/modules.js';
 import { GATEWAY_TLS_SECRET_NAME, GATEWAY_TLS_SECRET_NAMESPACE } from '../resources/istio/gateways.js';
 import { KubeClient } from '../activities/kube/client.js';
 import { Poker } from '../watcher/poker.js';
@@ -213,8 +214,13 @@ async function main(): Promise<void> {
     setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
     configStore.onUpdate((cm) => {
       // config-gc is read only by the Configurations' garbage collection, in the Service's or the Configuration's pass.
+      // config-modules only by the status of Revisions of foreign modules (ADR 0009).
       const kinds: EntityKind[] =
-        cm.metadata.name === GcConfigName ? ['Service', 'Configuration'] : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
+        cm.metadata.name === GcConfigName
+          ? ['Service', 'Configuration']
+          : cm.metadata.name === ModulesConfigName
+            ? ['Revision']
+            : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
       const n = l.watcher?.pokeAll(kinds, {
         source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
         reason: 'updated',

@@ -53,13 +53,18 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
       );
       const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
       if (res.outcome === 'gone' || status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
-      const resources = res.outcome === 'applied' ? describeResources(res) : 'waiting for digests';
+      const resources =
+        res.outcome === 'applied'
+          ? describeResources(res)
+          : res.outcome === 'module'
+            ? `Service ${res.service}; Deployment left to module ${res.module}'s operator (ADR 0009)`
+            : 'waiting for digests';
       return {
         gone: false,
         settled: isSettled(status),
         summary: `${digestNote}; ${resources}; ${describeStatus(status)}`,
         // A Revision waiting for digests (recreated under the same name) must not be marked resolved.
-        facts: { digests: res.outcome === 'applied' ? 'resolved' : '' },
+        facts: { digests: res.outcome === 'applied' || res.outcome === 'module' ? 'resolved' : '' },
       };
     },
     // Pods are the Deployment's and the HPA's status is the HPA controller's: their changes only ever move the

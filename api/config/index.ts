@@ -17,6 +17,7 @@ export {
   renderNameTemplate,
 } from './defaults.js';
 export type { NameTemplate, TemplateMeta } from './defaults.js';
+export { BuiltinModule, ModulesConfigName, defaultModulesConfig, parseModulesConfig, type ModulesConfig } from './modules.js';
 export { FeaturesConfigName, defaultFeaturesConfig, parseFeatures, parseFeaturesConfig, type FeaturesConfig } from './features.js';
 export {
   DeploymentConfigName,

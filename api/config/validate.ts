@@ -10,6 +10,7 @@ import { DomainConfigName, parseDomainConfig } from './domain.js';
 import { ExampleChecksumAnnotation, ExampleKey, exampleChecksum } from './example-checksum.js';
 import { FeaturesConfigName, parseFeaturesConfig } from './features.js';
 import { GcConfigName, parseGcConfig } from './gc.js';
+import { ModulesConfigName, parseModulesConfig } from './modules.js';
 import { NetworkConfigName, parseNetworkConfig } from './network.js';
 import type { Parsed } from './types.js';
 
@@ -23,6 +24,7 @@ const parsers: Readonly<Record<string, (data: Data) => Parsed<unknown>>> = {
   [NetworkConfigName]: parseNetworkConfig,
   [FeaturesConfigName]: parseFeaturesConfig,
   [GcConfigName]: parseGcConfig,
+  [ModulesConfigName]: parseModulesConfig,
 };
 
 /** The config maps upstream's config webhook knows (their `_example` checksum is checked), parsed here or not. */

@@ -55,6 +55,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     '-p',
     JSON.stringify({ data: Object.fromEntries(gcKeys.map((k) => [k, null])) }),
   ]);
+  // The example module operator's module (examples/module-operator, test/e2e/modules.test.ts): known, as an
+  // administrator installing that operator would list it.
+  await kubectl(info, [
+    'patch',
+    'configmap',
+    'config-modules',
+    '-n',
+    'knative-serving',
+    '--type=merge',
+    '-p',
+    JSON.stringify({ data: { 'sidecar-example': 'examples/module-operator' } }),
+  ]);
   log(`stack up in ${Math.round((Date.now() - started) / 1000)}s`);
   project.provide('stack', {
     dir: info.dir,

@@ -159,6 +159,9 @@ export class KubeFake {
         const before = this.objects.get(id);
         if (subresource === 'status') {
           if (!before) throw new KubeApiError(404, 'NotFound', `${id} not found`, 'APPLY', id);
+          // A resourceVersion in the applied object is a precondition, as the API server treats it.
+          const want = obj.metadata.resourceVersion;
+          if (want !== undefined && want !== before.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', `${id} changed`, 'APPLY', id);
           const next = clone(before);
           (next as unknown as Json)['status'] = clone((obj as unknown as Json)['status']);
           next.metadata.resourceVersion = String(++this.rv);
