@@ -18,6 +18,11 @@ COPY watcher ./watcher
 COPY webhook ./webhook
 COPY workers ./workers
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# The Temporal SDK's native module ships the Rust sources and every platform's build; keep this platform's only
+# (what `npm run image` keeps too): ~130 MB less.
+RUN cd node_modules/@temporalio/core-bridge \
+ && rm -rf sdk-core src bridge-macros scripts ts \
+ && find releases -mindepth 1 -maxdepth 1 ! -name "$(uname -m)-unknown-linux-gnu" -exec rm -rf {} +
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production
