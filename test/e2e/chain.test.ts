@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historySteps } from '../harness/history.js';
 import type { Condition, Configuration, Revision, Route, Service } from '../../api/serving.js';
-import { apply, getObject, kubectl, kubectlJson, temporalClient } from '../harness/cluster.js';
+import { apply, getObject, kubectl, kubectlJson, revisionReady, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 interface Deployment {
@@ -43,17 +43,6 @@ function service(name: string, image: string, extra: Record<string, unknown> = {
     metadata: { name, namespace: 'default', labels: { team: 'e2e' } },
     spec: { template: { spec: { containers: [{ image, ports: [{ containerPort: 80 }], ...extra }] } } },
   };
-}
-
-async function revisionReady(name: string): Promise<Revision> {
-  return eventually(
-    `Revision ${name} Ready`,
-    async () => {
-      const r = await getObject<Revision>('revision', name);
-      return cond(r, 'Ready')?.status === 'True' ? r : undefined;
-    },
-    120_000,
-  );
 }
 
 describe('Service → Configuration → Revision → Deployment', () => {
@@ -145,7 +134,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
   });
 
   it('checklist 17, 18, 40: the Revision and Configuration become Ready with latestReady chain-00001', async () => {
-    const rev = await revisionReady(`${name}-00001`);
+    const rev = await revisionReady<Revision>(`${name}-00001`);
     expect(cond(rev, 'ResourcesAvailable')?.status).toBe('True');
     expect(cond(rev, 'ContainerHealthy')?.status).toBe('True');
     expect(rev.status?.actualReplicas).toBe(2);
@@ -215,7 +204,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
 
   it('checklist 13: changing the image creates chain-00002 and leaves chain-00001 in place', async () => {
     await apply(service(name, 'nginx:1.28'));
-    await revisionReady(`${name}-00002`);
+    await revisionReady<Revision>(`${name}-00002`);
     const revs = await kubectlJson<{ items: Revision[] }>(['get', 'revisions', '-l', `serving.knative.dev/configuration=${name}`]);
     expect(revs.items.map((r) => r.metadata.name).sort()).toEqual([`${name}-00001`, `${name}-00002`]);
     const cfg = await eventually(

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition, Revision } from '../../api/serving.js';
 import { repoRoot } from '../../dev/stack.js';
 import { historySteps } from '../harness/history.js';
-import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
+import { apply, getObject, kubectl, kubectlJson, revisionReady, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 interface Container {
@@ -82,17 +82,6 @@ function service(
 
 const moduleAnnotations = (config: object) => ({ 'tidal.dev/module': MODULE, 'tidal.dev/module-config': JSON.stringify(config) });
 
-async function revisionReady(name: string): Promise<Revision> {
-  return eventually(
-    `Revision ${name} Ready`,
-    async () => {
-      const r = await getObject<Revision>('revision', name);
-      return cond(r, 'Ready')?.status === 'True' ? r : undefined;
-    },
-    120_000,
-  );
-}
-
 async function serviceReadyOn(name: string, rev: string): Promise<KService> {
   return eventually(
     `Service ${name} Ready on ${rev}`,
@@ -117,7 +106,7 @@ describe('a module Service next to a plain one', () => {
         { 'serving.knative.dev/rollout-duration': '20s' },
       ),
     );
-    const rev = await revisionReady('mod-side-00001');
+    const rev = await revisionReady<Revision>('mod-side-00001');
     // The module annotations reached the Revision unchanged.
     expect(rev.metadata.annotations?.['tidal.dev/module']).toBe(MODULE);
     expect(JSON.parse(rev.metadata.annotations?.['tidal.dev/module-config'] ?? '')).toEqual({ sidecarImage: SIDECAR_IMAGE, logLevel: 'debug' });
@@ -138,7 +127,7 @@ describe('a module Service next to a plain one', () => {
     expect(managers.filter((m) => m.startsWith('tidal/'))).toEqual([]);
     // No HPA or PodDisruptionBudget from Tidal for it; the plain Revision has its PDB (hakn's default).
     expect(await getObject('pdb', 'mod-side-00001')).toBeUndefined();
-    await revisionReady('mod-plain-00001');
+    await revisionReady<Revision>('mod-plain-00001');
     await eventually('PDB of the plain Revision', () => getObject('pdb', 'mod-plain-00001'), 60_000);
 
     // The revision Service is Tidal's and selects the operator's pods; its port is queue-proxy's, the sidecar's.
@@ -172,7 +161,7 @@ describe('a module Service next to a plain one', () => {
   it('a module-config change makes a new Revision, rolled out gradually, with the new config in its sidecar', async () => {
     const config = { sidecarImage: SIDECAR_IMAGE, logLevel: 'warn' };
     await apply(service('mod-side', moduleAnnotations(config), {}, { 'serving.knative.dev/rollout-duration': '20s' }));
-    const rev = await revisionReady('mod-side-00002');
+    const rev = await revisionReady<Revision>('mod-side-00002');
     expect(JSON.parse(rev.metadata.annotations?.['tidal.dev/module-config'] ?? '')).toEqual(config);
     // The rollout: a moment when both module Revisions share the traffic, then all of it on the new one.
     await eventually(

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition, Revision } from '../../api/serving.js';
 import { historySteps } from '../harness/history.js';
-import { apply, getObject, kubectl, kubectlJson, temporalClient } from '../harness/cluster.js';
+import { apply, getObject, kubectl, kubectlJson, revisionReady, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 interface Owned {
@@ -62,17 +62,6 @@ async function setPdbConfig(value: string | undefined): Promise<void> {
   ]);
 }
 
-async function revisionReady(name: string): Promise<Revision> {
-  return eventually(
-    `Revision ${name} Ready`,
-    async () => {
-      const r = await getObject<Revision>('revision', name);
-      return cond(r, 'Ready')?.status === 'True' ? r : undefined;
-    },
-    120_000,
-  );
-}
-
 /** kubectl hides managedFields unless asked. */
 const deploymentWithFields = (name: string) => kubectlJson<Deployment>(['get', 'deployment', name, '--show-managed-fields']);
 
@@ -119,7 +108,7 @@ describe("the seed's HPA from Knative annotations (class hpa, cpu 80 %, min-scal
     const r = await eventually(
       'Revision reports the HPA counts',
       async () => {
-        const x = await revisionReady(rev);
+        const x = await revisionReady<Revision>(rev);
         return x.status?.desiredReplicas === 3 && x.status.actualReplicas === 3 ? x : undefined;
       },
       120_000,
@@ -163,7 +152,7 @@ describe("the seed's HPA from Knative annotations (class hpa, cpu 80 %, min-scal
   it('changing the class on a new Revision switches cleanly: fixed replicas again, no HPA for it', async () => {
     await apply(service('plug-hpa', { 'autoscaling.knative.dev/min-scale': '3' }));
     const next = 'plug-hpa-00002';
-    await revisionReady(next);
+    await revisionReady<Revision>(next);
     await eventually('fixed 3 replicas', async () => (await getObject<Deployment>('deployment', `${next}-deployment`))?.spec.replicas === 3, 120_000);
     expect(await getObject<HPA>('hpa.v2.autoscaling', next)).toBeUndefined();
     const dep = await deploymentWithFields(`${next}-deployment`);
@@ -204,7 +193,7 @@ describe("the seed's PodDisruptionBudget (minAvailable 2) from a plain Knative S
 
   it("hakn's min-scale 2 gives minAvailable 2, no HPA, two fixed replicas", async () => {
     await apply(service('plug-plain', {}));
-    await revisionReady(rev);
+    await revisionReady<Revision>(rev);
     // config.test.ts may hold min-scale at 3 for a while: the PDB follows config-autoscaler, so wait for 2.
     const pdb = await eventually(
       'PDB minAvailable 2',
@@ -229,7 +218,7 @@ describe("the seed's PodDisruptionBudget (minAvailable 2) from a plain Knative S
 
   it('a Revision annotated tidal.dev/pod-disruption-budget: "false" has none', async () => {
     await apply(service('plug-plain', { 'tidal.dev/pod-disruption-budget': 'false' }));
-    await revisionReady('plug-plain-00002');
+    await revisionReady<Revision>('plug-plain-00002');
     expect(await getObject<PDB>('pdb', 'plug-plain-00002')).toBeUndefined();
     // The older Revision keeps its own.
     expect(await getObject<PDB>('pdb', rev)).toBeDefined();
@@ -272,7 +261,7 @@ describe('config-features secure-pod-defaults: enabled', () => {
     await kubectl(['apply', '-f', '-'], manifest);
     const ksvc = await getObject<{ spec: { template: { spec: { containers: Container[] } } } }>('ksvc', 'plug-secure');
     expect(ksvc?.spec.template.spec.containers[0]?.securityContext).toEqual(want);
-    await revisionReady('plug-secure-00001');
+    await revisionReady<Revision>('plug-secure-00001');
     const dep = await getObject<{ spec: { template: { spec: { containers: Container[] } } } }>('deployment', 'plug-secure-00001-deployment');
     expect(dep?.spec.template.spec.containers[0]?.securityContext).toEqual(want);
   });
@@ -354,7 +343,7 @@ describe('networking.knative.dev/ingress.class on a Service', () => {
       120_000,
     );
     expect(ing.metadata.annotations?.['networking.knative.dev/ingress.class']).toBe(foreign);
-    await revisionReady('plug-foreign-00001');
+    await revisionReady<Revision>('plug-foreign-00001');
     // Nobody programs it: no VirtualServices, no status, the Route not Ready.
     expect(await getObject('virtualservices.networking.istio.io', 'plug-foreign-ingress')).toBeUndefined();
     expect(await getObject('virtualservices.networking.istio.io', 'plug-foreign-mesh')).toBeUndefined();

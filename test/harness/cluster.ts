@@ -1,5 +1,6 @@
 // Helpers for the e2e layer: kubectl against the test stack (as a user drives Tidal) and a Temporal client.
 import { inject } from 'vitest';
+import { eventually } from './wait.js';
 import { Client, Connection } from '@temporalio/client';
 import { kubectl as runKubectl } from '../../dev/stack.js';
 
@@ -32,4 +33,16 @@ export async function apply(manifest: object, namespace = 'default'): Promise<vo
 export async function temporalClient(): Promise<{ client: Client; close: () => Promise<void> }> {
   const connection = await Connection.connect({ address: stack().temporalAddress });
   return { client: new Client({ connection }), close: () => connection.close() };
+}
+
+/** Waits (up to 120 s) for the Revision `name` in `default` to be Ready, and returns it. */
+export async function revisionReady<T extends { status?: { conditions?: { type: string; status?: string }[] } }>(name: string): Promise<T> {
+  return eventually(
+    `Revision ${name} Ready`,
+    async () => {
+      const r = await getObject<T>('revision', name);
+      return r?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? r : undefined;
+    },
+    120_000,
+  );
 }
