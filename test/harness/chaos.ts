@@ -99,16 +99,25 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     }
   };
 
-  const restartProcess = async (name: string, env: NodeJS.ProcessEnv, healthy: () => Promise<boolean>) => {
+  /** Restarts `name` and waits, as a supervisor would, until `healthy` says true (a string says why not yet). */
+  const restartProcess = async (name: string, env: NodeJS.ProcessEnv, healthy: () => Promise<true | string>) => {
     const rec = procs.running(name);
     if (!rec) throw new Error(`${name} is not running`);
     log(`restarting ${name}`);
     await procs.stop(name, 15_000);
     await sleep(o.downtimeMs ?? 3000); // a restart takes a while: replicas must notice (readiness) and cope
     procs.start(rec.name, rec.bin, rec.args, env);
-    const deadline = Date.now() + 120_000;
-    while (!(await healthy().catch(() => false))) {
-      if (Date.now() > deadline) throw new Error(`${name} did not come back`);
+    // Generous: right after its restart the API server takes every client's re-list at once on two cores.
+    const deadline = Date.now() + 600_000;
+    let told = Date.now();
+    for (;;) {
+      const why = await healthy().catch((err: Error & { stderr?: string }) => (err.stderr || err.message).trim());
+      if (why === true) break;
+      if (Date.now() > deadline) throw new Error(`${name} did not come back: ${why}`);
+      if (Date.now() - told > 15_000) {
+        told = Date.now();
+        log(`${name} not back yet: ${why.split('\n').slice(0, 6).join(' | ')}`);
+      }
       // As a kubelet restarts a static pod: the API server may exit at start on a busy machine (its IP repair
       // post-start hook gives up when etcd is slow), so a process that died is started again.
       if (!procs.running(name)) {
@@ -183,12 +192,20 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         })();
         await restartProcess('temporal', temporalGoEnv(), async () => {
           await run(info.bins.TEMPORAL, ['operator', 'cluster', 'health', '--address', info.temporalAddress]);
-          return true;
+          return true as const;
         }).finally(() => (down = false));
         await probe;
         temporalRestarted = true;
       } else {
-        await restartProcess('kube-apiserver', process.env, async () => (await kubectl(info, ['get', '--raw', '/readyz'])).trim() === 'ok');
+        await restartProcess('kube-apiserver', process.env, async () => {
+          const body = (await kubectl(info, ['get', '--raw', '/readyz?verbose'])).trim();
+          return body.endsWith('readyz check passed')
+            ? true
+            : body
+                .split('\n')
+                .filter((l) => l.startsWith('[-]'))
+                .join('\n') || body;
+        });
         apiServerRestarted = true;
       }
     }
@@ -212,7 +229,11 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       // many minutes: an owner deleted in that window leaves its children for ~20 min. Not Tidal's to fix; restart
       // it once so that the orphan check below still holds every child to a collected owner.
       if (apiServerRestarted) {
-        await restartProcess('kube-controller-manager', process.env, () => httpOk(`https://127.0.0.1:${info.ports.controllerManager}/healthz`));
+        await restartProcess(
+          'kube-controller-manager',
+          process.env,
+          async () => (await httpOk(`https://127.0.0.1:${info.ports.controllerManager}/healthz`)) || 'healthz not ok',
+        );
       }
     },
   });
