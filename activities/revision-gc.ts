@@ -4,11 +4,11 @@
 // reports when the next Revision falls due, for the workflow's durable timer (ADR 0008). Its Deployment and Service go
 // with it through their ownerReferences (the garbage collector of kube-controller-manager).
 import { defaultGcConfig, describeGcConfig, GcDisabled, type GcConfig } from '../api/config/index.js';
-import { Resources } from '../api/kinds.js';
+import { Resources, SERVING_GROUP } from '../api/kinds.js';
 import { Annotations, Labels } from '../api/labels.js';
-import type { ObjectKey } from '../api/meta.js';
+import { controllerOf, type ObjectKey } from '../api/meta.js';
 import { NetworkingAnnotations, type Ingress } from '../api/networking.js';
-import type { Configuration, Revision } from '../api/serving.js';
+import type { Configuration, Revision, Route, Service, TrafficTarget } from '../api/serving.js';
 import { planRevisionGc, revisionsInRollout, type Collectable } from '../resources/revision-gc.js';
 import { parseRolloutAnnotation } from '../resources/rollout.js';
 import { RoutingState } from '../resources/revision.js';
@@ -84,14 +84,30 @@ export function createRevisionGcActivities(deps: ActivityDeps) {
     return read.filter((r): r is Revision => r !== undefined);
   }
 
-  /** The Revisions the KIngresses of the Routes carrying this Configuration still route to in a gradual rollout. */
-  async function rolloutRevisions(cfg: Configuration): Promise<string[]> {
+  /**
+   * What the Routes carrying this Configuration, and its Service, still need: the Revisions their KIngresses route to
+   * in a gradual rollout, and those their traffic names. Read fresh, just before deciding: the labeler marks a named
+   * Revision active only once its Route's pass has run (and not while another target is missing), so the routing
+   * state alone would let a Revision the user has just named be collected.
+   */
+  async function neededRevisions(cfg: Configuration): Promise<{ rollout: string[]; traffic: string[] }> {
+    const ns = cfg.metadata.namespace ?? '';
     const routes = (cfg.metadata.annotations?.[Annotations.routes] ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter((s) => s !== '');
-    const ingresses = await Promise.all(routes.map((r) => kube.get<Ingress>(Resources.KIngress, cfg.metadata.namespace ?? '', r)));
-    return ingresses.flatMap((i) => revisionsInRollout(parseRolloutAnnotation(i?.metadata.annotations?.[NetworkingAnnotations.rollout])));
+    const owner = controllerOf(cfg);
+    const service = owner?.kind === 'Service' && owner.apiVersion.startsWith(`${SERVING_GROUP}/`) ? owner.name : undefined;
+    const [ingresses, routeObjs, svc] = await Promise.all([
+      Promise.all(routes.map((r) => kube.get<Ingress>(Resources.KIngress, ns, r))),
+      Promise.all(routes.map((r) => kube.get<Route>(Resources.Route, ns, r))),
+      service !== undefined ? kube.get<Service>(Resources.Service, ns, service) : undefined,
+    ]);
+    const named = (traffic: readonly TrafficTarget[] | undefined) => (traffic ?? []).flatMap((t) => (t.revisionName ? [t.revisionName] : []));
+    return {
+      rollout: ingresses.flatMap((i) => revisionsInRollout(parseRolloutAnnotation(i?.metadata.annotations?.[NetworkingAnnotations.rollout]))),
+      traffic: [...routeObjs.flatMap((r) => named(r?.spec?.traffic)), ...named(svc?.spec?.traffic)],
+    };
   }
 
   return {
@@ -115,11 +131,13 @@ export function createRevisionGcActivities(deps: ActivityDeps) {
         wholeRevisions(key, named),
       ]);
       if (!cfg || cfg.metadata.deletionTimestamp) return { outcome: 'gone' };
+      const needed = await neededRevisions(cfg);
       const plan = planRevisionGc({
         config,
         latestReadyRevisionName: cfg.status?.latestReadyRevisionName,
         latestCreatedRevisionName: cfg.status?.latestCreatedRevisionName,
-        rolloutRevisions: await rolloutRevisions(cfg),
+        rolloutRevisions: needed.rollout,
+        trafficRevisions: needed.traffic,
         revisions,
         nowMs: clock(deps),
       });

@@ -17,6 +17,12 @@ export interface RevisionGcInput {
   latestCreatedRevisionName?: string | undefined;
   /** Revisions an in-flight gradual rollout still routes to (the KIngress's rollout annotation): kept. */
   rolloutRevisions?: Iterable<string>;
+  /**
+   * Revisions the traffic of its Service or of the Routes carrying it names (`revisionName`): kept even while the
+   * labeler still has them `reserve` — a traffic change that names a reserve Revision, or a Route waiting for another
+   * of its targets to exist, must not lose the Revision before the Route marks it active.
+   */
+  trafficRevisions?: Iterable<string>;
   /** The Configuration's Revisions (labelled `serving.knative.dev/configuration=<name>`). */
   revisions: readonly Revision[];
   /** The time of the decision (Unix ms). */
@@ -73,12 +79,12 @@ export function staleAtMs(config: GcConfig, rev: Revision): number {
   return at;
 }
 
-/** Kept whatever its age (upstream's `isRevisionActive`, plus the latest created Revision and rollouts' Revisions). */
-function isActive(rev: Revision, input: RevisionGcInput, rollout: ReadonlySet<string>): boolean {
+/** Kept whatever its age (upstream's `isRevisionActive`, plus the latest created Revision, rollouts' and traffic's Revisions). */
+function isActive(rev: Revision, input: RevisionGcInput, kept: ReadonlySet<string>): boolean {
   const name = rev.metadata.name ?? '';
   if (name === input.latestReadyRevisionName || name === input.latestCreatedRevisionName) return true;
   if ((rev.metadata.annotations?.[NoGcAnnotation] ?? '').toLowerCase() === 'true') return true;
-  if (rollout.has(name)) return true;
+  if (kept.has(name)) return true;
   // Anything the labeler has not explicitly marked reserve: active, pending, and no state at all.
   return rev.metadata.labels?.[Labels.routingState] !== RoutingState.reserve;
 }
@@ -115,10 +121,10 @@ export function planRevisionGc(input: RevisionGcInput): RevisionGcPlan {
   if (input.revisions.length <= min) {
     return { collect: [], nonActive: 0, note: `${input.revisions.length} Revisions ≤ min-non-active-revisions ${min}` };
   }
-  const rollout = new Set(input.rolloutRevisions ?? []);
+  const kept = new Set([...(input.rolloutRevisions ?? []), ...(input.trafficRevisions ?? [])]);
   // Oldest last-active first; ties by creation, then name, so that the choice does not depend on list order.
   const candidates = input.revisions
-    .filter((r) => !isActive(r, input, rollout))
+    .filter((r) => !isActive(r, input, kept))
     .map((rev) => ({ rev, active: lastActiveMs(rev), created: createdMs(rev), name: rev.metadata.name ?? '' }))
     .sort((a, b) => a.active - b.active || a.created - b.created || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const nonActive = candidates.length;

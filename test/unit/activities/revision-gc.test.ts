@@ -70,6 +70,45 @@ describe('collectRevisions', () => {
     ]);
   });
 
+  it("keeps a reserve Revision its Service's or Route's traffic names (the labeler has not marked it yet), collects the rest", async () => {
+    const { fake, acts } = setup(hakn, [
+      rev('hello-00001', 'reserve', 400),
+      rev('hello-00002', 'reserve', 300),
+      rev('hello-00004', 'reserve', 200),
+      rev('hello-00003', 'active', 100),
+    ]);
+    fake.seed(
+      Resources.Configuration,
+      configuration('hello', 'default', (c) => {
+        c.status = { latestReadyRevisionName: 'hello-00003', latestCreatedRevisionName: 'hello-00003' };
+        c.metadata.ownerReferences = [
+          { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'hello', uid: 'uid-svc', controller: true, blockOwnerDeletion: true },
+        ];
+        c.metadata.annotations = { ...c.metadata.annotations, 'serving.knative.dev/routes': 'other' };
+      }),
+    );
+    fake.seed(Resources.Service, {
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Service',
+      metadata: { name: 'hello', namespace: 'default' },
+      spec: {
+        traffic: [
+          { latestRevision: true, percent: 60 },
+          { revisionName: 'hello-00002', percent: 40 },
+        ],
+      },
+    });
+    fake.seed(Resources.Route, {
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Route',
+      metadata: { name: 'other', namespace: 'default' },
+      spec: { traffic: [{ revisionName: 'hello-00004', percent: 100 }] },
+    });
+    const out = await acts.collectRevisions(key);
+    expect(out).toMatchObject({ outcome: 'collected', deleted: [{ name: 'hello-00001', rule: 'max' }] });
+    expect(fake.writes('delete').map((d) => d.name)).toEqual(['hello-00001']);
+  });
+
   it('retain-since-create-time 20 s: nothing yet, the next at creation + 20 s; once due it is deleted and its lateness reported', async () => {
     const gc = { ...hakn, retainSinceCreateTimeMs: 20_000, maxNonActiveRevisions: GcDisabled };
     const { fake, acts } = setup(gc, [rev('hello-00001', 'reserve', 5), rev('hello-00003', 'active', 1)]);

@@ -199,6 +199,11 @@ describe("hakn's config (min 0, max 0, retentions disabled)", () => {
     const p = planRevisionGc({ config, latestReadyRevisionName: 'a-00003', revisions, rolloutRevisions: revisionsInRollout(rollout), nowMs: now });
     expect(names(p)).toEqual(['a-00002']);
   });
+  it('never a reserve Revision that traffic names, before the labeler has marked it active', () => {
+    const revisions = [rev('a-00001', { state: 'reserve' }), rev('a-00002', { state: 'reserve' }), rev('a-00003', { state: 'active' })];
+    const p = planRevisionGc({ config, latestReadyRevisionName: 'a-00003', revisions, trafficRevisions: ['a-00001'], nowMs: now });
+    expect(names(p)).toEqual(['a-00002']);
+  });
 });
 
 describe('the next eligibility time', () => {
