@@ -6,7 +6,8 @@
 //   - its annotation differs from the hash of today's desired object (the desired object changed: something was
 //     added, changed or REMOVED), or
 //   - it no longer holds every desired field (someone edited a field Tidal sets, e.g. a Route's spec: reverted, as
-//     Knative reverts it).
+//     Knative reverts it), or — for a child whose whole spec is Tidal's ({@link exactSpecInSync}) — its spec is not
+//     exactly the desired one.
 // The apply is a forced server-side apply under Tidal's field manager (KubeClient.apply), so the API server removes
 // the fields Tidal set before and no longer sets; fields other managers own are left alone.
 //
@@ -72,6 +73,18 @@ export function containsAll(actual: unknown, desired: unknown): boolean {
  */
 export function inSyncByHash(live: KubeObject, stamped: KubeObject): boolean {
   return containsAll(live, stamped);
+}
+
+/**
+ * For a child whose whole spec is Tidal's (a Route of a Service, a KIngress, a VirtualService: custom resources with
+ * no server-side defaults): in sync only when, besides {@link inSyncByHash}, the live spec equals the desired one —
+ * a subset test misses a key someone added inside an element Tidal set (a `tag` on a traffic target, a header
+ * rewrite on an HTTP route). Upstream compares these specs with semantic equality too. `normalize` fills in the
+ * defaults Tidal's admission webhook stores (a Route's traffic defaults), so they are no edit.
+ */
+export function exactSpecInSync<T extends KubeObject & { spec?: unknown }>(normalize: (obj: T) => T = (obj) => obj) {
+  return (live: T, stamped: T): boolean =>
+    inSyncByHash(live, stamped) && stableStringify(normalize(live).spec) === stableStringify(normalize(stamped).spec);
 }
 
 export type ApplyAction = 'created' | 'updated' | 'unchanged';

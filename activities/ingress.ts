@@ -17,7 +17,7 @@ import { DEFAULT_ISTIO_GATEWAYS, makeVirtualServices } from '../resources/istio/
 import { ingressProbeHash } from '../resources/probe-hash.js';
 import { gatewayTargets, probeGateways, type GatewayPodLike } from './prober.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyIfChanged, settleAll } from './apply.js';
+import { applyIfChanged, exactSpecInSync, settleAll } from './apply.js';
 import type { KubeClient } from './kube/client.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
@@ -53,7 +53,9 @@ export async function programIngress(
   const vss = makeVirtualServices(ing, DEFAULT_ISTIO_GATEWAYS, hash);
   const live = virtualServices ?? (await readVirtualServices(kube, key.namespace, key.name));
   // The two VirtualServices are independent: applied side by side (one round trip less on the tail).
-  await settleAll(vss.map((vs) => applyIfChanged(kube, Resources.VirtualService, live.get(vs.metadata.name ?? ''), vs)));
+  await settleAll(
+    vss.map((vs) => applyIfChanged(kube, Resources.VirtualService, live.get(vs.metadata.name ?? ''), vs, { inSync: exactSpecInSync() })),
+  );
   const now = nowOf(deps);
   const copy = cloneJson(ing);
   const before = beginReconcile(copy, ingressConditionSet, now);

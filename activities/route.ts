@@ -62,7 +62,7 @@ import {
   routingTargets,
   type RoutingTargets,
 } from '../resources/labeler.js';
-import { applyIfChanged, eventsInFlight, needsApply, settleAll, type RecordLater } from './apply.js';
+import { applyIfChanged, eventsInFlight, exactSpecInSync, needsApply, settleAll, type RecordLater } from './apply.js';
 import { isIstioIngress, programIngress, readVirtualServices } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { listOwnWrites, writtenSoFar, type WrittenVersions } from './written.js';
@@ -544,7 +544,7 @@ export function createRouteActivities(deps: ActivityDeps) {
           if (existing && !isControlledBy(existing, route.metadata.uid)) {
             ingressAction = 'notOwned';
           } else {
-            const applied = await applyIfChanged(kube, Resources.KIngress, existing, desired);
+            const applied = await applyIfChanged(kube, Resources.KIngress, existing, desired, { inSync: exactSpecInSync() });
             ingressAction = applied.action;
             programmed = true;
             if (applied.action !== 'unchanged') ingressResourceVersion = applied.obj.metadata.resourceVersion;
@@ -570,6 +570,7 @@ export function createRouteActivities(deps: ActivityDeps) {
                   Resources.KIngress,
                   ingress,
                   makeIngress(route, traffic, hosts, ingressClass, { rollout: observed.rollout, tagHeaderBasedRouting }),
+                  { inSync: exactSpecInSync() },
                 );
                 ingressResourceVersion = again.obj.metadata.resourceVersion;
                 // Only the annotation moves unless a step fell due meanwhile: then the new split is programmed too.

@@ -1,7 +1,7 @@
 // Activities of the Service workflow (spec §1): converge the Configuration and the Route named after the Service,
 // then write the Service's status from what they report.
 import { observationOf, specOfObservation } from '../api/content-token.js';
-import { defaultsInForce, setServiceDefaults, withDefaultsSnapshot } from '../api/defaults.js';
+import { defaultsInForce, setRouteDefaults, setServiceDefaults, withDefaultsSnapshot } from '../api/defaults.js';
 import type { DefaultsConfig } from '../api/config/types.js';
 import { Resources, type ResourceType } from '../api/kinds.js';
 import { serviceConditionSet, ServiceConditionConfigurationsReady, ServiceConditionRoutesReady } from '../api/lifecycle/service.js';
@@ -12,7 +12,7 @@ import { makeRoute } from '../resources/route.js';
 import { isRevisionNameTaken } from '../resources/revision-lookup.js';
 import { computeServiceStatus } from '../resources/service-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyReportingFailures } from './apply.js';
+import { applyReportingFailures, exactSpecInSync, type ApplyOptions } from './apply.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 /** What one apply of a child did: small, so the workflow history stays readable. */
@@ -30,6 +30,12 @@ export type ChildOutcome =
       generation: number;
       resourceVersion: string;
     };
+
+/**
+ * A Route is in sync when Tidal last applied exactly this and its spec, defaulted, equals the desired one (upstream's
+ * routeSemanticEquals): a subset test would leave a `tag` someone added to the one traffic target in force.
+ */
+export const routeInSync = exactSpecInSync<Route>(setRouteDefaults);
 
 export function createServiceActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
@@ -60,11 +66,12 @@ export function createServiceActivities(deps: ActivityDeps) {
     existing: T | undefined,
     desired: T,
     condition: string,
+    opts: ApplyOptions<T> = {},
   ): Promise<ChildOutcome> {
     const name = desired.metadata.name ?? '';
     if (existing && !isControlledBy(existing, svc.metadata.uid)) return { outcome: 'notOwned', name };
     const target = { obj: svc, type: Resources.Service, set: serviceConditionSet, condition };
-    const { obj: applied, action } = await applyReportingFailures(deps, target, type, existing, desired, nowOf(deps));
+    const { obj: applied, action } = await applyReportingFailures(deps, target, type, existing, desired, nowOf(deps), opts);
     if (action === 'created') await events.record(svc, 'Normal', 'Created', `Created ${type.kind} "${name}"`);
     return {
       outcome: 'applied',
@@ -110,7 +117,7 @@ export function createServiceActivities(deps: ActivityDeps) {
         if (isRevisionNameTaken(cfg, rev)) return { outcome: 'held', name: key.name, reason: `Revision name "${byo}" is taken` };
       }
       const existing = await kube.get<Route>(Resources.Route, key.namespace, key.name);
-      return applyChild(svc, Resources.Route, existing, makeRoute(svc), ServiceConditionRoutesReady);
+      return applyChild(svc, Resources.Route, existing, makeRoute(svc), ServiceConditionRoutesReady, { inSync: routeInSync });
     },
 
     /** Writes the Service's status from its Configuration and Route (spec §1.4). */

@@ -22,6 +22,7 @@ const sourceKinds: { group: string; plural: string; kind: string }[] = [
   { group: 'networking.internal.knative.dev', plural: 'ingresses', kind: 'Ingress' },
   { group: 'apps', plural: 'deployments', kind: 'Deployment' },
   { group: 'autoscaling', plural: 'horizontalpodautoscalers', kind: 'HorizontalPodAutoscaler' },
+  { group: 'policy', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget' },
   { group: '', plural: 'pods', kind: 'Pod' },
   { group: '', plural: 'services', kind: 'KubeService' },
   { group: SERVING_GROUP, plural: 'domainmappings', kind: 'DomainMapping' },

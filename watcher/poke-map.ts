@@ -8,7 +8,7 @@ import type { EntityKind } from '../api/entity.js';
 import { reconciledByOwner, reconcilingOwner } from '../api/delegation.js';
 
 /**
- * Kinds the watcher follows. `Deployment`, `HorizontalPodAutoscaler` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
+ * Kinds the watcher follows. `Deployment`, `HorizontalPodAutoscaler`, `PodDisruptionBudget` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
  * placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`).
  */
 export type WatchedKind =
@@ -19,6 +19,7 @@ export type WatchedKind =
   | 'Ingress'
   | 'Deployment'
   | 'HorizontalPodAutoscaler'
+  | 'PodDisruptionBudget'
   | 'Pod'
   | 'KubeService'
   | 'DomainMapping'
@@ -121,6 +122,7 @@ export function pokeTargets(
       break;
     case 'Deployment':
     case 'HorizontalPodAutoscaler':
+    case 'PodDisruptionBudget':
       out.push(servingOwner(obj, 'Revision'));
       break;
     case 'KubeService':

@@ -39,6 +39,7 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   // Only the objects Tidal made for Revisions.
   Deployment: { type: Resources.Deployment, labelSelector: 'serving.knative.dev/revision' },
   HorizontalPodAutoscaler: { type: Resources.HorizontalPodAutoscaler, labelSelector: 'serving.knative.dev/revision' },
+  PodDisruptionBudget: { type: Resources.PodDisruptionBudget, labelSelector: 'serving.knative.dev/revision' },
   Pod: { type: Resources.Pod, labelSelector: 'serving.knative.dev/revision' },
   // Placeholder Services: an edit or deletion by hand is repaired by the Route.
   KubeService: { type: Resources.KubeService, labelSelector: 'serving.knative.dev/route' },

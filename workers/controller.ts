@@ -167,6 +167,7 @@ async function main(): Promise<void> {
               'Ingress',
               'Deployment',
               'HorizontalPodAutoscaler',
+              'PodDisruptionBudget',
               'Pod',
               'KubeService',
               'DomainMapping',

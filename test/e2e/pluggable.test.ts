@@ -9,7 +9,7 @@ import { apply, getObject, kubectl, kubectlJson, revisionReady, temporalClient }
 import { eventually } from '../harness/wait.js';
 
 interface Owned {
-  metadata: { name: string; ownerReferences?: { kind: string; name: string; controller?: boolean }[]; labels?: Record<string, string> };
+  metadata: { name: string; uid?: string; ownerReferences?: { kind: string; name: string; controller?: boolean }[]; labels?: Record<string, string> };
 }
 interface HPA extends Owned {
   spec: {
@@ -131,6 +131,21 @@ describe("the seed's HPA from Knative annotations (class hpa, cpu 80 %, min-scal
     const pdb = await eventually('PDB', () => getObject<PDB>('pdb', rev), 60_000);
     ownedByRevision(pdb, rev);
     expect(pdb.spec).toEqual({ minAvailable: 3, selector: { matchLabels: { 'serving.knative.dev/revision': rev } } });
+  });
+
+  it('a PodDisruptionBudget deleted by hand is made again (the watcher pokes its Revision)', async () => {
+    const before = await eventually('PDB', () => getObject<PDB>('pdb', rev), 60_000);
+    await kubectl(['delete', 'pdb', rev, '--wait=false']);
+    const again = await eventually(
+      'PDB made again',
+      async () => {
+        const pdb = await getObject<PDB>('pdb', rev);
+        return pdb && pdb.metadata.uid !== before.metadata.uid ? pdb : undefined;
+      },
+      60_000,
+    );
+    ownedByRevision(again, rev);
+    expect(again.spec).toEqual({ minAvailable: 3, selector: { matchLabels: { 'serving.knative.dev/revision': rev } } });
   });
 
   it("the Revision's Temporal history shows the step, and Events say what was created", async () => {

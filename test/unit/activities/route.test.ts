@@ -572,9 +572,34 @@ describe('removed fields reach the KIngress and placeholder Services', () => {
     expect(after.spec).toEqual(before);
     expect(after.metadata.labels?.['extra']).toBe('kept');
   });
+
+  it('regression (chaos run): a key someone adds inside a KIngress rule is reverted too (the spec must match exactly)', async () => {
+    const h = harness();
+    await readyDirectRoute(h);
+    const before = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.spec;
+    h.kube.edit<Ingress>(Resources.KIngress, NS, 'direct', (i) => {
+      const rule = i.spec.rules![0]! as unknown as Record<string, unknown>;
+      rule['hijacked'] = true;
+    });
+    expect(ok(await h.pass('direct')).ingress).toBe('updated');
+    expect(h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.spec).toEqual(before);
+  });
 });
 
 describe('a KIngress of class istio is programmed in the Route’s own pass (ADR 0005)', () => {
+  it('a key someone adds inside a VirtualService route is reverted by the next pass', async () => {
+    const h = harness(ISTIO);
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    ok(await h.pass('direct'));
+    type VS = KubeObject & { spec: { http: Record<string, unknown>[] } };
+    const before = h.kube.get<VS>(Resources.VirtualService, NS, 'direct-ingress')!.spec;
+    h.kube.edit<VS>(Resources.VirtualService, NS, 'direct-ingress', (vs) => void (vs.spec.http[0]!['rewrite'] = { authority: 'hijacked.invalid' }));
+    ok(await h.pass('direct'));
+    expect(h.kube.get<VS>(Resources.VirtualService, NS, 'direct-ingress')!.spec).toEqual(before);
+  });
+
   it('one pass: KIngress, its VirtualServices and status, the Route Ready and its placeholder at the gateway; then nothing to write', async () => {
     const h = harness(ISTIO);
     h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));

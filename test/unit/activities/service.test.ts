@@ -103,6 +103,19 @@ describe('reconcileServiceConfiguration / reconcileServiceRoute', () => {
     expect(fake.get<Route>(Resources.Route, 'default', 'hello')!.spec).toEqual(want);
   });
 
+  it("regression (chaos run): a field someone adds inside the Route's one traffic target (a tag) is reverted too", async () => {
+    const { fake, acts } = setup(service('hello', 'default'));
+    await acts.reconcileServiceRoute(key);
+    const want = fake.get<Route>(Resources.Route, 'default', 'hello')!.spec;
+    fake.edit<Route>(Resources.Route, 'default', 'hello', (r) => void (r.spec.traffic = r.spec.traffic!.map((t) => ({ ...t, tag: 'hijack' }))));
+    expect(await acts.reconcileServiceRoute(key)).toMatchObject({ action: 'updated' });
+    expect(fake.get<Route>(Resources.Route, 'default', 'hello')!.spec).toEqual(want);
+    // The webhook's defaults on a stored Route (latestRevision, percent) are no edit.
+    fake.calls = [];
+    expect(await acts.reconcileServiceRoute(key)).toMatchObject({ action: 'unchanged' });
+    expect(fake.writes()).toEqual([]);
+  });
+
   it("regression (issue 8): a refused apply shows on the Service (ConfigurationsReady False, the API server's message) and as one Warning Event", async () => {
     const { fake, acts, recorded } = setup(service('hello', 'default'));
     const denied = 'admission webhook "policy.example.com" denied the request: images must come from registry.example.com';

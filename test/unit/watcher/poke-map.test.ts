@@ -47,6 +47,13 @@ describe('pokeTargets (design.md §4)', () => {
     expect(pokeTargets('HorizontalPodAutoscaler', owned('HorizontalPodAutoscaler', 'r', 'Revision', 'r', 'other.io/v1'), all)).toEqual([]);
   });
 
+  it('a PodDisruptionBudget pokes the Revision that controls it (an edit or deletion is repaired by its pass)', () => {
+    expect(pokeTargets('PodDisruptionBudget', owned('PodDisruptionBudget', 'r', 'Revision', 'r'), all)).toEqual([
+      { kind: 'Revision', key: { namespace: 'ns', name: 'r' } },
+    ]);
+    expect(pokeTargets('PodDisruptionBudget', owned('PodDisruptionBudget', 'r', 'Revision', 'r', 'other.io/v1'), all)).toEqual([]);
+  });
+
   it('a placeholder Service pokes its controlling Route', () => {
     expect(pokeTargets('KubeService', owned('Service', 'web-tag', 'Route', 'web'), all)).toEqual([
       { kind: 'Route', key: { namespace: 'ns', name: 'web' } },
