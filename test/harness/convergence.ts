@@ -273,6 +273,26 @@ class Writers {
     return targets;
   }
 
+  /**
+   * With hakn's revision GC (max-non-active-revisions 0) a Revision no traffic names may be collected between this
+   * writer's list and its write: the Service then names a Revision that is gone — Knative reports it
+   * (RevisionMissing) and only the user can fix it. A user would choose again, and so does the writer (counted
+   * apart). Once the write is stored the GC keeps what it names (it reads the Service's and Routes' traffic fresh
+   * just before it deletes); the pause lets a GC step that read them before this write finish first.
+   */
+  private async namedStillThere(m: Model, r: Rand): Promise<void> {
+    for (let i = 0; i < 5; i++) {
+      const named = (m.traffic ?? []).flatMap((t) => (t.revisionName && t.revisionName !== m.byo ? [t.revisionName] : []));
+      if (!named.length) return;
+      await sleep(2000);
+      const have = new Set((await this.revisions(m)).map((x) => x.metadata.name ?? ''));
+      if (named.every((n) => have.has(n))) return;
+      this.ops['traffic (named Revision collected meanwhile)'] = (this.ops['traffic (named Revision collected meanwhile)'] ?? 0) + 1;
+      m.traffic = await this.randomTraffic(m, r);
+      await this.apply(m, true);
+    }
+  }
+
   /** Random, unique tags on some targets, and sometimes an extra 0 % tagged target. */
   private retag(targets: TrafficTarget[], r: Rand): void {
     const free = [...Tags];
@@ -385,7 +405,8 @@ class Writers {
         return this.apply(m);
       case 'traffic':
         m.traffic = await this.randomTraffic(m, r);
-        return this.apply(m, true);
+        await this.apply(m, true);
+        return this.namedStillThere(m, r);
       case 'tag': {
         if (!m.traffic?.length) m.traffic = [{ latestRevision: true, percent: 100 }];
         const targets = m.traffic.filter((t) => (t.percent ?? 0) > 0 || !t.tag);
