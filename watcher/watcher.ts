@@ -100,10 +100,13 @@ export class Watcher {
 
   start(): void {
     for (const i of this.informers) i.start();
+    void this.synced();
   }
 
+  /** Resolves once every informer has listed, after the start-up list's held changes have been poked. */
   async synced(): Promise<void> {
     await Promise.all(this.informers.map((i) => i.synced));
+    this.releaseHeld();
   }
 
   get hasSynced(): boolean {
@@ -207,10 +210,42 @@ export class Watcher {
     return informer !== undefined && informer.hasSynced && informer.get(target.key.namespace, target.key.name) === undefined;
   }
 
+  /**
+   * The start-up list's changes, held until every informer has listed (then `undefined`). Who reconciles an object
+   * is resolved through the caches (reconcilerOf): a Revision listed before its Configuration and Service would poke
+   * the Configuration's own workflow, which finds the object is its Service's and ends, and the Service would never
+   * hear that its Revision turned Ready while no one watched (the 10-minute chaos run lost 12 so, across a leader's
+   * hand-overs). Controllers wait for their caches to sync before they work for the same reason.
+   */
+  private held: { kind: WatchedKind; change: ChangeType; obj: KubeObject; catchUp: boolean }[] | undefined = [];
+
+  private releaseHeld(): void {
+    const held = this.held;
+    if (!held || !this.hasSynced) return;
+    this.held = undefined;
+    for (const h of held) this.pokeFor(h.kind, h.change, h.obj, h.catchUp);
+  }
+
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject): void {
     this.events.inc({ kind, type: change });
     if (kind === 'Route') this.routeIndex.update(obj, change === 'deleted');
     if (kind === 'DomainMapping') this.mappingIndex.update(obj, change === 'deleted');
+    // The start-up list: an object whose status already reports its generation is caught up after the ones that do
+    // not (a Service changed while the controller was down goes first), in the poker's metered second lane.
+    const catchUp =
+      change === 'added' &&
+      this.byKind.get(kind)?.hasSynced === false &&
+      reportsItsGeneration(kind, obj) &&
+      !writtenSince(obj, this.opts.recentSince);
+    if (this.held) {
+      this.held.push({ kind, change, obj, catchUp });
+      this.releaseHeld();
+      return;
+    }
+    this.pokeFor(kind, change, obj, catchUp);
+  }
+
+  private pokeFor(kind: WatchedKind, change: ChangeType, obj: KubeObject, catchUp: boolean): void {
     const source = entityWorkflowIdLike(kind, obj);
     const base: Poke = {
       source,
@@ -223,13 +258,6 @@ export class Watcher {
     let depToken: string | undefined;
     const routes = kind === 'Configuration' || kind === 'Revision' ? this.routeIndex.routesFor(kind, obj, Labels.configuration) : [];
     const targets = pokeTargets(kind, obj, this.opts.enabled, this.lookup, routes, this.mappingsOf(kind, obj));
-    // The start-up list: an object whose status already reports its generation is caught up after the ones that do
-    // not (a Service changed while the controller was down goes first), in the poker's metered second lane.
-    const catchUp =
-      change === 'added' &&
-      this.byKind.get(kind)?.hasSynced === false &&
-      reportsItsGeneration(kind, obj) &&
-      !writtenSince(obj, this.opts.recentSince);
     for (const target of targets) {
       const isSelf = entityWorkflowId(target.kind, target.key) === source;
       // A child's event must not start a fresh workflow for an owner that is already gone.
