@@ -35,7 +35,7 @@ export type ChildOutcome =
  * A Route is in sync when Tidal last applied exactly this and its spec, defaulted, equals the desired one (upstream's
  * routeSemanticEquals): a subset test would leave a `tag` someone added to the one traffic target in force.
  */
-export const routeInSync = exactSpecInSync<Route>(setRouteDefaults);
+const routeInSync = exactSpecInSync<Route>(setRouteDefaults);
 
 export function createServiceActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;

@@ -11,6 +11,7 @@ import type { KubeObject, ObjectKey } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import type { MetadataCache } from '../activities/deps.js';
 import { Informer, type ChangeType } from './informer.js';
+import { reconciledByOwner } from '../api/delegation.js';
 import { pokeTargets, reconcilerOf, type EntityLookup, type PokeTarget, type WatchedKind } from './poke-map.js';
 import { RouteIndex } from './route-index.js';
 import { DomainMappingIndex } from './domainmapping-index.js';
@@ -55,6 +56,12 @@ const reasonOf: Record<ChangeType, PokeReason> = { added: 'added', updated: 'upd
 export class Watcher {
   readonly informers: Informer[];
   private readonly byKind = new Map<WatchedKind, Informer>();
+  /**
+   * The informers whose caches say which workflow reconciles an object (reconcilerOf): the kinds reconciled by an
+   * owner's pass and their owners' kinds (ADR 0005). Pods, Deployments and the like resolve to their Revision by
+   * their own metadata, so their lists hold nothing back.
+   */
+  private readonly resolvers: Informer[];
   private readonly events: Counter;
   private readonly restarts: Counter;
   private readonly routeIndex = new RouteIndex();
@@ -96,11 +103,13 @@ export class Watcher {
       this.byKind.set(kind, informer);
       return informer;
     });
+    const resolving = new Set<string>(Object.entries(reconciledByOwner).flatMap(([child, owners]) => [child, ...(owners ?? [])]));
+    this.resolvers = opts.watched.filter((k) => resolving.has(k)).map((k) => this.byKind.get(k)!);
   }
 
   start(): void {
     for (const i of this.informers) i.start();
-    void this.synced();
+    void Promise.all(this.resolvers.map((i) => i.synced)).then(() => this.releaseHeld());
   }
 
   /** Resolves once every informer has listed, after the start-up list's held changes have been poked. */
@@ -211,17 +220,18 @@ export class Watcher {
   }
 
   /**
-   * The start-up list's changes, held until every informer has listed (then `undefined`). Who reconciles an object
-   * is resolved through the caches (reconcilerOf): a Revision listed before its Configuration and Service would poke
-   * the Configuration's own workflow, which finds the object is its Service's and ends, and the Service would never
-   * hear that its Revision turned Ready while no one watched (the 10-minute chaos run lost 12 so, across a leader's
-   * hand-overs). Controllers wait for their caches to sync before they work for the same reason.
+   * The start-up list's changes, held until the caches that resolve owners have listed (then `undefined`). Who
+   * reconciles an object is resolved through them (reconcilerOf): a Revision listed before its Configuration and
+   * Service would poke the Configuration's own workflow, which finds the object is its Service's and ends, and the
+   * Service would never hear that its Revision turned Ready while no one watched (the 10-minute chaos run lost 12
+   * so, across a leader's hand-overs). Controllers wait for their caches to sync before they work for the same
+   * reason; a kind that cannot be listed (a permission missing) holds back nothing but the owners' kinds' pokes.
    */
   private held: { kind: WatchedKind; change: ChangeType; obj: KubeObject; catchUp: boolean }[] | undefined = [];
 
   private releaseHeld(): void {
     const held = this.held;
-    if (!held || !this.hasSynced) return;
+    if (!held || !this.resolvers.every((i) => i.hasSynced)) return;
     this.held = undefined;
     for (const h of held) this.pokeFor(h.kind, h.change, h.obj, h.catchUp);
   }

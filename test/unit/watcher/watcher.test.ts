@@ -387,6 +387,23 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
     expect(poked.filter((p) => p.includes('ghost'))).toEqual([]);
   });
 
+  it('a kind that resolves no owner (Deployments) holds nothing back while it cannot be listed', async () => {
+    const cluster = webCluster();
+    cluster.objects.set('Deployment', []);
+    const releaseDeployments = cluster.holdList('Deployment');
+    const h = make(cluster, ['Configuration', 'Revision', 'Deployment']);
+    h.watcher.start();
+    await Promise.all([cluster.stream('Configuration'), cluster.stream('Revision')]);
+    const poked: string[] = [];
+    await vi.waitFor(() => {
+      poked.push(...h.take());
+      expect(poked).toContain('Configuration/ns/web <- added Revision/ns/web 2');
+    });
+    expect(h.watcher.hasSynced).toBe(false);
+    releaseDeployments();
+    await h.watcher.synced();
+  });
+
   it('pokes the Routes whose traffic names a Configuration or Revision, without the routes annotation', async () => {
     const cluster = new FakeCluster();
     // Routes nobody controls (a Service's Route would be its Service's to reconcile: tested below).
