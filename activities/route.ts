@@ -494,10 +494,10 @@ export function createRouteActivities(deps: ActivityDeps) {
         ]);
         // The gradual rollout (spec §5): planned from the state the KIngress carries, programmed into it below. A
         // pass started by the step's early timer (RolloutWakeLeadMs) waits here for the step's exact time.
-        const wait = deps.now
-          ? 0
-          : stepWaitMs(parseRolloutAnnotation(currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout]), clock());
-        if (wait > 0) await sleep(wait);
+        // A timer may wake a millisecond early by the wall clock: wait until the step's time has really come, or the
+        // plan would find it not yet due and ask for another timer.
+        const stepRollout = deps.now ? undefined : parseRolloutAnnotation(currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout]);
+        for (let wait = stepWaitMs(stepRollout, clock()); wait > 0; wait = stepWaitMs(stepRollout, clock())) await sleep(wait);
         const planInput: RolloutPlanInput = {
           desired: buildRollout(traffic),
           previousAnnotation: currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout],

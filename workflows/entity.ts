@@ -285,7 +285,9 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     }
     if (uid) st.uid = uid;
     st.wake = result.wake ? { atMs: result.wake.atMs, summary: result.wake.summary } : undefined;
-    if (result.wake) armWake(result.wake.atMs, result.wake.inMs, result.wake.summary);
+    // A pass already due next (the step's timer fired during this one, or news came) reports its own schedule: no
+    // timer for this one's.
+    if (result.wake && !st.dirty) armWake(result.wake.atMs, result.wake.inMs, result.wake.summary);
     if (result.retryInSeconds !== undefined) {
       const due = st.totalReconciles;
       void sleep(result.retryInSeconds * 1000).then(() => {

@@ -23,6 +23,8 @@ class FakeRoutes {
   passes = new Map<string, number>();
   /** When set for a name, the next pass reads the Route, then waits for this promise before finishing. */
   hold = new Map<string, Promise<void>>();
+  /** A pass held after its rollout step was planned (a slow write that outlasts the time to the next step). */
+  holdAfterStep = new Map<string, Promise<void>>();
   /**
    * Names whose next pass finds the Route gone in its first read, and then — in a later read of the same pass —
    * whatever is there by then (the object deleted and created again under the pass's feet).
@@ -60,8 +62,14 @@ class FakeRoutes {
       const ingress = this.ingress(key.name, seen.spec);
       const live = this.routes.get(key.name);
       if (live) live.status = { observedGeneration: seen.metadata.generation, traffic: seen.spec.traffic };
+      const step = await this.rolloutStep(key.name);
+      const late = this.holdAfterStep.get(key.name);
+      if (late) {
+        this.holdAfterStep.delete(key.name);
+        await late;
+      }
       return {
-        ...(await this.rolloutStep(key.name)),
+        ...step,
         outcome: 'written',
         ready: this.unsettled.has(key.name) ? 'Unknown' : 'True',
         ingress: 'updated',
@@ -118,8 +126,10 @@ class FakeRoutes {
   async rolloutStep(name: string): Promise<Pick<Exclude<RouteOutcome, { outcome: 'gone' }>, 'rollout'>> {
     const r = this.rollouts.get(name);
     if (!r || r.at.length >= r.steps) return {};
-    const wait = r.dueAt === undefined ? 0 : r.dueAt - Date.now();
-    if (wait > 0 && wait <= RolloutWakeLeadMs + 50) await new Promise((done) => setTimeout(done, wait));
+    // As the real step: a timer may wake a millisecond early by the wall clock, so wait until the time has come.
+    for (let wait = r.dueAt === undefined ? 0 : r.dueAt - Date.now(); wait > 0 && wait <= RolloutWakeLeadMs + 50; wait = (r.dueAt ?? 0) - Date.now()) {
+      await new Promise((done) => setTimeout(done, wait));
+    }
     const now = Date.now();
     if (r.dueAt === undefined || now >= r.dueAt) {
       r.at.push(now);
@@ -451,6 +461,32 @@ describe('entity loop: scheduled passes (a gradual rollout’s steps, ADR 0007)'
     const { events } = await h.fetchHistory();
     const timers = (events ?? []).filter((e) => e.timerStartedEventAttributes && e.userMetadata?.summary?.data).length;
     expect(timers).toBe(2); // one per step to come, none for the poked pass
+  });
+
+  it('a pass that outlasts the time to the next step arms no timer of its own: the scheduled pass after it does', async () => {
+    const name = uniqueName('rollout-slow');
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.rollouts.set(name, { stepMs, steps: 3, at: [] });
+    const h = await start(name, selfPoke(route, 'added'));
+    const r = fake.rollouts.get(name)!;
+    await eventually('first step', async () => (r.at.length === 1 ? true : undefined), 20_000);
+    // News mid-step: its pass plans no step (not due yet), then is held past the step's time, so the step's timer
+    // fires during it.
+    let release!: () => void;
+    fake.holdAfterStep.set(name, new Promise<void>((done) => (release = done)));
+    await h.signal('poke', [{ source: `Ingress/default/${name}`, reason: 'updated', resourceVersion: '9', token: 'd.slow.slow' }]);
+    await eventually('slow pass held', async () => (fake.count(name) === 2 && !fake.holdAfterStep.has(name) ? true : undefined), 20_000);
+    await eventually('step timer fired', async () => {
+      const { events } = await h.fetchHistory();
+      return (events ?? []).some((e) => e.timerFiredEventAttributes) ? true : undefined;
+    }, 20_000);
+    release();
+    await eventually('rollout done', async () => (r.at.length === 3 ? true : undefined), 20_000);
+    expectOnSchedule(r.at, 3);
+    const { events } = await h.fetchHistory();
+    const timers = (events ?? []).filter((e) => e.timerStartedEventAttributes && e.userMetadata?.summary?.data).length;
+    // One per step to come: the slow pass's schedule (the step it did not take) is the scheduled pass's to arm.
+    expect(timers).toBe(2);
   });
 
   it('carries a pending step across continue-as-new: the new run arms a timer for what is left of it', async () => {
