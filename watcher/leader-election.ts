@@ -56,10 +56,16 @@ export interface Clock {
 export const systemClock: Clock = { now: () => performance.now(), wall: () => new Date() };
 
 export interface LeaderCallbacks {
-  /** This process now holds the Lease. */
-  onStartedLeading(): void;
+  /**
+   * This process now holds the Lease. `continued`: it took back a Lease that still named it — it missed its own
+   * renew deadline and nobody else held the Lease meanwhile (every takeover writes the taker's identity, a release
+   * an empty one).
+   */
+  onStartedLeading(continued: boolean): void;
   /** It no longer does (deadline passed, someone else holds it, or it released it): stop acting at once. */
   onStoppedLeading(reason: 'deadline' | 'lost' | 'released'): void;
+  /** The Lease was seen naming someone else (or no one): a later takeover by this process is not a continuation. */
+  onOtherHolder?(holder: string): void;
 }
 
 export interface Scheduler {
@@ -157,7 +163,7 @@ export class LeaderElector {
     const current = this.leading && this.observed?.spec.holderIdentity === this.identity ? this.observed : await this.api.get();
     if (!current) {
       try {
-        this.won(await this.api.create(this.record(undefined, wall)), started);
+        this.won(await this.api.create(this.record(undefined, wall)), started, false);
         return this.leading;
       } catch (err) {
         if (err instanceof LeaseConflict) return false;
@@ -169,7 +175,7 @@ export class LeaderElector {
     if (holder !== '' && holder !== this.identity && !this.expired(current)) return false;
     if (this.stopped) return false;
     try {
-      this.won(await this.api.replace(this.record(current, wall)), started);
+      this.won(await this.api.replace(this.record(current, wall)), started, holder === this.identity);
       return this.leading;
     } catch (err) {
       if (!(err instanceof LeaseConflict)) throw err;
@@ -217,9 +223,10 @@ export class LeaderElector {
     if (changed) this.observedAt = this.clock.now();
     // Someone else holds it now: a leader that still thinks it leads must stop (its renewal would conflict anyway).
     if (this.leading && lease.spec.holderIdentity !== this.identity) this.stepDown('lost');
+    if (lease.spec.holderIdentity !== this.identity) this.callbacks.onOtherHolder?.(lease.spec.holderIdentity ?? '');
   }
 
-  private won(lease: LeaseObject, sentAt: number): void {
+  private won(lease: LeaseObject, sentAt: number, continued: boolean): void {
     this.observed = lease;
     this.observedAt = this.clock.now();
     // A write that took longer than the renew deadline does not count: others may already treat the Lease as expiring.
@@ -237,10 +244,11 @@ export class LeaderElector {
           name: lease.metadata.name,
           identity: this.identity,
           transitions: lease.spec.leaseTransitions,
+          continued,
         },
-        'became the leader',
+        continued ? 'leads again (nobody else held the lease meanwhile)' : 'became the leader',
       );
-      this.callbacks.onStartedLeading();
+      this.callbacks.onStartedLeading(continued);
     }
   }
 

@@ -37,8 +37,8 @@ export interface PokerOptions {
   /** Catch-up pokes delivered per second at most (default 10: about the passes a second two cores take; 0: unmetered). */
   catchUpPerSecond?: number;
   /**
-   * Asked before every delivery: false (this process's leader term is over) and nothing more is sent — the view the
-   * pokes came from may be stale. The poker is closed soon after; pending pokes are dropped with it.
+   * Asked before every delivery: false (this process's leader term is over or paused) and nothing more is sent — the
+   * view the pokes came from may be stale. Pending pokes stay until `resume()` (a paused term goes on) or `close()`.
    */
   mayDeliver?: () => boolean;
 }
@@ -135,6 +135,11 @@ export class Poker {
   /** Number of pokes not yet delivered. */
   get backlog(): number {
     return this.pending.size + this.inFlight;
+  }
+
+  /** Delivery may go on again (`mayDeliver` turned true): the loop looks at what is pending at once. */
+  resume(): void {
+    this.wake?.();
   }
 
   async close(): Promise<void> {

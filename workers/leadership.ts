@@ -2,8 +2,14 @@
 // namespace (watcher/leader-election.ts); the holder runs a *term*: a fresh watcher and poker whose start-up list pokes
 // every object (each workflow ignores a poke whose content it already acted on), so no change made while no one
 // watched — a handover, a fresh cluster — is lost. A term ends the moment leadership does: its poker stops delivering
-// at once (it asks before every delivery), its pending pokes are dropped and its informers closed; a later term starts
-// from a fresh list, never from the old view. Every replica stays a Temporal worker and a webhook server.
+// at once (it asks before every delivery), its pending pokes are dropped and its informers closed; a term after
+// another leader's starts from a fresh list, never from the old view.
+// One exception: a leader that only missed its own renew deadline (a saturated machine) *pauses* its term — nothing is
+// delivered, its informers keep watching and its poker keeps what they announce — and resumes it when it takes the
+// Lease back still naming it, i.e. nobody else led meanwhile, so nothing changed unwatched. The moment the Lease is
+// seen naming anyone else the paused term is closed. Without this, each missed deadline under load re-listed
+// everything (the 10-minute chaos run: 89 terms on one replica).
+// Every replica stays a Temporal worker and a webhook server.
 // With TIDAL_LEADER_ELECTION=false the process runs one term for its whole life (one process on a laptop).
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -36,6 +42,8 @@ export function leaderIdentity(base: string | undefined): string {
 
 export class Leadership {
   private term: WatcherTerm | undefined;
+  /** A term paused at a missed renew deadline, resumed if this process leads again with nobody in between. */
+  private paused: WatcherTerm | undefined;
   private readonly closing = new Set<Promise<void>>();
   private readonly elector: LeaderElector | undefined;
   private readonly leaderGauge: Gauge;
@@ -63,7 +71,7 @@ export class Leadership {
     this.leaderGauge.set({ identity: this.identity }, 0);
     const transitions = counterIn<'change'>(registry, {
       name: 'tidal_leader_transitions_total',
-      help: 'Leadership changes of this replica (acquired, or stopped: deadline, lost, released)',
+      help: 'Leadership changes of this replica (acquired, resumed after its own missed deadline, or stopped: deadline, lost, released)',
       labelNames: ['change'],
     });
     if (opts.enabled) {
@@ -73,14 +81,20 @@ export class Leadership {
         this.identity,
         opts.timings,
         {
-          onStartedLeading: () => {
+          onStartedLeading: (continued) => {
+            if (continued && this.resume()) {
+              transitions.inc({ change: 'resumed' });
+              return;
+            }
             transitions.inc({ change: 'acquired' });
             this.begin(Date.now() - 2 * opts.timings.leaseDurationMs - 2000);
           },
           onStoppedLeading: (reason) => {
             transitions.inc({ change: reason });
-            this.end();
+            if (reason === 'deadline') this.pause();
+            else this.end();
           },
+          onOtherHolder: () => this.closePaused('the lease names another holder'),
         },
         log,
         clock,
@@ -129,11 +143,13 @@ export class Leadership {
   async stop(): Promise<void> {
     if (this.elector) await this.elector.stop();
     this.end();
+    this.closePaused('stopping');
     await Promise.all([...this.closing]);
   }
 
   private begin(recentSince: number | undefined): void {
     this.end();
+    this.closePaused('a new term starts from a fresh list');
     const term: WatcherTerm = this.makeTerm(() => this.term === term && (this.elector?.isLeader() ?? true), recentSince);
     this.term = term;
     this.leaderGauge.set({ identity: this.identity }, 1);
@@ -150,17 +166,51 @@ export class Leadership {
       .catch((err: unknown) => this.log.warn({ identity: this.identity, err }, 'watcher sync: could not poke the owners of missing children'));
   }
 
+  /** The renew deadline passed: nothing is delivered (the poker asks), but the informers and pending pokes stay. */
+  private pause(): void {
+    const term = this.term;
+    if (!term) return;
+    this.term = undefined;
+    this.paused = term;
+    this.leaderGauge.set({ identity: this.identity }, 0);
+    this.log.warn({ identity: this.identity }, 'watcher paused: renewals missed the deadline; pokes held until this replica leads again');
+  }
+
+  /** Leading again with nobody in between: the paused term goes on, its held pokes delivered. */
+  private resume(): boolean {
+    const term = this.paused;
+    if (!term) return false;
+    this.paused = undefined;
+    this.term = term;
+    this.leaderGauge.set({ identity: this.identity }, 1);
+    term.poker.resume();
+    this.log.info({ identity: this.identity, backlog: term.poker.backlog }, 'watcher resumed: nobody else led meanwhile, held pokes delivered');
+    return true;
+  }
+
+  private closePaused(why: string): void {
+    const term = this.paused;
+    if (!term) return;
+    this.paused = undefined;
+    this.close(term);
+    this.log.info({ identity: this.identity, why }, 'paused watcher stopped: pending pokes dropped');
+  }
+
   private end(): void {
     const term = this.term;
     if (!term) return;
     this.term = undefined;
     this.leaderGauge.set({ identity: this.identity }, 0);
+    this.close(term);
+    this.log.info({ identity: this.identity }, 'watcher stopped: pending pokes dropped');
+  }
+
+  private close(term: WatcherTerm): void {
     const closing = (async () => {
       await term.poker.close();
       await term.watcher.close();
     })().catch((err: unknown) => this.log.warn({ err }, 'closing the watcher failed'));
     this.closing.add(closing);
     void closing.finally(() => this.closing.delete(closing));
-    this.log.info({ identity: this.identity }, 'watcher stopped: pending pokes dropped');
   }
 }

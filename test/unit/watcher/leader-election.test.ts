@@ -28,7 +28,11 @@ function candidate(leases: FakeLeases, identity: string, log: { at: number; who:
     where,
     identity,
     timings,
-    { onStartedLeading: () => note('started'), onStoppedLeading: (r) => note(`stopped:${r}`) },
+    {
+      onStartedLeading: (continued) => note(continued ? 'started:continued' : 'started'),
+      onStoppedLeading: (r) => note(`stopped:${r}`),
+      onOtherHolder: (h) => note(`other:${h}`),
+    },
     silent,
     clock,
   );
@@ -147,6 +151,31 @@ describe('LeaderElector', () => {
     await b.elector.stop();
   });
 
+  it('a leader that missed its own deadline and takes the Lease back still naming it is told it continues; after another holder it is not', async () => {
+    const leases = new FakeLeases();
+    const a = candidate(leases, 'a');
+    a.elector.start();
+    await vi.advanceTimersByTimeAsync(10);
+    a.api.down = true;
+    await vi.advanceTimersByTimeAsync(2100);
+    a.api.down = false;
+    await vi.advanceTimersByTimeAsync(600);
+    expect(a.events.map((e) => e.what)).toEqual(['started', 'stopped:deadline', 'started:continued']);
+    expect(leases.lease!.spec.leaseTransitions).toBe(0);
+    // Now someone else holds it for a while: a sees the other name, and its next takeover is a fresh one.
+    const b = candidate(leases, 'b');
+    b.elector.start();
+    a.api.down = true;
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(b.elector.isLeader()).toBe(true);
+    await b.elector.stop();
+    a.api.down = false;
+    await vi.advanceTimersByTimeAsync(600);
+    expect(a.events.map((e) => e.what).slice(3)).toEqual(['stopped:deadline', 'other:', 'started']);
+    expect(a.elector.isLeader()).toBe(true);
+    await a.elector.stop();
+  });
+
   it('a stalled leader sees it has lost when it next asks, before its deadline timer runs', async () => {
     const leases = new FakeLeases();
     const a = candidate(leases, 'a');
@@ -204,7 +233,7 @@ describe('LeaderElector', () => {
     await vi.advanceTimersByTimeAsync(500);
     expect(await a.elector.tryAcquireOrRenew()).toBe(false);
     expect(a.elector.isLeader()).toBe(false);
-    expect(a.events.map((e) => e.what)).toEqual(['started', 'stopped:lost']);
+    expect(a.events.map((e) => e.what)).toEqual(['started', 'stopped:lost', 'other:z']);
   });
 
   it('refuses timings that are unsafe or not representable', () => {

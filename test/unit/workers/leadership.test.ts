@@ -1,5 +1,6 @@
 // Leadership's terms against the in-memory Lease API and fake timers: a term starts when the Lease is won, its poker
-// may deliver only while it is the current term of a leader, and it is closed the moment leadership ends.
+// may deliver only while it is the current term of a leader, and it is closed the moment leadership ends — or paused,
+// when this process only missed its own renew deadline, and resumed if nobody else led meanwhile.
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -19,15 +20,16 @@ interface FakeTerm {
   /** The term's watcher was asked, once synced, to poke the owners of children deleted while no one watched. */
   missingChildrenPoked: boolean;
   closed: { poker: boolean; watcher: boolean };
+  /** Times the poker was told it may deliver again (a paused term resumed). */
+  resumed: number;
 }
 
-function setup(enabled = true) {
-  const leases = new FakeLeases();
+function setup(enabled = true, leases = new FakeLeases(), identityBase = 'pod-0') {
   const api = leases.apiFor();
   const terms: FakeTerm[] = [];
   const registry = new Registry();
   const makeTerm = (isCurrent: () => boolean, recentSince: number | undefined): WatcherTerm => {
-    const t: FakeTerm = { isCurrent, recentSince, started: false, missingChildrenPoked: false, closed: { poker: false, watcher: false } };
+    const t: FakeTerm = { isCurrent, recentSince, started: false, missingChildrenPoked: false, closed: { poker: false, watcher: false }, resumed: 0 };
     terms.push(t);
     const watcher = {
       start: () => void (t.started = true),
@@ -36,11 +38,11 @@ function setup(enabled = true) {
       close: async () => void (t.closed.watcher = true),
       hasSynced: true,
     } as unknown as Watcher;
-    const poker = { close: async () => void (t.closed.poker = true), backlog: 0 } as unknown as Poker;
+    const poker = { close: async () => void (t.closed.poker = true), resume: () => void (t.resumed += 1), backlog: 0 } as unknown as Poker;
     return { watcher, poker };
   };
   const leadership = new Leadership(
-    { enabled, namespace: 'knative-serving', leaseName: 'tidal-controller', timings, identityBase: 'pod-0' },
+    { enabled, namespace: 'knative-serving', leaseName: 'tidal-controller', timings, identityBase },
     api,
     makeTerm,
     silent,
@@ -73,7 +75,7 @@ describe('Leadership', () => {
     await leadership.stop();
   });
 
-  it('ends the term the moment renewals stop working: no delivery after the deadline, poker and watcher closed', async () => {
+  it('pauses the term the moment renewals stop working (no delivery after the deadline) and resumes it when the Lease still names it', async () => {
     const { leadership, terms, api, registry } = setup();
     leadership.start();
     await vi.advanceTimersByTimeAsync(10);
@@ -83,16 +85,51 @@ describe('Leadership', () => {
     expect(term.isCurrent()).toBe(true);
     await vi.advanceTimersByTimeAsync(200);
     expect(term.isCurrent()).toBe(false);
-    expect(term.closed).toEqual({ poker: true, watcher: true });
+    // Paused, not closed: its informers keep watching and its poker keeps what they announce.
+    expect(term.closed).toEqual({ poker: false, watcher: false });
     expect(leadership.watcher).toBeUndefined();
+    expect(leadership.isLeader).toBe(false);
+    expect(await registry.getSingleMetricAsString('tidal_leader')).toContain(`tidal_leader{identity="${leadership.identity}"} 0`);
     expect(await registry.getSingleMetricAsString('tidal_leader_transitions_total')).toContain('change="deadline"} 1');
-    // Back: a new term with a fresh list, never the old one again.
+    // Back, and nobody else took the Lease meanwhile: the same term goes on, no re-list.
     api.down = false;
     await vi.advanceTimersByTimeAsync(1000);
-    expect(terms).toHaveLength(2);
-    expect(terms[1]!.isCurrent()).toBe(true);
-    expect(term.isCurrent()).toBe(false);
+    expect(terms).toHaveLength(1);
+    expect(term.isCurrent()).toBe(true);
+    expect(term.resumed).toBe(1);
+    expect(leadership.watcher).toBeDefined();
+    expect(await registry.getSingleMetricAsString('tidal_leader_transitions_total')).toContain('change="resumed"} 1');
     await leadership.stop();
+    expect(term.closed).toEqual({ poker: true, watcher: true });
+  });
+
+  it('closes a paused term the moment the Lease names another holder; taking it back later starts a fresh term', async () => {
+    const leases = new FakeLeases();
+    const a = setup(true, leases, 'pod-a');
+    a.leadership.start();
+    await vi.advanceTimersByTimeAsync(10);
+    const first = a.terms[0]!;
+    const b = setup(true, leases, 'pod-b');
+    b.leadership.start();
+    a.api.down = true;
+    await vi.advanceTimersByTimeAsync(2100);
+    expect(first.isCurrent()).toBe(false);
+    expect(first.closed).toEqual({ poker: false, watcher: false });
+    // The Lease expires for b (3 s unchanged), b leads; a, back, reads b's name and drops its paused view.
+    await vi.advanceTimersByTimeAsync(1500);
+    expect(b.terms).toHaveLength(1);
+    expect(b.terms[0]!.isCurrent()).toBe(true);
+    a.api.down = false;
+    await vi.advanceTimersByTimeAsync(600);
+    expect(first.closed).toEqual({ poker: true, watcher: true });
+    expect(first.resumed).toBe(0);
+    // b hands over; a's next term lists afresh (another leader ran in between).
+    await b.leadership.stop();
+    await vi.advanceTimersByTimeAsync(600);
+    expect(a.terms).toHaveLength(2);
+    expect(a.terms[1]!.isCurrent()).toBe(true);
+    expect(first.isCurrent()).toBe(false);
+    await a.leadership.stop();
   });
 
   it('a stalled process asks before it delivers and learns it has lost, before any timer runs', async () => {
