@@ -127,7 +127,11 @@ class FakeRoutes {
     const r = this.rollouts.get(name);
     if (!r || r.at.length >= r.steps) return {};
     // As the real step: a timer may wake a millisecond early by the wall clock, so wait until the time has come.
-    for (let wait = r.dueAt === undefined ? 0 : r.dueAt - Date.now(); wait > 0 && wait <= RolloutWakeLeadMs + 50; wait = (r.dueAt ?? 0) - Date.now()) {
+    for (
+      let wait = r.dueAt === undefined ? 0 : r.dueAt - Date.now();
+      wait > 0 && wait <= RolloutWakeLeadMs + 50;
+      wait = (r.dueAt ?? 0) - Date.now()
+    ) {
       await new Promise((done) => setTimeout(done, wait));
     }
     const now = Date.now();
@@ -476,10 +480,14 @@ describe('entity loop: scheduled passes (a gradual rollout’s steps, ADR 0007)'
     fake.holdAfterStep.set(name, new Promise<void>((done) => (release = done)));
     await h.signal('poke', [{ source: `Ingress/default/${name}`, reason: 'updated', resourceVersion: '9', token: 'd.slow.slow' }]);
     await eventually('slow pass held', async () => (fake.count(name) === 2 && !fake.holdAfterStep.has(name) ? true : undefined), 20_000);
-    await eventually('step timer fired', async () => {
-      const { events } = await h.fetchHistory();
-      return (events ?? []).some((e) => e.timerFiredEventAttributes) ? true : undefined;
-    }, 20_000);
+    await eventually(
+      'step timer fired',
+      async () => {
+        const { events } = await h.fetchHistory();
+        return (events ?? []).some((e) => e.timerFiredEventAttributes) ? true : undefined;
+      },
+      20_000,
+    );
     release();
     await eventually('rollout done', async () => (r.at.length === 3 ? true : undefined), 20_000);
     expectOnSchedule(r.at, 3);
