@@ -235,9 +235,9 @@ export function fmtMemory(m: Memory): string {
 // ── the controller's Prometheus counters ───────────────────────────────────────────────────────────────────────
 
 export interface ControllerCounters {
-  /** Kubernetes writes (POST, PUT, PATCH, DELETE) Tidal has made. */
+  /** Kubernetes writes (POST, PUT, PATCH, DELETE) Tidal has made, the leader Lease's renewals aside. */
   writes: number;
-  /** Anything Tidal does: every API request, watch event and delivered poke. Unchanged means idle. */
+  /** Anything Tidal does: every API request (the Lease's aside), watch event and delivered poke. Unchanged means idle. */
   activity: number;
 }
 
@@ -247,7 +247,8 @@ export async function controllerCounters(metricsPort: number): Promise<Controlle
   let activity = 0;
   for (const line of text.split('\n')) {
     const m = /^(tidal_kube_requests_total|tidal_watch_events_total|tidal_pokes_delivered_total)\{([^}]*)\} (\S+)/.exec(line);
-    if (!m) continue;
+    // The leader's Lease upkeep (two small writes a second) runs whatever happens: part of idle, not of the work.
+    if (!m || /resource="leases"/.test(m[2]!)) continue;
     const value = Number(m[3]);
     activity += value;
     if (m[1] === 'tidal_kube_requests_total' && /verb="(POST|PUT|PATCH|DELETE)"/.test(m[2]!)) writes += value;
