@@ -250,8 +250,12 @@ export async function controllerCounters(metricsPort: number): Promise<Controlle
     // The leader's Lease upkeep (two small writes a second) runs whatever happens: part of idle, not of the work.
     if (!m || /resource="leases"/.test(m[2]!)) continue;
     const value = Number(m[3]);
+    const write = m[1] === 'tidal_kube_requests_total' && /verb="(POST|PUT|PATCH|DELETE)"/.test(m[2]!);
+    if (write) writes += value;
+    // So is the health check's read of a ConfigMap (every 2 s) and the webhook's look at its certificate Secret
+    // (every 10 s): reads of those kinds are no sign of work.
+    if (!write && m[1] === 'tidal_kube_requests_total' && /resource="(configmaps|secrets)"/.test(m[2]!)) continue;
     activity += value;
-    if (m[1] === 'tidal_kube_requests_total' && /verb="(POST|PUT|PATCH|DELETE)"/.test(m[2]!)) writes += value;
   }
   return { writes, activity };
 }
