@@ -419,6 +419,21 @@ describe('entity loop: no lost updates', () => {
 
 describe('entity loop: scheduled passes (a gradual rollout’s steps, ADR 0007)', () => {
   const stepMs = 1500;
+  /** A Route rolling out in three steps, once its first step is taken. */
+  const firstOfThreeSteps = async (prefix: string) => {
+    const name = uniqueName(prefix);
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.rollouts.set(name, { stepMs, steps: 3, at: [] });
+    const h = await start(name, selfPoke(route, 'added'));
+    const r = fake.rollouts.get(name)!;
+    await eventually('first step', async () => (r.at.length === 1 ? true : undefined), 20_000);
+    return { name, h, r };
+  };
+  /** The timers a run armed for steps (the only timers with a summary). */
+  const stepTimers = async (h: WorkflowHandle) => {
+    const { events } = await h.fetchHistory();
+    return (events ?? []).filter((e) => e.timerStartedEventAttributes && e.userMetadata?.summary?.data).length;
+  };
   /** Every step taken, each no earlier than `stepMs` after the one before. */
   const expectOnSchedule = (at: number[], steps: number) => {
     expect(at).toHaveLength(steps);
@@ -450,30 +465,18 @@ describe('entity loop: scheduled passes (a gradual rollout’s steps, ADR 0007)'
   });
 
   it('a pass between two steps reporting the same due time arms no second timer, and the step stays on schedule', async () => {
-    const name = uniqueName('rollout-poked');
-    const route = fake.create(name, [{ percent: 100 }]);
-    fake.rollouts.set(name, { stepMs, steps: 3, at: [] });
-    const h = await start(name, selfPoke(route, 'added'));
-    const r = fake.rollouts.get(name)!;
-    await eventually('first step', async () => (r.at.length === 1 ? true : undefined), 20_000);
+    const { name, h, r } = await firstOfThreeSteps('rollout-poked');
     // News that is not a step (a child's status): a pass that takes no step and reports the same due time.
     await h.signal('poke', [{ source: `Ingress/default/${name}`, reason: 'updated', resourceVersion: '9', token: 'd.other.other' }]);
     await eventually('poked pass', async () => (fake.count(name) === 2 ? true : undefined), 20_000);
     expect(r.at).toHaveLength(1);
     await eventually('rollout done', async () => (r.at.length === 3 ? true : undefined), 20_000);
     expectOnSchedule(r.at, 3);
-    const { events } = await h.fetchHistory();
-    const timers = (events ?? []).filter((e) => e.timerStartedEventAttributes && e.userMetadata?.summary?.data).length;
-    expect(timers).toBe(2); // one per step to come, none for the poked pass
+    expect(await stepTimers(h)).toBe(2); // one per step to come, none for the poked pass
   });
 
   it('a pass that outlasts the time to the next step arms no timer of its own: the scheduled pass after it does', async () => {
-    const name = uniqueName('rollout-slow');
-    const route = fake.create(name, [{ percent: 100 }]);
-    fake.rollouts.set(name, { stepMs, steps: 3, at: [] });
-    const h = await start(name, selfPoke(route, 'added'));
-    const r = fake.rollouts.get(name)!;
-    await eventually('first step', async () => (r.at.length === 1 ? true : undefined), 20_000);
+    const { name, h, r } = await firstOfThreeSteps('rollout-slow');
     // News mid-step: its pass plans no step (not due yet), then is held past the step's time, so the step's timer
     // fires during it.
     let release!: () => void;
@@ -491,10 +494,8 @@ describe('entity loop: scheduled passes (a gradual rollout’s steps, ADR 0007)'
     release();
     await eventually('rollout done', async () => (r.at.length === 3 ? true : undefined), 20_000);
     expectOnSchedule(r.at, 3);
-    const { events } = await h.fetchHistory();
-    const timers = (events ?? []).filter((e) => e.timerStartedEventAttributes && e.userMetadata?.summary?.data).length;
     // One per step to come: the slow pass's schedule (the step it did not take) is the scheduled pass's to arm.
-    expect(timers).toBe(2);
+    expect(await stepTimers(h)).toBe(2);
   });
 
   it('carries a pending step across continue-as-new: the new run arms a timer for what is left of it', async () => {
