@@ -5,7 +5,18 @@
 //
 // No lost updates: a poke is ignored only when its content token equals what the last pass observed of that source
 // (api/content-token.ts). A status write can therefore never hide a spec change: the spec part of the token differs.
-import { allHandlersFinished, condition, continueAsNew, defineQuery, defineSignal, log, setHandler, sleep, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  log,
+  patched,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { observationCovers, statusOnlyChange, statusOnlyObservations, uidOfObservation } from '../api/content-token.js';
 import { entityWorkflowId, POKE_SIGNAL, STATE_QUERY, type EntityKind, type Poke, type PokeBatch } from '../api/entity.js';
 import { beginPassObservations, endPassObservations, readEntityOptions } from './activities.js';
@@ -286,8 +297,8 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     if (uid) st.uid = uid;
     st.wake = result.wake ? { atMs: result.wake.atMs, summary: result.wake.summary } : undefined;
     // A pass already due next (the step's timer fired during this one, or news came) reports its own schedule: no
-    // timer for this one's.
-    if (result.wake && !st.dirty) armWake(result.wake.atMs, result.wake.inMs, result.wake.summary);
+    // timer for this one's. Behind `patched`: a run recorded before armed one here, and replays as it did (ADR 0002).
+    if (result.wake && !(st.dirty && patched('wake-left-to-the-next-pass'))) armWake(result.wake.atMs, result.wake.inMs, result.wake.summary);
     if (result.retryInSeconds !== undefined) {
       const due = st.totalReconciles;
       void sleep(result.retryInSeconds * 1000).then(() => {
