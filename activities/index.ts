@@ -34,6 +34,10 @@ export interface Observed {
   observed?: Record<string, string>;
   /** Sources the activity wrote: `all` (apply or create), `status` (a status write); the others it only read. */
   wrote?: Record<string, 'all' | 'status'>;
+  /** Earlier versions the activity applied or created, `<resourceVersion> <observation>` per source (activities/observe.ts). */
+  echoes?: Record<string, string[]>;
+  /** Sources the activity created and did not look at again (activities/observe.ts). */
+  created?: string[];
 }
 
 type WithObserved<A> = { [K in keyof A]: A[K] extends (...args: infer P) => Promise<infer R> ? (...args: P) => Promise<R & Observed> : A[K] };

@@ -16,6 +16,10 @@ interface Seen {
   wrote: Map<string, 'all' | 'status'>;
   /** The newest resourceVersion the activity wrote, per kind (`group/kind`): what a cache must reflect before it reads it. */
   versions: Map<string, bigint>;
+  /** Every apply or create, as `<resourceVersion> <observation>` per source (`ObservedResult.echoes`). */
+  echoes: Map<string, string[]>;
+  /** Sources the activity created and has not looked at since: their status is nobody's decision yet (`freshlyCreated`). */
+  created: Set<string>;
 }
 
 const scope = new AsyncLocalStorage<Seen>();
@@ -27,24 +31,34 @@ const scope = new AsyncLocalStorage<Seen>();
 export const MAX_OBSERVATIONS = 64;
 /** Lists longer than this are not recorded item by item (a namespace-wide list would bloat the history). */
 const MAX_LIST_ITEMS = 16;
+/** The newest writes of one source kept as echoes; an older one's poke, if any, is news (a pass): always safe. */
+const MAX_ECHOES_PER_SOURCE = 4;
 
 /**
  * Called by the Kubernetes client for every object it returns; outside an activity it does nothing. A `write` is a
  * server-side apply (force) or create of a child: its result is Tidal's desired state on top of whatever was there,
  * so it replaces what the activity read before. A `status` write replaces the status part only: the spec it returns
  * may hold someone else's change the activity never acted on. Anything else is a `read`: two different contents
- * within one activity mean the object changed under it, and the activity covers neither (mergeObservations).
+ * within one activity mean the object changed under it, and the activity covers neither (mergeObservations) — except
+ * the status of an object the activity created: nothing acted on the status a create returned (it has none of its
+ * own yet), so a later read's status is the one acted on.
  */
-export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'write' | 'status', listSize = 0): void {
+export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'write' | 'create' | 'status', listSize = 0): void {
   const seen = scope.getStore();
   if (!seen || listSize > MAX_LIST_ITEMS) return;
   const source = sourceOf(type, obj);
   if (source === undefined) return;
   const observation = observationOf(obj);
   const before = seen.obs.get(source);
-  seen.obs.set(source, before === undefined || how === 'write' ? observation : mergeObservations(before, observation, how === 'status'));
-  if (how === 'write') seen.wrote.set(source, 'all');
-  else if (how === 'status' && seen.wrote.get(source) !== 'all') seen.wrote.set(source, 'status');
+  const replaces = before === undefined || how === 'write' || how === 'create';
+  seen.obs.set(source, replaces ? observation : mergeObservations(before, observation, how === 'status' || seen.created.has(source)));
+  if (how === 'create') seen.created.add(source);
+  else seen.created.delete(source);
+  if (how === 'write' || how === 'create') {
+    seen.wrote.set(source, 'all');
+    const rv = obj.metadata.resourceVersion;
+    if (rv) seen.echoes.set(source, [...(seen.echoes.get(source) ?? []), `${rv} ${observation}`].slice(-MAX_ECHOES_PER_SOURCE));
+  } else if (how === 'status' && seen.wrote.get(source) !== 'all') seen.wrote.set(source, 'status');
 }
 
 const kindKey = (type: ResourceType) => `${type.group}/${type.kind}`;
@@ -78,24 +92,45 @@ export interface ObservedResult {
   observed?: Record<string, string>;
   /** Sources of `observed` this activity wrote (see `Seen`); the others it only read. */
   wrote?: Record<string, 'all' | 'status'>;
+  /**
+   * Every apply and create, `<resourceVersion> <observation>` of exactly what the write returned, per source: the
+   * entity loop ignores the poke of that one version (workflows/entity.ts `ownWriteEcho`). An apply or create is
+   * Tidal's desired state on top of whatever was there (see `noteObject`), and the resourceVersion pins the echo to
+   * that version — a later change, even back to the same content, is news. Status writes give none: what they return
+   * may hold a spec change the step never acted on.
+   */
+  echoes?: Record<string, string[]>;
+  /** Sources of `observed` the activity created and did not look at again: a later step's read of their status wins. */
+  created?: string[];
 }
 
 /** The activity result with `observed` (and `wrote`) added (results that are not plain objects are returned as they are). */
 export async function observing<R>(fn: () => Promise<R>): Promise<R & ObservedResult> {
-  const seen: Seen = { obs: new Map(), wrote: new Map(), versions: new Map() };
+  const seen: Seen = { obs: new Map(), wrote: new Map(), versions: new Map(), echoes: new Map(), created: new Set() };
   const result = (await scope.run(seen, fn)) as R & ObservedResult;
   if (result === null || typeof result !== 'object' || Array.isArray(result) || seen.obs.size === 0) return result;
   const observed: Record<string, string> = {};
   const wrote: Record<string, 'all' | 'status'> = {};
+  const echoes: Record<string, string[]> = {};
+  const created: string[] = [];
   let n = 0;
   for (const [source, observation] of seen.obs) {
     if (n >= MAX_OBSERVATIONS) break;
     observed[source] = observation;
     const w = seen.wrote.get(source);
     if (w) wrote[source] = w;
+    const e = seen.echoes.get(source);
+    if (e?.length) echoes[source] = e;
+    if (seen.created.has(source)) created.push(source);
     n += 1;
   }
-  return { ...result, observed, ...(Object.keys(wrote).length ? { wrote } : {}) };
+  return {
+    ...result,
+    observed,
+    ...(Object.keys(wrote).length ? { wrote } : {}),
+    ...(Object.keys(echoes).length ? { echoes } : {}),
+    ...(created.length ? { created } : {}),
+  };
 }
 
 /** Wraps every function of an activity object with `observing`. */

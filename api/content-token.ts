@@ -37,10 +37,11 @@ export function sourceOf(type: Pick<ResourceType, 'group' | 'plural'>, obj: Kube
 
 /**
  * Bookkeeping another reconciler writes onto an object that no reader of it acts on: the Route labeler's routing
- * state on Revisions and Configurations. Leaving it out keeps the labeler's writes from waking everyone.
+ * state on Revisions and Configurations, and the Deployment controller's revision counter on a new Deployment.
+ * Leaving them out keeps those writes from waking everyone (the counter would make a Revision's next pass a full one).
  */
 const bookkeepingLabels = [Labels.routingState];
-const bookkeepingAnnotations = [Annotations.routes, Annotations.routingStateModified];
+const bookkeepingAnnotations = [Annotations.routes, Annotations.routingStateModified, 'deployment.kubernetes.io/revision'];
 
 function without(map: Record<string, string> | undefined, keys: readonly string[]): Record<string, string> | undefined {
   if (!map) return map;
@@ -101,19 +102,41 @@ export function hash64(text: string): string {
 
 const specHash = (obj: KubeObject): string => hash64(stableStringify(specPart(obj)));
 /**
+ * A Revision's status as its readers act on it: its Configuration, its Routes and the garbage collector read only
+ * its readiness — Ready's status, whether it reports the current generation (`isRevisionReady`), and why it failed
+ * (reason and message when Ready is False; rollouts quote them) — and whether the labeler made it `reserve`. The
+ * Revision's other conditions, Ready's reason while Unknown (ResolvingDigests, Deploying), its digests and replica
+ * counts are its own workflow's business: leaving them out spares its Service a pass per step of a new Revision's
+ * way to Ready.
+ */
+function revisionReadiness(obj: KubeObject & { status?: unknown }): unknown {
+  const status = (obj.status ?? {}) as { observedGeneration?: number; conditions?: unknown };
+  const ready = Array.isArray(status.conditions)
+    ? (status.conditions as { type?: string; status?: string; reason?: string; message?: string }[]).find((c) => c?.type === 'Ready')
+    : undefined;
+  const reserve = obj.metadata.labels?.[Labels.routingState] === 'reserve' ? { routingState: 'reserve' } : {};
+  // No Ready condition yet (just created) reads as Unknown everywhere (`isRevisionReady`, traffic, rollouts), and while
+  // Unknown nobody asks which generation it reports.
+  if (ready === undefined || ready.status === 'Unknown') return { ready: 'Unknown', ...reserve };
+  return {
+    ready: ready.status,
+    reason: ready.reason,
+    message: ready.message,
+    current: (status.observedGeneration ?? 0) === (obj.metadata.generation ?? 0),
+    ...reserve,
+  };
+}
+
+/**
  * The status as its readers act on it: condition timestamps are left out (no reader acts on them, and they move only
- * with a change that is in anyway), and so are a Revision's replica counts (its Configuration and Routes act on its
- * conditions; only the Revision itself reads replicas, from its Deployment).
+ * with a change that is in anyway); a Revision's is its readiness alone (`revisionReadiness`).
  */
 function statusPart(obj: KubeObject & { status?: unknown }): unknown {
+  if (obj.kind === 'Revision') return revisionReadiness(obj);
   const status = obj.status;
   if (status === null || typeof status !== 'object' || Array.isArray(status)) return status ?? null;
-  const { conditions, actualReplicas: _a, desiredReplicas: _d, ...rest } = status as Record<string, unknown>;
+  const { conditions, ...rest } = status as Record<string, unknown>;
   const out: Record<string, unknown> = { ...rest };
-  if (obj.kind !== 'Revision') Object.assign(out, { actualReplicas: _a, desiredReplicas: _d });
-  // A Revision turning `reserve` (or routed again) is news to its Configuration's garbage collection (spec §6): it is
-  // read as status, so the Revision's own workflow (which ignores status) is not woken by the labeler's writes.
-  else if (obj.metadata.labels?.[Labels.routingState] === 'reserve') out.routingState = 'reserve';
   if (Array.isArray(conditions)) {
     out.conditions = conditions.map((c: unknown) => {
       if (c === null || typeof c !== 'object') return c;

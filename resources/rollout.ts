@@ -606,9 +606,11 @@ export interface RevisionLike {
   status?: { conditions?: readonly Pick<Condition, 'type' | 'status' | 'reason' | 'message'>[] } | undefined;
 }
 
+/** A Revision's Ready condition; Unknown while it has none yet (just created), undefined when there is no such Revision. */
 function readyCondition(revisions: Readonly<Record<string, RevisionLike>> | undefined, name: string) {
   const rev = revisions !== undefined && Object.hasOwn(revisions, name) ? revisions[name] : undefined;
-  return rev?.status?.conditions?.find((c) => c.type === 'Ready');
+  if (rev === undefined) return undefined;
+  return rev.status?.conditions?.find((c) => c.type === 'Ready') ?? { type: 'Ready', status: 'Unknown' as const };
 }
 
 /** Why a configuration's traffic is held on an older revision. */
@@ -864,8 +866,9 @@ export function planRollout(input: RolloutPlanInput): RolloutPlan {
     if (controlApplies(control, 'abort', wanted)) {
       holds.push({ ...base, cause: 'abort', reason: 'RolloutAborted', message: holdMessage({ ...base, cause: 'abort' }, '') });
     } else {
+      // Why it failed, while it still has (a Revision's readers are poked on its message only when Ready is False).
       const cond = readyCondition(input.revisions, wanted);
-      const detail = cond?.message ? `: ${cond.message}` : '';
+      const detail = cond?.status === 'False' && cond.message ? `: ${cond.message}` : '';
       holds.push({ ...base, cause: 'rollback', reason: 'RolloutRolledBack', message: holdMessage({ ...base, cause: 'rollback' }, detail) });
     }
   }

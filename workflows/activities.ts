@@ -22,17 +22,34 @@ let passObservations: Record<string, string> | undefined;
 /** Sources a step of the pass under way applied (created, or applied its spec): their observation is Tidal's own. */
 let passApplied = new Set<string>();
 
+/** The echoes of the pass's own applies and creates its observations do not cover (activities/observe.ts). */
+let passEchoes: Record<string, string[]> = {};
+
+/** Sources a step created and no step has read since: the next read's status is the one acted on. */
+let passCreated = new Set<string>();
+
 /** Starts pooling the observations of a pass's steps. */
 export function beginPassObservations(): void {
   passObservations = {};
   passApplied = new Set();
+  passEchoes = {};
+  passCreated = new Set();
 }
 
-/** What the steps of this pass observed, pooled (see `pool`), and which sources a step applied. */
-export function endPassObservations(): { observed: Record<string, string>; applied: ReadonlySet<string> } {
-  const out = { observed: passObservations ?? {}, applied: passApplied };
+/** What the steps of this pass observed, pooled (see `poolStepObservations`), which sources a step applied, and its writes' echoes. */
+export function endPassObservations(): { observed: Record<string, string>; applied: ReadonlySet<string>; echoes: Record<string, string[]> } {
+  const observed = passObservations ?? {};
+  // An echo the pass's final observation covers anyway need not be kept.
+  const echoes: Record<string, string[]> = {};
+  for (const [source, list] of Object.entries(passEchoes)) {
+    const kept = list.filter((e) => e.slice(e.indexOf(' ') + 1) !== observed[source]);
+    if (kept.length) echoes[source] = kept;
+  }
+  const out = { observed, applied: passApplied, echoes };
   passObservations = undefined;
   passApplied = new Set();
+  passEchoes = {};
+  passCreated = new Set();
   return out;
 }
 
@@ -43,12 +60,21 @@ export function endPassObservations(): { observed: Record<string, string>; appli
  * objects (ADR 0005) two steps may act on the same dependency — the Configuration's status and the Route both on a
  * Revision's readiness — and a later read does not show that the earlier step acted on what it saw.
  */
-function pool(observed: Record<string, string> | undefined, wrote: Record<string, 'all' | 'status'> = {}): void {
+export function poolStepObservations(
+  observed: Record<string, string> | undefined,
+  result: Pick<Observed, 'wrote' | 'echoes' | 'created'> = {},
+): void {
   if (!passObservations || !observed) return;
+  const { wrote = {}, echoes = {}, created = [] } = result;
+  for (const [source, list] of Object.entries(echoes)) passEchoes[source] = [...(passEchoes[source] ?? []), ...list];
   for (const [source, obs] of Object.entries(observed)) {
     const before = passObservations[source];
     const how = wrote[source];
-    passObservations[source] = before === undefined || how === 'all' ? obs : mergeObservations(before, obs, how === 'status');
+    // A read after a create: the create acted on no status (the object had none yet), so this read's status counts.
+    const laterStatusWins = how === 'status' || passCreated.has(source);
+    passObservations[source] = before === undefined || how === 'all' ? obs : mergeObservations(before, obs, laterStatusWins);
+    if (created.includes(source)) passCreated.add(source);
+    else passCreated.delete(source);
     if (how === 'all') passApplied.add(source);
     // A later step that only read an applied source and saw something else: that read is not Tidal's own.
     else if (passApplied.has(source) && passObservations[source] !== obs) passApplied.delete(source);
@@ -71,7 +97,7 @@ function pooled(proxied: Activities): Activities {
       const fn = target[name as keyof Activities] as (...args: unknown[]) => Promise<Observed>;
       return async (...args: unknown[]) => {
         const result = await fn(...args);
-        pool(result?.observed, result?.wrote);
+        poolStepObservations(result?.observed, result ?? {});
         return result;
       };
     },

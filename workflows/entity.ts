@@ -89,6 +89,8 @@ export interface EntityState extends CarriedState {
   pokesDuringPass: Poke[];
   /** More pokes arrived during the pass than are kept: the loop passes again whatever they were. */
   pokesDuringPassOverflow: boolean;
+  /** The last pass's own earlier writes its observations do not cover, `<resourceVersion> <observation>` per source. */
+  echoes: Record<string, string[]>;
   inPass: boolean;
 }
 
@@ -166,6 +168,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     pendingFull: true,
     pokesDuringPass: [],
     pokesDuringPassOverflow: false,
+    echoes: {},
     inPass: false,
   };
   st.runs += 1;
@@ -264,8 +267,9 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     st.inPass = false;
     // Only the last pass's observations count: a source it did not read is news whatever it says. A pass that found
     // its object gone covers nothing: a poke that came meanwhile may announce the object created again.
-    const { observed, applied } = endPassObservations();
+    const { observed, applied, echoes } = endPassObservations();
     st.observed = result.gone ? {} : result.statusOnly ? statusOnlyObservations(st.observed, observed, applied) : observed;
+    st.echoes = result.gone ? {} : echoes;
     dropCoveredPokes(st);
     if (result.facts) st.facts = { ...st.facts, ...result.facts };
     st.reconcilesThisRun += 1;
@@ -323,9 +327,24 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
   }
 }
 
-/** True when the last pass already acted on exactly the content this poke announces. */
+/**
+ * True when the last pass already acted on exactly the content this poke announces: what it observed, or the very
+ * version one of its own applies or creates returned before it wrote the object again (a placeholder created and then
+ * pointed at the load balancer: the first version's echo is no news). No `patched` is needed (ADR 0002): a run
+ * recorded before has no echoes in its steps' results, so it replays as it ran.
+ */
 function covered(st: EntityState, poke: Poke): boolean {
-  return poke.reason !== 'deleted' && observationCovers(st.observed[poke.source], poke.token);
+  if (poke.reason === 'deleted') return false;
+  return observationCovers(st.observed[poke.source], poke.token) || ownWriteEcho(st.echoes[poke.source], poke);
+}
+
+/** The poke announces a version the pass wrote itself (same resourceVersion, same content). */
+function ownWriteEcho(echoes: readonly string[] | undefined, poke: Poke): boolean {
+  if (echoes === undefined || poke.resourceVersion === undefined) return false;
+  return echoes.some((e) => {
+    const space = e.indexOf(' ');
+    return e.slice(0, space) === poke.resourceVersion && observationCovers(e.slice(space + 1), poke.token);
+  });
 }
 
 function onPoke(st: EntityState, poke: Poke, traits: EntityTraits): void {

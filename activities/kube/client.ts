@@ -103,7 +103,7 @@ export class KubeClient {
 
   async create<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
     const path = resourcePath(type, obj.metadata.namespace) + query({ fieldManager: this.fieldManager });
-    return this.noted(type, this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json')), 'write', true);
+    return this.noted(type, this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json')), 'create', true);
   }
 
   /** PUT of a whole object; its `metadata.resourceVersion` makes the write conditional (409 Conflict when it changed). */
@@ -203,7 +203,7 @@ export class KubeClient {
   }
 
   /** Every object read or written is reported to the running activity's observations (activities/observe.ts). */
-  private noted<T>(type: ResourceType, obj: T, how: 'read' | 'write' | 'status', written = false): T {
+  private noted<T>(type: ResourceType, obj: T, how: 'read' | 'write' | 'create' | 'status', written = false): T {
     noteObject(type, obj as KubeObject, how);
     if (written) noteWritten(type, obj as KubeObject);
     return obj;

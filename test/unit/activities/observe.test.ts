@@ -86,6 +86,50 @@ describe('observing', () => {
     expect(r.wrote).toEqual({ 'Deployment/ns/a': 'status', 'Deployment/ns/b': 'status', 'Deployment/ns/c': 'all' });
   });
 
+  it('lets a read after a create carry the status: nothing acted on the status the create returned', async () => {
+    const r = await observing(async () => {
+      // a: created, then read with the status its own workflow wrote meanwhile: the read's status counts.
+      noteObject(Resources.Deployment, dep('a', 1, 0), 'create');
+      noteObject(Resources.Deployment, dep('a', 1, 1), 'read');
+      // b: created and read, then read again with another status: two reads that differ cover neither status.
+      noteObject(Resources.Deployment, dep('b', 1, 0), 'create');
+      noteObject(Resources.Deployment, dep('b', 1, 1), 'read');
+      noteObject(Resources.Deployment, dep('b', 1, 2), 'read');
+      // c: created and not looked at again: reported as created, for the next step's read (workflows/activities.ts).
+      noteObject(Resources.Deployment, dep('c', 1, 0), 'create');
+      // d: applied (not created), then read with another status: the apply's step may have acted on its status.
+      noteObject(Resources.Deployment, dep('d', 1, 0), 'write');
+      noteObject(Resources.Deployment, dep('d', 1, 1), 'read');
+      return {};
+    });
+    const obs = r.observed ?? {};
+    expect(obs['Deployment/ns/a']).toBe(observationOf(dep('a', 1, 1)));
+    expect(observationCovers(obs['Deployment/ns/b'], contentToken(dep('b', 1, 2), 'dependency'))).toBe(false);
+    expect(observationCovers(obs['Deployment/ns/b'], contentToken(dep('b', 1, 1), 'self'))).toBe(true);
+    expect(observationCovers(obs['Deployment/ns/d'], contentToken(dep('d', 1, 1), 'dependency'))).toBe(false);
+    expect(r.created).toEqual(['Deployment/ns/c']);
+    expect(r.wrote).toEqual({ 'Deployment/ns/a': 'all', 'Deployment/ns/b': 'all', 'Deployment/ns/c': 'all', 'Deployment/ns/d': 'all' });
+  });
+
+  it('reports the echo of every apply and create, pinned to its resourceVersion; status writes and reads give none', async () => {
+    const at = (o: Obj, rv: string): Obj => ({ ...o, metadata: { ...o.metadata, resourceVersion: rv } });
+    const r = await observing(async () => {
+      // a: created, then applied again (the placeholder pointed at the load balancer).
+      noteObject(Resources.Deployment, at(dep('a', 1), '5'), 'create');
+      noteObject(Resources.Deployment, at(dep('a', 2), '6'), 'write');
+      // b: created, then its status written: a status write may return a spec the step never acted on.
+      noteObject(Resources.Deployment, at(dep('b', 1, 0), '7'), 'create');
+      noteObject(Resources.Deployment, at(dep('b', 1, 1), '8'), 'status');
+      // c: only read.
+      noteObject(Resources.Deployment, at(dep('c', 1), '10'), 'read');
+      return {};
+    });
+    expect(r.echoes).toEqual({
+      'Deployment/ns/a': [`5 ${observationOf(dep('a', 1))}`, `6 ${observationOf(dep('a', 2))}`],
+      'Deployment/ns/b': [`7 ${observationOf(dep('b', 1, 0))}`],
+    });
+  });
+
   it('skips long lists and caps what it reports', async () => {
     const long = await observing(async () => {
       for (let i = 0; i < 17; i++) noteObject(Resources.Deployment, dep(`l${i}`), 'read', 17);

@@ -94,10 +94,48 @@ describe('contentToken', () => {
       ({ ...route(), kind: 'Revision', status: { actualReplicas: replicas, conditions: [] } }) as KubeObject;
     expect(contentToken(rev(1), 'dependency')).toBe(contentToken(rev(2), 'dependency'));
     const deployment = (ready: number): KubeObject => ({ ...route(), kind: 'Deployment', status: { readyReplicas: ready } }) as KubeObject;
+    // The Deployment controller's revision counter is bookkeeping: its arrival on a new Deployment is no spec change.
+    const counted = route({ annotations: { a: '1', 'deployment.kubernetes.io/revision': '1' } });
+    expect(contentToken({ ...counted, kind: 'Deployment' }, 'dependency')).toBe(contentToken({ ...route(), kind: 'Deployment' }, 'dependency'));
     expect(contentToken(deployment(1), 'dependency')).not.toBe(contentToken(deployment(2), 'dependency'));
     expect(contentToken(route({}, undefined, { actualReplicas: 1 }), 'dependency')).not.toBe(
       contentToken(route({}, undefined, { actualReplicas: 2 }), 'dependency'),
     );
+  });
+
+  it('a Revision’s dependency token is its readiness: what its Configuration, Routes and rollouts act on', () => {
+    type Cond = { type: string; status: string; reason?: string; message?: string };
+    const rev = (conditions: Cond[] | undefined, extra: Record<string, unknown> = {}, over: Partial<Obj['metadata']> = {}): KubeObject =>
+      ({ ...route(over), kind: 'Revision', status: conditions ? { observedGeneration: 1, conditions, ...extra } : undefined }) as KubeObject;
+    const token = (r: KubeObject) => contentToken(r, 'dependency');
+    const unknown = (reason: string): Cond[] => [
+      { type: 'Ready', status: 'Unknown', reason },
+      { type: 'ResourcesAvailable', status: 'Unknown', reason },
+    ];
+    // The steps of a new Revision's way to Ready (no status yet, digests, Deploying) are not news to its readers...
+    expect(token(rev(unknown('ResolvingDigests')))).toBe(
+      token(rev(unknown('Deploying'), { containerStatuses: [{ name: 'user-container', imageDigest: 'x@sha256:1' }] })),
+    );
+    expect(
+      token(
+        rev([
+          { type: 'Ready', status: 'True' },
+          { type: 'Active', status: 'True' },
+        ]),
+      ),
+    ).toBe(token(rev([{ type: 'Ready', status: 'True' }])));
+    // ...but readiness, a failure's reason and message, the generation it reports and `reserve` are.
+    const ready = token(rev([{ type: 'Ready', status: 'True' }]));
+    expect(ready).not.toBe(token(rev(unknown('Deploying'))));
+    expect(token(rev(undefined))).toBe(token(rev(unknown('Deploying'))));
+    expect(token(rev(unknown('Deploying'), { observedGeneration: 0 }))).toBe(token(rev(unknown('Deploying'))));
+    const failed = (message: string) => token(rev([{ type: 'Ready', status: 'False', reason: 'ContainerMissing', message }]));
+    expect(failed('image not found')).not.toBe(failed('registry unreachable'));
+    expect(failed('x')).not.toBe(token(rev(unknown('Deploying'))));
+    expect(token(rev([{ type: 'Ready', status: 'True' }], { observedGeneration: 0 }))).not.toBe(ready);
+    expect(token(rev([{ type: 'Ready', status: 'True' }], {}, { labels: { 'serving.knative.dev/routingState': 'reserve' } }))).not.toBe(ready);
+    // Its spec is read in full, as for any dependency.
+    expect(token(rev([{ type: 'Ready', status: 'True' }], {}, { annotations: { b: '2' } }))).not.toBe(ready);
   });
 
   it('does not depend on key order', () => {
