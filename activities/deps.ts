@@ -23,6 +23,11 @@ export interface ConfigSource {
   readonly systemNamespace: string;
 }
 
+/** The versions entity workflows' own steps applied or created (watcher/own-writes.ts implements it). */
+export interface OwnWriteLog {
+  note(workflowId: string, source: string, resourceVersion: string): void;
+}
+
 /**
  * The watcher's informer caches of this process (Knative's listers), when it runs one: metadata only — identity,
  * labels, owners and the `serving.knative.dev/routes` annotation. A namespace-wide list from here costs nothing;
@@ -52,6 +57,8 @@ export interface ActivityDeps {
   entityOptions?: () => { resyncSeconds?: number; idleSeconds?: number };
   /** The watcher's caches, when this process runs the watcher (a worker-only process lists from the API server). */
   cache?: MetadataCache;
+  /** Where steps record the versions they write, for this process's poker (watcher/own-writes.ts). */
+  ownWrites?: OwnWriteLog;
   /** Where activities register their Prometheus metrics (the controller's `/metrics`), when they have any. */
   registry?: Registry;
   /** The activity clock (activities may read time; workflows may not). */

@@ -14,18 +14,21 @@ import { createDomainMappingActivities } from './domainmapping.js';
 import { createRevisionGcActivities } from './revision-gc.js';
 
 export function createActivities(deps: ActivityDeps) {
-  return withObservations({
-    ...createServiceActivities(deps),
-    ...createConfigurationActivities(deps),
-    ...createRevisionActivities(deps),
-    ...createRouteActivities(deps),
-    ...createIngressActivities(deps),
-    ...createCertificateActivities(deps),
-    ...createOptionsActivities(deps),
-    ...createDelegationActivities(deps),
-    ...createDomainMappingActivities(deps),
-    ...createRevisionGcActivities(deps),
-  });
+  return withObservations(
+    {
+      ...createServiceActivities(deps),
+      ...createConfigurationActivities(deps),
+      ...createRevisionActivities(deps),
+      ...createRouteActivities(deps),
+      ...createIngressActivities(deps),
+      ...createCertificateActivities(deps),
+      ...createOptionsActivities(deps),
+      ...createDelegationActivities(deps),
+      ...createDomainMappingActivities(deps),
+      ...createRevisionGcActivities(deps),
+    },
+    deps.ownWrites ? (workflowId, source, rv) => deps.ownWrites?.note(workflowId, source, rv) : undefined,
+  );
 }
 
 /** What every activity result may carry besides its outcome. */

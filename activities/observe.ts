@@ -2,6 +2,7 @@
 // to the workflow with the activity's result so the entity loop knows which pokes its pass already covered.
 // The Kubernetes client reports objects here; an AsyncLocalStorage scopes them to the activity that asked.
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { Context } from '@temporalio/activity';
 import { ABSENT, mergeObservations, observationOf, sourceOf } from '../api/content-token.js';
 import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
@@ -18,8 +19,10 @@ interface Seen {
   versions: Map<string, bigint>;
   /** Every apply or create, as `<resourceVersion> <observation>` per source (`ObservedResult.echoes`). */
   echoes: Map<string, string[]>;
-  /** Sources the activity created and has not looked at since: their status is nobody's decision yet (`freshlyCreated`). */
+  /** Sources the activity created and has not looked at since: their status is nobody's decision yet. */
   created: Set<string>;
+  /** Told of every apply and create (source, resourceVersion), when the activity runs for a workflow (`withObservations`). */
+  onWrite?: ((source: string, resourceVersion: string) => void) | undefined;
 }
 
 const scope = new AsyncLocalStorage<Seen>();
@@ -57,7 +60,10 @@ export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'w
   if (how === 'write' || how === 'create') {
     seen.wrote.set(source, 'all');
     const rv = obj.metadata.resourceVersion;
-    if (rv) seen.echoes.set(source, [...(seen.echoes.get(source) ?? []), `${rv} ${observation}`].slice(-MAX_ECHOES_PER_SOURCE));
+    if (rv) {
+      seen.echoes.set(source, [...(seen.echoes.get(source) ?? []), `${rv} ${observation}`].slice(-MAX_ECHOES_PER_SOURCE));
+      seen.onWrite?.(source, rv);
+    }
   } else if (how === 'status' && seen.wrote.get(source) !== 'all') seen.wrote.set(source, 'status');
 }
 
@@ -105,8 +111,8 @@ export interface ObservedResult {
 }
 
 /** The activity result with `observed` (and `wrote`) added (results that are not plain objects are returned as they are). */
-export async function observing<R>(fn: () => Promise<R>): Promise<R & ObservedResult> {
-  const seen: Seen = { obs: new Map(), wrote: new Map(), versions: new Map(), echoes: new Map(), created: new Set() };
+export async function observing<R>(fn: () => Promise<R>, onWrite?: Seen['onWrite']): Promise<R & ObservedResult> {
+  const seen: Seen = { obs: new Map(), wrote: new Map(), versions: new Map(), echoes: new Map(), created: new Set(), onWrite };
   const result = (await scope.run(seen, fn)) as R & ObservedResult;
   if (result === null || typeof result !== 'object' || Array.isArray(result) || seen.obs.size === 0) return result;
   const observed: Record<string, string> = {};
@@ -133,11 +139,29 @@ export async function observing<R>(fn: () => Promise<R>): Promise<R & ObservedRe
   };
 }
 
-/** Wraps every function of an activity object with `observing`. */
-export function withObservations<A extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: A): A {
+/**
+ * Wraps every function of an activity object with `observing`. `onWrite`, when given, hears of every apply and create
+ * with the id of the workflow whose step made it (watcher/own-writes.ts); outside a Temporal activity it hears nothing.
+ */
+export function withObservations<A extends Record<string, (...args: never[]) => Promise<unknown>>>(
+  activities: A,
+  onWrite?: (workflowId: string, source: string, resourceVersion: string) => void,
+): A {
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(activities)) {
-    out[name] = (...args: never[]) => observing(() => fn(...args));
+    out[name] = (...args: never[]) => {
+      const workflowId = onWrite ? runningWorkflowId() : undefined;
+      return observing(() => fn(...args), workflowId !== undefined ? (source, rv) => onWrite?.(workflowId, source, rv) : undefined);
+    };
   }
   return out as A;
+}
+
+/** The workflow the running activity belongs to; undefined outside an activity (tests call activities directly). */
+function runningWorkflowId(): string | undefined {
+  try {
+    return Context.current().info.workflowExecution?.workflowId;
+  } catch {
+    return undefined;
+  }
 }

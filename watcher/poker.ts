@@ -18,6 +18,7 @@ import { counterIn } from './metrics.js';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { entityWorkflowId, POKE_SIGNAL, SearchAttributeNames, workflowTypeOf, type Poke } from '../api/entity.js';
 import type { PokeTarget } from './poke-map.js';
+import type { OwnWrites } from './own-writes.js';
 
 export const searchAttributeKeys = {
   kind: defineSearchAttributeKey(SearchAttributeNames.kind, SearchAttributeType.KEYWORD),
@@ -41,6 +42,8 @@ export interface PokerOptions {
    * view the pokes came from may be stale. Pending pokes stay until `resume()` (a paused term goes on) or `close()`.
    */
   mayDeliver?: () => boolean;
+  /** Versions entity workflows wrote themselves in this process: their echo is not sent to the writer (watcher/own-writes.ts). */
+  ownWrites?: Pick<OwnWrites, 'wrote'>;
 }
 
 interface Pending {
@@ -81,6 +84,7 @@ export class Poker {
   private closed = false;
   private readonly delivered: Counter;
   private readonly failed: Counter;
+  private readonly ownEchoes: Counter;
   private readonly loopDone: Promise<void>;
 
   constructor(
@@ -99,6 +103,11 @@ export class Poker {
       help: 'Poke deliveries that failed and will be retried',
       labelNames: ['kind'],
     });
+    this.ownEchoes = counterIn(registry, {
+      name: 'tidal_pokes_own_echoes_total',
+      help: 'Pokes not sent: the version was written by the target workflow’s own step in this process',
+      labelNames: ['kind'],
+    });
     this.burst = opts.signalBurst ?? 20;
     this.perSecond = opts.signalsPerSecond ?? 5;
     this.catchUpPerSecond = opts.catchUpPerSecond ?? 10;
@@ -113,6 +122,12 @@ export class Poker {
    */
   poke(target: PokeTarget, poke: Poke, opts: { force?: boolean; catchUp?: boolean } = {}): void {
     const id = entityWorkflowId(target.kind, target.key);
+    // The workflow's own step wrote exactly this version: it would ignore the poke (ADR 0001, own writes' echoes). A
+    // poke already waiting from the same source stays as it is.
+    if (!opts.force && poke.reason !== 'deleted' && this.opts.ownWrites?.wrote(id, poke.source, poke.resourceVersion)) {
+      this.ownEchoes.inc({ kind: target.kind });
+      return;
+    }
     const content = contentOf(poke);
     if (!opts.force && poke.reason !== 'deleted' && content !== undefined && this.lastSent.get(`${id}|${poke.source}`) === content) return;
     const prev = this.pending.get(id);

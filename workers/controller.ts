@@ -21,6 +21,7 @@ import { loadConfig } from './config.js';
 import { makeLogger, temporalLogger } from './logger.js';
 import { serveHttp } from './http.js';
 import { createWorker } from './worker.js';
+import { OwnWrites } from '../watcher/own-writes.js';
 import { describeTemporal, ensureTemporalNamespace, temporalConnectOptions } from './temporal.js';
 import { loadWebhookSettings } from '../webhook/settings.js';
 import { runWebhook } from '../webhook/run.js';
@@ -128,6 +129,8 @@ async function main(): Promise<void> {
     await clientConnection.close();
     clientConnection = undefined;
   }
+  // What this process's steps wrote, so its poker sends no workflow the echo of its own write (watcher/own-writes.ts).
+  const ownWrites = new OwnWrites();
   if (clientConnection) {
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
     // Lease requests time out within the renew deadline: a renewal that hangs longer is worth nothing.
@@ -150,7 +153,14 @@ async function main(): Promise<void> {
         // Entity options are not passed at start: workflows read them from their worker at every run and resync.
         const poker = new Poker(
           client,
-          { taskQueue: cfg.taskQueue, concurrency: 16, maxBackoffMs: 30_000, catchUpPerSecond: cfg.catchUpPokesPerSecond, mayDeliver: isCurrent },
+          {
+            taskQueue: cfg.taskQueue,
+            concurrency: 16,
+            maxBackoffMs: 30_000,
+            catchUpPerSecond: cfg.catchUpPokesPerSecond,
+            mayDeliver: isCurrent,
+            ownWrites,
+          },
           log.child({ component: 'poker' }),
           registry,
         );
@@ -237,7 +247,7 @@ async function main(): Promise<void> {
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
   const built = cfg.runWorker
-    ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), leadership?.cache, registry)
+    ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), leadership?.cache, registry, ownWrites)
     : undefined;
   // The client connection's call fails fast while the server is down; the worker's (Core) retries until it answers.
   const temporalHealth = clientConnection?.healthService ?? built?.connection.healthService;

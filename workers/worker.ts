@@ -7,7 +7,7 @@ import { Histogram, type Registry } from 'prom-client';
 import { createActivities } from '../activities/index.js';
 import { makeEventRecorder } from '../activities/events.js';
 import type { KubeClient } from '../activities/kube/client.js';
-import type { ConfigSource, MetadataCache } from '../activities/deps.js';
+import type { ConfigSource, MetadataCache, OwnWriteLog } from '../activities/deps.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { makeRegistryResolver } from '../activities/registry/resolver.js';
 import type { TidalConfig } from './config.js';
@@ -56,6 +56,7 @@ export async function createWorker(
   log: Logger,
   cache?: MetadataCache,
   registry?: Registry,
+  ownWrites?: OwnWriteLog,
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect(temporalConnectOptions(cfg.temporal));
   const codePath = workflowBundlePath();
@@ -76,6 +77,7 @@ export async function createWorker(
         digests: registryResolver(cfg, kube),
         entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds, idleSeconds: cfg.idleSeconds }),
         ...(cache ? { cache } : {}),
+        ...(ownWrites ? { ownWrites } : {}),
         ...(registry ? { registry } : {}),
       }),
     ),

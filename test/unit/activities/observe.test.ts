@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { contentToken, observationCovers, observationOf } from '../../../api/content-token.js';
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { MAX_OBSERVATIONS, noteAbsent, noteObject, observing, withObservations } from '../../../activities/observe.js';
 
 type Obj = KubeObject & { spec?: unknown; status?: unknown };
@@ -141,6 +142,27 @@ describe('observing', () => {
       return {};
     });
     expect(Object.keys(many.observed ?? {})).toHaveLength(MAX_OBSERVATIONS);
+  });
+
+  it('tells `onWrite` of every apply and create with the workflow whose step made it; nothing outside an activity', async () => {
+    const heard: string[] = [];
+    const acts = withObservations(
+      {
+        step: async () => {
+          noteObject(Resources.Deployment, { ...dep('a'), metadata: { ...dep('a').metadata, resourceVersion: '5' } }, 'create');
+          noteObject(Resources.Deployment, { ...dep('a', 3), metadata: { ...dep('a').metadata, resourceVersion: '6' } }, 'write');
+          noteObject(Resources.Deployment, { ...dep('a', 3, 1), metadata: { ...dep('a').metadata, resourceVersion: '7' } }, 'status');
+          noteObject(Resources.Deployment, { ...dep('b'), metadata: { ...dep('b').metadata, resourceVersion: '8' } }, 'read');
+          return {};
+        },
+      },
+      (workflowId, source, rv) => heard.push(`${workflowId} ${source} ${rv}`),
+    );
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'Revision/ns/a-00001', runId: 'r1' } });
+    await env.run(acts.step);
+    expect(heard).toEqual(['Revision/ns/a-00001 Deployment/ns/a 5', 'Revision/ns/a-00001 Deployment/ns/a 6']);
+    await acts.step(); // a direct call (no activity): nobody to tell
+    expect(heard).toHaveLength(2);
   });
 
   it('does nothing outside an activity, and keeps concurrent activities apart', async () => {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EntityKind, Poke } from '../../../api/entity.js';
 import { Poker, searchAttributeKeys, type PokerOptions } from '../../../watcher/poker.js';
 import type { PokeTarget } from '../../../watcher/poke-map.js';
+import { OwnWrites } from '../../../watcher/own-writes.js';
 
 interface Deferred {
   promise: Promise<unknown>;
@@ -487,5 +488,59 @@ describe('Poker: the catch-up lane (a restart re-pokes every object)', () => {
     poker.poke(target('b'), poke('3', 'Configuration/ns/b'));
     await settle();
     expect(temporal.signalled).toEqual(['Service/ns/a 1', 'Service/ns/b 2,3']);
+  });
+});
+
+describe('Poker: own writes', () => {
+  it('sends no workflow the echo of a version its own step wrote; anyone else, a deletion and a later version are sent', async () => {
+    const ownWrites = new OwnWrites();
+    const { temporal, poker } = make([], { ownWrites });
+    ownWrites.note('Service/ns/web', 'Route/ns/web', '7');
+    // The Service's own Route write: not sent to the Service…
+    poker.poke(target('web'), poke('7', 'Route/ns/web', 'added'));
+    // …but to the Route's own workflow, which did not write it (this is what starts a child's workflow).
+    poker.poke(target('web', 'Route'), poke('7', 'Route/ns/web', 'added'));
+    await temporal.called(1);
+    await settle();
+    expect(temporal.signalled).toEqual(['Route/ns/web 7']);
+    expect(await counter('tidal_pokes_own_echoes_total', 'Service')).toBe(1);
+    // A later version (someone else's write), and a deletion of the written version, are news.
+    poker.poke(target('web'), poke('8', 'Route/ns/web'));
+    await temporal.called(2);
+    poker.poke(target('web'), poke('7', 'Route/ns/web', 'deleted'));
+    await temporal.called(3);
+    expect(temporal.signalled.slice(1)).toEqual(['Service/ns/web 8', 'Service/ns/web 7']);
+  });
+
+  it('an echo does not replace another poke of the same source still waiting', async () => {
+    const ownWrites = new OwnWrites();
+    const { temporal, poker } = make([], { ownWrites, signalBurst: 1, signalsPerSecond: 1 });
+    poker.poke(target('web'), poke('1', 'Service/ns/web'));
+    await temporal.called(1);
+    // Someone changes the Route (rv 5) while the workflow's budget is spent; then its own step writes rv 6.
+    poker.poke(target('web'), poke('5', 'Route/ns/web'));
+    ownWrites.note('Service/ns/web', 'Route/ns/web', '6');
+    poker.poke(target('web'), poke('6', 'Route/ns/web'));
+    await vi.advanceTimersByTimeAsync(1_000);
+    await temporal.called(2);
+    expect(temporal.signalled).toEqual(['Service/ns/web 1', 'Service/ns/web 5']);
+  });
+});
+
+describe('OwnWrites', () => {
+  it('remembers a version for its time and within its bound, per workflow and source', () => {
+    let now = 0;
+    const w = new OwnWrites(1_000, 3, () => now);
+    w.note('Service/ns/a', 'Route/ns/a', '1');
+    expect(w.wrote('Service/ns/a', 'Route/ns/a', '1')).toBe(true);
+    expect(w.wrote('Service/ns/b', 'Route/ns/a', '1')).toBe(false);
+    expect(w.wrote('Service/ns/a', 'Route/ns/a', '2')).toBe(false);
+    expect(w.wrote('Service/ns/a', 'Route/ns/a', undefined)).toBe(false);
+    now = 1_001;
+    expect(w.wrote('Service/ns/a', 'Route/ns/a', '1')).toBe(false);
+    for (const rv of ['2', '3', '4', '5']) w.note('Service/ns/a', 'Route/ns/a', rv);
+    expect(w.size).toBe(3);
+    expect(w.wrote('Service/ns/a', 'Route/ns/a', '2')).toBe(false);
+    expect(w.wrote('Service/ns/a', 'Route/ns/a', '5')).toBe(true);
   });
 });

@@ -41,12 +41,12 @@ describe('a pass’s observations', () => {
   });
 
   it('keeps every step’s echoes its final observation does not cover, and starts each pass afresh', () => {
-    // The Route created by one step (its echo is the version without status), its status written by the next.
+    // An object created by one step (its echo is the version without status), its status written by the next.
     beginPassObservations();
     const created = observationOf(rev());
     poolStepObservations({ [source]: created }, { wrote: { [source]: 'all' }, echoes: { [source]: [`5 ${created}`] }, created: [source] });
-    poolStepObservations({ [source]: observationOf(rev('Unknown')) }, { wrote: { [source]: 'status' } });
-    poolStepObservations({ [source]: observationOf(rev('Unknown')) }, { echoes: { [source]: [`7 ${observationOf(rev('Unknown'))}`] } });
+    poolStepObservations({ [source]: observationOf(rev('True')) }, { wrote: { [source]: 'status' } });
+    poolStepObservations({ [source]: observationOf(rev('True')) }, { echoes: { [source]: [`7 ${observationOf(rev('True'))}`] } });
     expect(endPassObservations().echoes).toEqual({ [source]: [`5 ${created}`] });
     beginPassObservations();
     expect(endPassObservations()).toEqual({ observed: {}, applied: new Set(), echoes: {} });
