@@ -26,6 +26,8 @@ export interface ConfigSource {
 /** The versions entity workflows' own steps applied or created (watcher/own-writes.ts implements it). */
 export interface OwnWriteLog {
   note(workflowId: string, source: string, resourceVersion: string): void;
+  stepStarted(workflowId: string): void;
+  stepEnded(workflowId: string): void;
 }
 
 /**

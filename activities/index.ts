@@ -27,7 +27,7 @@ export function createActivities(deps: ActivityDeps) {
       ...createDomainMappingActivities(deps),
       ...createRevisionGcActivities(deps),
     },
-    deps.ownWrites ? (workflowId, source, rv) => deps.ownWrites?.note(workflowId, source, rv) : undefined,
+    deps.ownWrites,
   );
 }
 

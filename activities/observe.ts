@@ -6,6 +6,7 @@ import { Context } from '@temporalio/activity';
 import { ABSENT, mergeObservations, observationOf, sourceOf } from '../api/content-token.js';
 import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
+import type { OwnWriteLog } from './deps.js';
 
 /**
  * Observations of one activity: source → `<uid> <spec> <status>` (a part is `-` if it changed under the activity),
@@ -21,7 +22,7 @@ interface Seen {
   echoes: Map<string, string[]>;
   /** Sources the activity created and has not looked at since: their status is nobody's decision yet. */
   created: Set<string>;
-  /** Told of every apply and create (source, resourceVersion), when the activity runs for a workflow (`withObservations`). */
+  /** Told of every write (source, resourceVersion), when the activity runs for a workflow (`noteOwnWrite`). */
   onWrite?: ((source: string, resourceVersion: string) => void) | undefined;
 }
 
@@ -60,14 +61,25 @@ export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'w
   if (how === 'write' || how === 'create') {
     seen.wrote.set(source, 'all');
     const rv = obj.metadata.resourceVersion;
-    if (rv) {
-      seen.echoes.set(source, [...(seen.echoes.get(source) ?? []), `${rv} ${observation}`].slice(-MAX_ECHOES_PER_SOURCE));
-      seen.onWrite?.(source, rv);
-    }
+    if (rv) seen.echoes.set(source, [...(seen.echoes.get(source) ?? []), `${rv} ${observation}`].slice(-MAX_ECHOES_PER_SOURCE));
   } else if (how === 'status' && seen.wrote.get(source) !== 'all') seen.wrote.set(source, 'status');
 }
 
 const kindKey = (type: ResourceType) => `${type.group}/${type.kind}`;
+
+/**
+ * Called by the Kubernetes client for every object any write (apply, create, patch, status) returned: the version is
+ * this workflow's own, and its poker need not announce it to the workflow (watcher/own-writes.ts). Unlike an echo
+ * (`ObservedResult.echoes`) this holds for a patch or status write too: the poker drops only that exact version's
+ * poke, and keeps any earlier one of the same source still waiting.
+ */
+export function noteOwnWrite(type: ResourceType, obj: KubeObject): void {
+  const seen = scope.getStore();
+  const rv = obj.metadata?.resourceVersion;
+  if (!seen?.onWrite || !rv) return;
+  const source = sourceOf(type, obj);
+  if (source !== undefined) seen.onWrite(source, rv);
+}
 
 /** Called by the Kubernetes client for every object a write (apply, create, patch) returned. */
 export function noteWritten(type: ResourceType, obj: KubeObject): void {
@@ -140,18 +152,25 @@ export async function observing<R>(fn: () => Promise<R>, onWrite?: Seen['onWrite
 }
 
 /**
- * Wraps every function of an activity object with `observing`. `onWrite`, when given, hears of every apply and create
- * with the id of the workflow whose step made it (watcher/own-writes.ts); outside a Temporal activity it hears nothing.
+ * Wraps every function of an activity object with `observing`. `own`, when given, hears when each step of a workflow
+ * starts and ends and of every write it makes, with the id of that workflow (`noteOwnWrite`, watcher/own-writes.ts);
+ * outside a Temporal activity it hears nothing.
  */
-export function withObservations<A extends Record<string, (...args: never[]) => Promise<unknown>>>(
-  activities: A,
-  onWrite?: (workflowId: string, source: string, resourceVersion: string) => void,
-): A {
+export function withObservations<A extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: A, own?: OwnWriteLog): A {
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(activities)) {
-    out[name] = (...args: never[]) => {
-      const workflowId = onWrite ? runningWorkflowId() : undefined;
-      return observing(() => fn(...args), workflowId !== undefined ? (source, rv) => onWrite?.(workflowId, source, rv) : undefined);
+    out[name] = async (...args: never[]) => {
+      const workflowId = own ? runningWorkflowId() : undefined;
+      if (own === undefined || workflowId === undefined) return observing(() => fn(...args));
+      own.stepStarted(workflowId);
+      try {
+        return await observing(
+          () => fn(...args),
+          (source, rv) => own.note(workflowId, source, rv),
+        );
+      } finally {
+        own.stepEnded(workflowId);
+      }
     };
   }
   return out as A;

@@ -6,6 +6,9 @@
 export class OwnWrites {
   /** `<workflowId>|<source>|<resourceVersion>` → when it was written (ms), in insertion order. */
   private readonly written = new Map<string, number>();
+  /** Steps running in this process, per workflow id. */
+  private readonly running = new Map<string, number>();
+  private readonly stepEndListeners = new Set<() => void>();
 
   constructor(
     private readonly ttlMs = 120_000,
@@ -29,6 +32,32 @@ export class OwnWrites {
     if (resourceVersion === undefined) return false;
     const at = this.written.get(`${workflowId}|${source}|${resourceVersion}`);
     return at !== undefined && this.now() - at <= this.ttlMs;
+  }
+
+  /** A step of `workflowId` starts in this process: what it writes is heard of when it ends, at the latest. */
+  stepStarted(workflowId: string): void {
+    this.running.set(workflowId, (this.running.get(workflowId) ?? 0) + 1);
+  }
+
+  stepEnded(workflowId: string): void {
+    const n = (this.running.get(workflowId) ?? 1) - 1;
+    if (n > 0) this.running.set(workflowId, n);
+    else this.running.delete(workflowId);
+    for (const listener of this.stepEndListeners) listener();
+  }
+
+  /**
+   * True while a step of `workflowId` runs here. A poke for it waits (watcher/poker.ts): the workflow takes no signal
+   * before its task ends anyway, and by then the step has heard of its own writes, whose echoes are then dropped.
+   */
+  inStep(workflowId: string): boolean {
+    return this.running.has(workflowId);
+  }
+
+  /** Calls `listener` whenever a step ends; returns the unsubscribe. */
+  onStepEnded(listener: () => void): () => void {
+    this.stepEndListeners.add(listener);
+    return () => this.stepEndListeners.delete(listener);
   }
 
   get size(): number {

@@ -16,7 +16,7 @@ import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import type { Counter, Registry } from 'prom-client';
 import { counterIn } from './metrics.js';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { entityWorkflowId, POKE_SIGNAL, SearchAttributeNames, workflowTypeOf, type Poke } from '../api/entity.js';
+import { entityWorkflowId, POKE_SIGNAL, SearchAttributeNames, workflowTypeOf, type EntityKind, type Poke } from '../api/entity.js';
 import type { PokeTarget } from './poke-map.js';
 import type { OwnWrites } from './own-writes.js';
 
@@ -42,8 +42,11 @@ export interface PokerOptions {
    * view the pokes came from may be stale. Pending pokes stay until `resume()` (a paused term goes on) or `close()`.
    */
   mayDeliver?: () => boolean;
-  /** Versions entity workflows wrote themselves in this process: their echo is not sent to the writer (watcher/own-writes.ts). */
-  ownWrites?: Pick<OwnWrites, 'wrote'>;
+  /**
+   * Versions entity workflows wrote themselves in this process: their echo is not sent to the writer, and a workflow's
+   * pokes wait while one of its steps runs here (watcher/own-writes.ts).
+   */
+  ownWrites?: Pick<OwnWrites, 'wrote' | 'inStep' | 'onStepEnded'>;
 }
 
 interface Pending {
@@ -54,7 +57,14 @@ interface Pending {
   notBefore: number;
   /** Only catch-up pokes wait here: delivered after the others, metered. */
   catchUp: boolean;
+  /** Sources whose poke here replaced an earlier one (that one's news may be in it): never dropped as own echoes. */
+  replaced?: Set<string>;
+  /** Since when the pokes wait for a step of the workflow running in this process (`ownWrites.inStep`). */
+  heldSince?: number;
 }
+
+/** The longest pokes wait for a workflow's running step (a step waiting on the outside world, say). */
+const MAX_STEP_HOLD_MS = 2_000;
 
 /** What identifies a poke's content for de-duplication. */
 const contentOf = (p: Poke): string | undefined => p.token ?? p.resourceVersion;
@@ -85,6 +95,7 @@ export class Poker {
   private readonly delivered: Counter;
   private readonly failed: Counter;
   private readonly ownEchoes: Counter;
+  private readonly unsubscribe: (() => void) | undefined;
   private readonly loopDone: Promise<void>;
 
   constructor(
@@ -108,6 +119,7 @@ export class Poker {
       help: 'Pokes not sent: the version was written by the target workflow’s own step in this process',
       labelNames: ['kind'],
     });
+    this.unsubscribe = opts.ownWrites?.onStepEnded(() => this.wake?.());
     this.burst = opts.signalBurst ?? 20;
     this.perSecond = opts.signalsPerSecond ?? 5;
     this.catchUpPerSecond = opts.catchUpPerSecond ?? 10;
@@ -125,7 +137,7 @@ export class Poker {
     // The workflow's own step wrote exactly this version: it would ignore the poke (ADR 0001, own writes' echoes). A
     // poke already waiting from the same source stays as it is.
     if (!opts.force && poke.reason !== 'deleted' && this.opts.ownWrites?.wrote(id, poke.source, poke.resourceVersion)) {
-      this.ownEchoes.inc({ kind: target.kind });
+      this.droppedOwnEcho(id, target.kind, poke);
       return;
     }
     const content = contentOf(poke);
@@ -136,6 +148,7 @@ export class Poker {
       // that the workflow might find covered.
       const waiting = prev.pokes.get(poke.source);
       prev.pokes.set(poke.source, waiting?.reason === 'deleted' ? { ...poke, reason: 'deleted' } : poke);
+      if (waiting) (prev.replaced ??= new Set()).add(poke.source);
       if (prev.catchUp && !opts.catchUp) {
         // Out of the second lane: to the back of the first.
         this.pending.delete(id);
@@ -158,6 +171,7 @@ export class Poker {
   }
 
   async close(): Promise<void> {
+    this.unsubscribe?.();
     this.closed = true;
     this.wake?.();
     await this.loopDone;
@@ -171,6 +185,19 @@ export class Poker {
       const waiting = [...this.pending].filter(([, p]) => !p.catchUp);
       if (waiting.length < this.pending.size) waiting.push(...[...this.pending].filter(([, p]) => p.catchUp));
       for (const [id, p] of waiting) {
+        // While a step of the workflow runs here its task is open: a signal would wait for it anyway, and once the step
+        // ends it has heard of its own writes, whose echoes are then dropped.
+        if (this.opts.ownWrites?.inStep(id) && !p.catchUp) {
+          p.heldSince ??= now;
+          if (now - p.heldSince < MAX_STEP_HOLD_MS) {
+            next = Math.min(next, p.heldSince + MAX_STEP_HOLD_MS);
+            continue;
+          }
+        } else p.heldSince = undefined;
+        if (this.dropOwnEchoes(id, p)) {
+          this.pending.delete(id);
+          continue;
+        }
         if (this.inFlight >= this.opts.concurrency) break;
         if (this.opts.mayDeliver && !this.opts.mayDeliver()) break;
         if (this.inFlightIds.has(id)) continue;
@@ -274,8 +301,42 @@ export class Poker {
       for (const [source, poke] of newer?.pokes ?? []) {
         pokes.set(source, pokes.get(source)?.reason === 'deleted' ? { ...poke, reason: 'deleted' } : poke);
       }
-      this.pending.set(id, { target: p.target, pokes, attempts, notBefore: Date.now() + backoff, catchUp: p.catchUp && (newer?.catchUp ?? true) });
+      const replaced = new Set(pokes.keys()); // merged with newer ones: none is dropped as an own echo
+      this.pending.set(id, {
+        target: p.target,
+        pokes,
+        attempts,
+        notBefore: Date.now() + backoff,
+        catchUp: p.catchUp && (newer?.catchUp ?? true),
+        replaced,
+      });
     }
+  }
+
+  /**
+   * Drops the waiting pokes that announce a version the workflow's own step wrote (`ownWrites`): the watch event often
+   * arrives before the step has heard its write's response, so they are looked at again just before delivery. A poke
+   * that replaced an earlier one of its source stays (that one's news may be in it). True when none is left.
+   */
+  private dropOwnEchoes(id: string, p: Pending): boolean {
+    if (!this.opts.ownWrites) return false;
+    for (const [source, poke] of p.pokes) {
+      if (poke.reason === 'deleted' || p.replaced?.has(source) || !this.opts.ownWrites.wrote(id, source, poke.resourceVersion)) continue;
+      p.pokes.delete(source);
+      this.droppedOwnEcho(id, p.target.kind, poke);
+    }
+    return p.pokes.size === 0;
+  }
+
+  /**
+   * The workflow knows the content of its own write as if it had been told: a later poke announcing the same content
+   * from that source is no news either (the de-duplication above), e.g. a Revision's first status that leaves its
+   * readiness as it was when the Service's step created it.
+   */
+  private droppedOwnEcho(id: string, kind: EntityKind, poke: Poke): void {
+    this.ownEchoes.inc({ kind });
+    const content = contentOf(poke);
+    if (content !== undefined) this.rememberSent(`${id}|${poke.source}`, content);
   }
 
   private rememberSent(key: string, rv: string): void {

@@ -4,7 +4,7 @@ import { contentToken, observationCovers, observationOf } from '../../../api/con
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { MAX_OBSERVATIONS, noteAbsent, noteObject, observing, withObservations } from '../../../activities/observe.js';
+import { MAX_OBSERVATIONS, noteAbsent, noteObject, noteOwnWrite, observing, withObservations } from '../../../activities/observe.js';
 
 type Obj = KubeObject & { spec?: unknown; status?: unknown };
 const dep = (name: string, replicas = 2, ready = 0): Obj => ({
@@ -144,25 +144,39 @@ describe('observing', () => {
     expect(Object.keys(many.observed ?? {})).toHaveLength(MAX_OBSERVATIONS);
   });
 
-  it('tells `onWrite` of every apply and create with the workflow whose step made it; nothing outside an activity', async () => {
+  it('tells its own-write log when a workflow’s step starts and ends and of every write it makes; nothing of a read, nor outside an activity', async () => {
     const heard: string[] = [];
+    const at = (o: Obj, rv: string): Obj => ({ ...o, metadata: { ...o.metadata, resourceVersion: rv } });
+    // As the Kubernetes client reports them: every write also as the process's own (activities/kube/client.ts).
+    const write = (o: Obj, how: 'write' | 'create' | 'status') => {
+      noteObject(Resources.Deployment, o, how);
+      noteOwnWrite(Resources.Deployment, o);
+    };
     const acts = withObservations(
       {
         step: async () => {
-          noteObject(Resources.Deployment, { ...dep('a'), metadata: { ...dep('a').metadata, resourceVersion: '5' } }, 'create');
-          noteObject(Resources.Deployment, { ...dep('a', 3), metadata: { ...dep('a').metadata, resourceVersion: '6' } }, 'write');
-          noteObject(Resources.Deployment, { ...dep('a', 3, 1), metadata: { ...dep('a').metadata, resourceVersion: '7' } }, 'status');
-          noteObject(Resources.Deployment, { ...dep('b'), metadata: { ...dep('b').metadata, resourceVersion: '8' } }, 'read');
+          write(at(dep('a'), '5'), 'create');
+          write(at(dep('a', 3), '6'), 'write');
+          write(at(dep('a', 3, 1), '7'), 'status');
+          noteObject(Resources.Deployment, at(dep('b'), '8'), 'read');
           return {};
         },
       },
-      (workflowId, source, rv) => heard.push(`${workflowId} ${source} ${rv}`),
+      {
+        note: (workflowId, source, rv) => heard.push(`${workflowId} ${source} ${rv}`),
+        stepStarted: (workflowId) => heard.push(`${workflowId} started`),
+        stepEnded: (workflowId) => heard.push(`${workflowId} ended`),
+      },
     );
     const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'Revision/ns/a-00001', runId: 'r1' } });
     await env.run(acts.step);
-    expect(heard).toEqual(['Revision/ns/a-00001 Deployment/ns/a 5', 'Revision/ns/a-00001 Deployment/ns/a 6']);
+    expect(heard).toEqual([
+      'Revision/ns/a-00001 started',
+      ...[5, 6, 7].map((rv) => `Revision/ns/a-00001 Deployment/ns/a ${rv}`),
+      'Revision/ns/a-00001 ended',
+    ]);
     await acts.step(); // a direct call (no activity): nobody to tell
-    expect(heard).toHaveLength(2);
+    expect(heard).toHaveLength(5);
   });
 
   it('does nothing outside an activity, and keeps concurrent activities apart', async () => {

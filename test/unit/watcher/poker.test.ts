@@ -512,6 +512,59 @@ describe('Poker: own writes', () => {
     expect(temporal.signalled.slice(1)).toEqual(['Service/ns/web 8', 'Service/ns/web 7']);
   });
 
+  it('drops a waiting poke whose write the step heard of only after the watch event, unless it replaced another', async () => {
+    const ownWrites = new OwnWrites();
+    const { temporal, poker } = make([], { ownWrites, signalBurst: 1, signalsPerSecond: 1 });
+    poker.poke(target('web'), poke('1', 'Service/ns/web'));
+    await temporal.called(1);
+    // The watch event of the Service's own Ingress write (rv 3) comes first; the step hears its response after.
+    poker.poke(target('web'), poke('3', 'Ingress/ns/web', 'added'));
+    poker.poke(target('web'), poke('4', 'Route/ns/web'));
+    poker.poke(target('web'), poke('5', 'Route/ns/web')); // replaces rv 4 (someone else's): not dropped
+    ownWrites.note('Service/ns/web', 'Ingress/ns/web', '3');
+    ownWrites.note('Service/ns/web', 'Route/ns/web', '5');
+    await vi.advanceTimersByTimeAsync(1_000);
+    await temporal.called(2);
+    expect(temporal.signalled).toEqual(['Service/ns/web 1', 'Service/ns/web 5']);
+    // A batch of own echoes only is not sent at all.
+    poker.poke(target('web'), poke('6', 'Ingress/ns/web'));
+    ownWrites.note('Service/ns/web', 'Ingress/ns/web', '6');
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(temporal.signalled).toHaveLength(2);
+    expect(await counter('tidal_pokes_own_echoes_total', 'Service')).toBe(2);
+  });
+
+  it('holds a workflow’s pokes while one of its steps runs here, then drops the echoes of what the step wrote', async () => {
+    const ownWrites = new OwnWrites();
+    const { temporal, poker } = make([], { ownWrites });
+    ownWrites.stepStarted('Service/ns/web');
+    poker.poke(target('web'), poke('3', 'Ingress/ns/web', 'added')); // its own write, heard of before the response
+    poker.poke(target('web'), poke('4', 'Revision/ns/web-00001')); // news: the Revision's own workflow wrote it
+    poker.poke(target('other'), poke('9', 'Service/ns/other'));
+    await temporal.called(1);
+    await settle();
+    expect(temporal.signalled).toEqual(['Service/ns/other 9']);
+    ownWrites.note('Service/ns/web', 'Ingress/ns/web', '3');
+    ownWrites.stepEnded('Service/ns/web');
+    await temporal.called(2);
+    expect(temporal.signalled).toEqual(['Service/ns/other 9', 'Service/ns/web 4']);
+    // The content of its own write is known to it: the same content again from that source is not sent.
+    poker.poke(target('web'), { ...poke('7', 'Ingress/ns/web'), token: 'd.a.b' });
+    ownWrites.note('Service/ns/web', 'Ingress/ns/web', '7');
+    await settle();
+    poker.poke(target('web'), { ...poke('8', 'Ingress/ns/web'), token: 'd.a.b' });
+    await settle();
+    expect(temporal.signalled).toHaveLength(2);
+    // A step that does not end holds its workflow's pokes for 2 s at the most.
+    ownWrites.stepStarted('Service/ns/web');
+    poker.poke(target('web'), poke('5', 'Revision/ns/web-00001'));
+    await vi.advanceTimersByTimeAsync(1_900);
+    expect(temporal.signalled).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(200);
+    await temporal.called(3);
+    expect(temporal.signalled[2]).toBe('Service/ns/web 5');
+  });
+
   it('an echo does not replace another poke of the same source still waiting', async () => {
     const ownWrites = new OwnWrites();
     const { temporal, poker } = make([], { ownWrites, signalBurst: 1, signalsPerSecond: 1 });
@@ -542,5 +595,22 @@ describe('OwnWrites', () => {
     expect(w.size).toBe(3);
     expect(w.wrote('Service/ns/a', 'Route/ns/a', '2')).toBe(false);
     expect(w.wrote('Service/ns/a', 'Route/ns/a', '5')).toBe(true);
+  });
+
+  it('knows which workflows have a step running, and tells its listeners when one ends', () => {
+    const w = new OwnWrites();
+    let ended = 0;
+    const stop = w.onStepEnded(() => (ended += 1));
+    w.stepStarted('Service/ns/a');
+    w.stepStarted('Service/ns/a');
+    w.stepEnded('Service/ns/a');
+    expect(w.inStep('Service/ns/a')).toBe(true);
+    w.stepEnded('Service/ns/a');
+    expect(w.inStep('Service/ns/a')).toBe(false);
+    expect(w.inStep('Service/ns/b')).toBe(false);
+    stop();
+    w.stepStarted('Service/ns/a');
+    w.stepEnded('Service/ns/a');
+    expect(ended).toBe(2);
   });
 });
