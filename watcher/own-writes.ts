@@ -1,8 +1,9 @@
-// Versions entity workflows wrote themselves, as this process's activities saw them (activities/observe.ts). The
-// poker sends no poke of such a version to the workflow that wrote it: its pass reported that very version as its own
-// write's echo (ADR 0001), so the workflow would only spend a workflow task ignoring it. In-process only: a replica
-// whose watcher did not see the write (another replica's worker ran the step) pokes as before, and the workflow
-// ignores the echo itself.
+// Versions entity workflows wrote themselves, and the steps running now, as this process's activities report them
+// (activities/observe.ts). The poker sends no poke of such a version to the workflow that wrote it — the workflow
+// knows that content (its pass covers it, or holds it as its own write's echo, ADR 0001) and would only spend a
+// workflow task ignoring it — and holds a workflow's pokes while one of its steps runs, since the watch event often
+// comes before the step has read its write's response. In-process only: a replica whose watcher did not see the write
+// (another replica's worker ran the step) pokes as before, and the workflow ignores an echo itself.
 export class OwnWrites {
   /** `<workflowId>|<source>|<resourceVersion>` → when it was written (ms), in insertion order. */
   private readonly written = new Map<string, number>();
