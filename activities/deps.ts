@@ -23,7 +23,7 @@ export interface ConfigSource {
   readonly systemNamespace: string;
 }
 
-/** The versions entity workflows' own steps applied or created (watcher/own-writes.ts implements it). */
+/** The versions entity workflows' own steps wrote, and when their steps run (watcher/own-writes.ts implements it). */
 export interface OwnWriteLog {
   note(workflowId: string, source: string, resourceVersion: string): void;
   stepStarted(workflowId: string): void;

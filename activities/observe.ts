@@ -3,7 +3,7 @@
 // The Kubernetes client reports objects here; an AsyncLocalStorage scopes them to the activity that asked.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Context } from '@temporalio/activity';
-import { ABSENT, mergeObservations, observationOf, sourceOf } from '../api/content-token.js';
+import { ABSENT, echoOf, mergeObservations, observationOf, sourceOf } from '../api/content-token.js';
 import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { OwnWriteLog } from './deps.js';
@@ -22,7 +22,7 @@ interface Seen {
   echoes: Map<string, string[]>;
   /** Sources the activity created and has not looked at since: their status is nobody's decision yet. */
   created: Set<string>;
-  /** Told of every write (source, resourceVersion), when the activity runs for a workflow (`noteOwnWrite`). */
+  /** Told of every write (source, resourceVersion), when the activity runs for a workflow (`noteWritten`). */
   onWrite?: ((source: string, resourceVersion: string) => void) | undefined;
 }
 
@@ -61,31 +61,28 @@ export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'w
   if (how === 'write' || how === 'create') {
     seen.wrote.set(source, 'all');
     const rv = obj.metadata.resourceVersion;
-    if (rv) seen.echoes.set(source, [...(seen.echoes.get(source) ?? []), `${rv} ${observation}`].slice(-MAX_ECHOES_PER_SOURCE));
+    if (rv) seen.echoes.set(source, [...(seen.echoes.get(source) ?? []), echoOf(rv, observation)].slice(-MAX_ECHOES_PER_SOURCE));
   } else if (how === 'status' && seen.wrote.get(source) !== 'all') seen.wrote.set(source, 'status');
 }
 
 const kindKey = (type: ResourceType) => `${type.group}/${type.kind}`;
 
 /**
- * Called by the Kubernetes client for every object any write (apply, create, patch, status) returned: the version is
- * this workflow's own, and its poker need not announce it to the workflow (watcher/own-writes.ts). Unlike an echo
- * (`ObservedResult.echoes`) this holds for a patch or status write too: the poker drops only that exact version's
- * poke, and keeps any earlier one of the same source still waiting.
+ * Called by the Kubernetes client for every object a write returned. An apply, create or patch (not a `status` write)
+ * moves the newest version of its kind the activity wrote (`writtenVersion`). Any write is this workflow's own version:
+ * its poker need not announce it to the workflow (`Seen.onWrite`, watcher/own-writes.ts). Unlike an echo
+ * (`ObservedResult.echoes`) that holds for a patch or status write too: the poker drops only that exact version's poke,
+ * and keeps any earlier one of the same source still waiting.
  */
-export function noteOwnWrite(type: ResourceType, obj: KubeObject): void {
+export function noteWritten(type: ResourceType, obj: KubeObject, status = false): void {
   const seen = scope.getStore();
   const rv = obj.metadata?.resourceVersion;
-  if (!seen?.onWrite || !rv) return;
-  const source = sourceOf(type, obj);
-  if (source !== undefined) seen.onWrite(source, rv);
-}
-
-/** Called by the Kubernetes client for every object a write (apply, create, patch) returned. */
-export function noteWritten(type: ResourceType, obj: KubeObject): void {
-  const seen = scope.getStore();
-  const rv = obj.metadata?.resourceVersion;
-  if (!seen || !rv || !/^[0-9]{1,30}$/.test(rv)) return;
+  if (!seen || !rv) return;
+  if (seen.onWrite) {
+    const source = sourceOf(type, obj);
+    if (source !== undefined) seen.onWrite(source, rv);
+  }
+  if (status || !/^[0-9]{1,30}$/.test(rv)) return;
   const version = BigInt(rv);
   if (version > (seen.versions.get(kindKey(type)) ?? 0n)) seen.versions.set(kindKey(type), version);
 }
@@ -112,7 +109,7 @@ export interface ObservedResult {
   wrote?: Record<string, 'all' | 'status'>;
   /**
    * Every apply and create, `<resourceVersion> <observation>` of exactly what the write returned, per source: the
-   * entity loop ignores the poke of that one version (workflows/entity.ts `ownWriteEcho`). An apply or create is
+   * entity loop ignores the poke of that one version (`echoCovers` in api/content-token.ts, workflows/entity.ts). An apply or create is
    * Tidal's desired state on top of whatever was there (see `noteObject`), and the resourceVersion pins the echo to
    * that version — a later change, even back to the same content, is news. Status writes give none: what they return
    * may hold a spec change the step never acted on.
@@ -153,7 +150,7 @@ export async function observing<R>(fn: () => Promise<R>, onWrite?: Seen['onWrite
 
 /**
  * Wraps every function of an activity object with `observing`. `own`, when given, hears when each step of a workflow
- * starts and ends and of every write it makes, with the id of that workflow (`noteOwnWrite`, watcher/own-writes.ts);
+ * starts and ends and of every write it makes, with the id of that workflow (`noteWritten`, watcher/own-writes.ts);
  * outside a Temporal activity it hears nothing.
  */
 export function withObservations<A extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: A, own?: OwnWriteLog): A {

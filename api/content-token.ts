@@ -176,6 +176,24 @@ export function mergeObservations(earlier: string, later: string, laterStatusWin
   return `${u2} ${s1 === s2 ? s2 : '-'} ${laterStatusWins || t1 === t2 ? t2 : '-'}`;
 }
 
+/**
+ * An own write's echo (ADR 0001): `<resourceVersion> <observation>` of exactly the version an apply or create returned.
+ * A poke is that echo when it names the same resourceVersion and the observation covers its token.
+ */
+export function echoOf(resourceVersion: string, observation: string): string {
+  return `${resourceVersion} ${observation}`;
+}
+
+/** The observation part of an echo. */
+export function echoObservation(echo: string): string {
+  return echo.slice(echo.indexOf(' ') + 1);
+}
+
+/** True when a poke (its resourceVersion and token) announces exactly the version of `echo`. */
+export function echoCovers(echo: string, resourceVersion: string | undefined, token: string | undefined): boolean {
+  return resourceVersion !== undefined && echo.slice(0, echo.indexOf(' ')) === resourceVersion && observationCovers(echoObservation(echo), token);
+}
+
 /** The uid in an observation; '' for an absent object. */
 export function uidOfObservation(observation: string): string {
   const uid = observation.split(' ')[0] ?? '';

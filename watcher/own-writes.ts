@@ -17,7 +17,7 @@ export class OwnWrites {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** An apply or create by a step of `workflowId` returned `source` at `resourceVersion`. */
+  /** A write (any kind) by a step of `workflowId` returned `source` at `resourceVersion`. */
   note(workflowId: string, source: string, resourceVersion: string): void {
     const at = this.now();
     this.written.set(`${workflowId}|${source}|${resourceVersion}`, at);

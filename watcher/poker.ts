@@ -136,7 +136,7 @@ export class Poker {
     const id = entityWorkflowId(target.kind, target.key);
     // The workflow's own step wrote exactly this version: it would ignore the poke (ADR 0001, own writes' echoes). A
     // poke already waiting from the same source stays as it is.
-    if (!opts.force && poke.reason !== 'deleted' && this.opts.ownWrites?.wrote(id, poke.source, poke.resourceVersion)) {
+    if (!opts.force && this.isOwnEcho(id, poke)) {
       this.droppedOwnEcho(id, target.kind, poke);
       return;
     }
@@ -321,11 +321,16 @@ export class Poker {
   private dropOwnEchoes(id: string, p: Pending): boolean {
     if (!this.opts.ownWrites) return false;
     for (const [source, poke] of p.pokes) {
-      if (poke.reason === 'deleted' || p.replaced?.has(source) || !this.opts.ownWrites.wrote(id, source, poke.resourceVersion)) continue;
+      if (p.replaced?.has(source) || !this.isOwnEcho(id, poke)) continue;
       p.pokes.delete(source);
       this.droppedOwnEcho(id, p.target.kind, poke);
     }
     return p.pokes.size === 0;
+  }
+
+  /** The poke announces a version the workflow's own step wrote (a deletion never is). */
+  private isOwnEcho(id: string, poke: Poke): boolean {
+    return poke.reason !== 'deleted' && (this.opts.ownWrites?.wrote(id, poke.source, poke.resourceVersion) ?? false);
   }
 
   /**

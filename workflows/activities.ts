@@ -6,7 +6,7 @@
 // leave one marker each, so a pass costs one workflow task and a handful of history events instead of a task per
 // step. Steps that wait on the outside world for long (a registry) are regular activities (`remoteStep`).
 import { proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
-import { mergeObservations } from '../api/content-token.js';
+import { echoObservation, mergeObservations } from '../api/content-token.js';
 import type { Activities, Observed } from '../activities/index.js';
 
 const baseOptions: ActivityOptions & LocalActivityOptions = {
@@ -42,7 +42,7 @@ export function endPassObservations(): { observed: Record<string, string>; appli
   // An echo the pass's final observation covers anyway need not be kept.
   const echoes: Record<string, string[]> = {};
   for (const [source, list] of Object.entries(passEchoes)) {
-    const kept = list.filter((e) => e.slice(e.indexOf(' ') + 1) !== observed[source]);
+    const kept = list.filter((e) => echoObservation(e) !== observed[source]);
     if (kept.length) echoes[source] = kept;
   }
   const out = { observed, applied: passApplied, echoes };

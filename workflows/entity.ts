@@ -17,7 +17,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { observationCovers, statusOnlyChange, statusOnlyObservations, uidOfObservation } from '../api/content-token.js';
+import { echoCovers, observationCovers, statusOnlyChange, statusOnlyObservations, uidOfObservation } from '../api/content-token.js';
 import { entityWorkflowId, POKE_SIGNAL, STATE_QUERY, type EntityKind, type Poke, type PokeBatch } from '../api/entity.js';
 import { beginPassObservations, endPassObservations, readEntityOptions } from './activities.js';
 
@@ -335,16 +335,10 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
  */
 function covered(st: EntityState, poke: Poke): boolean {
   if (poke.reason === 'deleted') return false;
-  return observationCovers(st.observed[poke.source], poke.token) || ownWriteEcho(st.echoes[poke.source], poke);
-}
-
-/** The poke announces a version the pass wrote itself (same resourceVersion, same content). */
-function ownWriteEcho(echoes: readonly string[] | undefined, poke: Poke): boolean {
-  if (echoes === undefined || poke.resourceVersion === undefined) return false;
-  return echoes.some((e) => {
-    const space = e.indexOf(' ');
-    return e.slice(0, space) === poke.resourceVersion && observationCovers(e.slice(space + 1), poke.token);
-  });
+  return (
+    observationCovers(st.observed[poke.source], poke.token) ||
+    (st.echoes[poke.source] ?? []).some((e) => echoCovers(e, poke.resourceVersion, poke.token))
+  );
 }
 
 function onPoke(st: EntityState, poke: Poke, traits: EntityTraits): void {

@@ -7,7 +7,7 @@ import { loadKubeCredentials, type KubeCredentials } from './kubeconfig.js';
 import { resourcePath, type ResourceType } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import { KubeApiError } from './errors.js';
-import { noteAbsent, noteObject, noteOwnWrite, noteWritten } from '../observe.js';
+import { noteAbsent, noteObject, noteWritten } from '../observe.js';
 
 export interface ListResult<T> {
   items: T[];
@@ -205,8 +205,7 @@ export class KubeClient {
   /** Every object read or written is reported to the running activity's observations (activities/observe.ts). */
   private noted<T>(type: ResourceType, obj: T, how: 'read' | 'write' | 'create' | 'status', written = false): T {
     noteObject(type, obj as KubeObject, how);
-    if (written) noteWritten(type, obj as KubeObject);
-    if (written || how === 'status') noteOwnWrite(type, obj as KubeObject);
+    if (written || how === 'status') noteWritten(type, obj as KubeObject, how === 'status');
     return obj;
   }
 

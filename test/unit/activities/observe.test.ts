@@ -4,7 +4,7 @@ import { contentToken, observationCovers, observationOf } from '../../../api/con
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { MAX_OBSERVATIONS, noteAbsent, noteObject, noteOwnWrite, observing, withObservations } from '../../../activities/observe.js';
+import { MAX_OBSERVATIONS, noteAbsent, noteObject, noteWritten, observing, withObservations } from '../../../activities/observe.js';
 
 type Obj = KubeObject & { spec?: unknown; status?: unknown };
 const dep = (name: string, replicas = 2, ready = 0): Obj => ({
@@ -150,7 +150,7 @@ describe('observing', () => {
     // As the Kubernetes client reports them: every write also as the process's own (activities/kube/client.ts).
     const write = (o: Obj, how: 'write' | 'create' | 'status') => {
       noteObject(Resources.Deployment, o, how);
-      noteOwnWrite(Resources.Deployment, o);
+      noteWritten(Resources.Deployment, o, how === 'status');
     };
     const acts = withObservations(
       {

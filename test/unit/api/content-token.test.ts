@@ -3,6 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   contentToken,
+  echoCovers,
+  echoObservation,
+  echoOf,
   hash64,
   mergeObservations,
   observationCovers,
@@ -136,6 +139,17 @@ describe('contentToken', () => {
     expect(token(rev([{ type: 'Ready', status: 'True' }], {}, { labels: { 'serving.knative.dev/routingState': 'reserve' } }))).not.toBe(ready);
     // Its spec is read in full, as for any dependency.
     expect(token(rev([{ type: 'Ready', status: 'True' }], {}, { annotations: { b: '2' } }))).not.toBe(ready);
+  });
+
+  it('an own write’s echo covers a poke of exactly that version and content', () => {
+    const written = route({ resourceVersion: '7' });
+    const echo = echoOf('7', observationOf(written));
+    expect(echoObservation(echo)).toBe(observationOf(written));
+    expect(echoCovers(echo, '7', contentToken(written, 'dependency'))).toBe(true);
+    // The same content at another version is someone else's write; another content at that version cannot be ours.
+    expect(echoCovers(echo, '8', contentToken(written, 'dependency'))).toBe(false);
+    expect(echoCovers(echo, undefined, contentToken(written, 'dependency'))).toBe(false);
+    expect(echoCovers(echo, '7', contentToken(route({}, { traffic: [] }), 'dependency'))).toBe(false);
   });
 
   it('does not depend on key order', () => {
