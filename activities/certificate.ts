@@ -11,7 +11,8 @@
 //   workflow sleeps on a durable timer until then.
 // The private key never leaves this module other than in the applied Secret: not returned, not logged.
 import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
-import forge from 'node-forge';
+import { createRequire } from 'node:module';
+import type Forge from 'node-forge';
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { ActivityDeps } from './deps.js';
@@ -103,27 +104,38 @@ export function serial(): string {
  * Makes an ephemeral CA and a wildcard server certificate signed by it: CN `*`, DNS SAN `*`, ServerAuth, valid from
  * `now` (backdated a minute for clock skew) until `now + validityHours` (whole seconds, as X.509 stores them).
  */
+const require = createRequire(import.meta.url);
+let forgeModule: typeof Forge | undefined;
+/**
+ * node-forge, loaded the first time a certificate is made: a controller that finds its certificates in their Secrets
+ * never needs it, and holding it costs ~2 MiB of heap for good (issue 9).
+ */
+export function forge(): typeof Forge {
+  return (forgeModule ??= require('node-forge') as typeof Forge);
+}
+
 /** A certificate for `publicPem`, issued and signed (SHA-256) by `issuerKey`. */
 export function signCertificate(
-  issuerKey: forge.pki.rsa.PrivateKey,
+  issuerKey: Forge.pki.rsa.PrivateKey,
   opts: {
     publicPem: string;
-    subject: forge.pki.CertificateField[];
-    issuer: forge.pki.CertificateField[];
+    subject: Forge.pki.CertificateField[];
+    issuer: Forge.pki.CertificateField[];
     extensions: object[];
     notBefore: Date;
     notAfter: Date;
   },
-): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(opts.publicPem);
+): Forge.pki.Certificate {
+  const { pki, md } = forge();
+  const cert = pki.createCertificate();
+  cert.publicKey = pki.publicKeyFromPem(opts.publicPem);
   cert.serialNumber = serial();
   cert.validity.notBefore = opts.notBefore;
   cert.validity.notAfter = opts.notAfter;
   cert.setSubject(opts.subject);
   cert.setIssuer(opts.issuer);
   cert.setExtensions(opts.extensions);
-  cert.sign(issuerKey, forge.md.sha256.create());
+  cert.sign(issuerKey, md.sha256.create());
   return cert;
 }
 
@@ -133,18 +145,18 @@ export function makeSelfSignedCertificate(opts: { validityHours: number; now: Da
   const notAfter = new Date(nowMs + opts.validityHours * HOUR_MS);
   const ca = rsaKeyPair();
   const server = rsaKeyPair();
-  const caPrivate = forge.pki.privateKeyFromPem(ca.privatePem);
+  const caPrivate = forge().pki.privateKeyFromPem(ca.privatePem);
 
   const sign = (
     publicPem: string,
-    subject: forge.pki.CertificateField[],
-    issuer: forge.pki.CertificateField[],
+    subject: Forge.pki.CertificateField[],
+    issuer: Forge.pki.CertificateField[],
     extensions: object[],
     from: Date,
     until: Date,
-  ): forge.pki.Certificate => signCertificate(caPrivate, { publicPem, subject, issuer, extensions, notBefore: from, notAfter: until });
+  ): Forge.pki.Certificate => signCertificate(caPrivate, { publicPem, subject, issuer, extensions, notBefore: from, notAfter: until });
 
-  const caName: forge.pki.CertificateField[] = [
+  const caName: Forge.pki.CertificateField[] = [
     { name: 'organizationName', value: ORGANIZATION },
     { name: 'commonName', value: 'tidal-gateway-ca' },
   ];
@@ -167,7 +179,7 @@ export function makeSelfSignedCertificate(opts: { validityHours: number; now: Da
     notAfter,
   );
 
-  return { certPem: forge.pki.certificateToPem(cert), keyPem: server.pkcs8Pem, notBefore, notAfter };
+  return { certPem: forge().pki.certificateToPem(cert), keyPem: server.pkcs8Pem, notBefore, notAfter };
 }
 
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');

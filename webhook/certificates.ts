@@ -3,8 +3,8 @@
 // The CA's key is thrown away: a renewal makes a new CA, and the caBundle of the webhook configurations carries the
 // old CA beside the new one until the next renewal, so replicas that still serve the old certificate stay trusted.
 import { X509Certificate } from 'node:crypto';
-import forge from 'node-forge';
-import { certificateNotAfter, keyMatchesCertificate, rsaKeyPair, signCertificate } from '../activities/certificate.js';
+import type Forge from 'node-forge';
+import { certificateNotAfter, forge, keyMatchesCertificate, rsaKeyPair, signCertificate } from '../activities/certificate.js';
 
 export const WEBHOOK_CERTS_SECRET = 'webhook-certs';
 export const WEBHOOK_SERVICE = 'webhook';
@@ -33,12 +33,13 @@ export function makeWebhookCertificates(opts: { systemNamespace: string; validit
   const notAfter = new Date(nowMs + opts.validityHours * HOUR_MS);
   const ca = rsaKeyPair();
   const server = rsaKeyPair();
-  const caKey = forge.pki.privateKeyFromPem(ca.privatePem);
-  const caSubject: forge.pki.CertificateField[] = [
+  const { pki } = forge();
+  const caKey = pki.privateKeyFromPem(ca.privatePem);
+  const caSubject: Forge.pki.CertificateField[] = [
     { name: 'organizationName', value: 'Tidal' },
     { name: 'commonName', value: 'tidal-webhook-ca' },
   ];
-  const make = (publicPem: string, subject: forge.pki.CertificateField[], extensions: object[]): forge.pki.Certificate =>
+  const make = (publicPem: string, subject: Forge.pki.CertificateField[], extensions: object[]): Forge.pki.Certificate =>
     signCertificate(caKey, { publicPem, subject, issuer: caSubject, extensions, notBefore, notAfter });
   const caCert = make(ca.publicPem, caSubject, [
     { name: 'basicConstraints', cA: true, critical: true },
@@ -59,7 +60,7 @@ export function makeWebhookCertificates(opts: { systemNamespace: string; validit
       { name: 'subjectAltName', altNames: [...san.dns.map((value) => ({ type: 2, value })), ...san.ips.map((ip) => ({ type: 7, ip }))] },
     ],
   );
-  return { caCertPem: forge.pki.certificateToPem(caCert), certPem: forge.pki.certificateToPem(serverCert), keyPem: server.pkcs8Pem };
+  return { caCertPem: pki.certificateToPem(caCert), certPem: pki.certificateToPem(serverCert), keyPem: server.pkcs8Pem };
 }
 
 /**

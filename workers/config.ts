@@ -27,6 +27,8 @@ export interface TidalConfig {
    * activation; the SDK's `debugMode`, with the 5 s isolate timeout kept), or 'worker', the SDK's worker thread.
    */
   workflowThread: 'main' | 'worker';
+  /** Keep the SDK's per-Promise stack traces for the UI's "Stack Trace" query (workers/stack-traces.ts). */
+  workflowStackTraces: boolean;
   identity: string | undefined;
   /** PEM files of extra CAs trusted for registries (plus the in-cluster CA when present). */
   registryCAFiles: string[];
@@ -101,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),
+    workflowStackTraces: bool(env, 'TIDAL_WORKFLOW_STACK_TRACES', false),
     identity: env.TIDAL_IDENTITY || undefined,
     registryCAFiles: list(env.TIDAL_REGISTRY_CA_FILES),
     insecureRegistries: list(env.TIDAL_INSECURE_REGISTRIES),

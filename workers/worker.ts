@@ -12,6 +12,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { makeRegistryResolver } from '../activities/registry/resolver.js';
 import type { TidalConfig } from './config.js';
 import { temporalConnectOptions } from './temporal.js';
+import { stopWorkflowStackTraces } from './stack-traces.js';
 
 /** workflows/index.ts next to this file (or .js once compiled). */
 export function workflowsPath(): string {
@@ -93,6 +94,10 @@ export async function createWorker(
     workflowFailureErrorTypes: { '*': ['NondeterminismError'] },
     ...(cfg.identity ? { identity: cfg.identity } : {}),
   });
+  if (cfg.workflowThread === 'main' && !cfg.workflowStackTraces) {
+    if (stopWorkflowStackTraces()) log.info('workflow stack traces off (TIDAL_WORKFLOW_STACK_TRACES=true keeps them)');
+    else log.warn('could not turn workflow stack traces off: this Temporal SDK has no such hook');
+  }
   return { worker, connection };
 }
 

@@ -8,6 +8,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ TIDAL_WORKFLOW_THREAD: 'worker' }).workflowThread).toBe('worker');
   });
 
+  it("turns the SDK's per-Promise workflow stack traces off by default (issue 9), on request keeps them", () => {
+    expect(loadConfig({}).workflowStackTraces).toBe(false);
+    expect(loadConfig({ TIDAL_WORKFLOW_STACK_TRACES: 'true' }).workflowStackTraces).toBe(true);
+  });
+
   it('refuses an unknown workflow thread, a negative number and a non-boolean with the variable and the value', () => {
     expect(() => loadConfig({ TIDAL_WORKFLOW_THREAD: 'both' })).toThrow('TIDAL_WORKFLOW_THREAD=both: expected one of main, worker');
     expect(() => loadConfig({ TIDAL_MAX_CACHED_WORKFLOWS: '-1' })).toThrow('TIDAL_MAX_CACHED_WORKFLOWS=-1: expected a non-negative integer');
