@@ -293,7 +293,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
           cli: bins.TEMPORAL,
           searchAttributes: SearchAttributes,
           historyShards: opts.temporalHistoryShards,
-          dynamicConfig: temporalDynamicConfig(opts.temporalDynamicConfig),
+          dynamicConfig: opts.temporalDynamicConfig,
           log,
         })
       : undefined;
@@ -325,7 +325,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     '--sqlite-pragma',
     'synchronous=normal',
     ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
-    ...temporalDynamicConfig(opts.temporalDynamicConfig).flatMap((d) => ['--dynamic-config-value', d]),
+    ...(opts.temporalDynamicConfig ?? []).flatMap((d) => ['--dynamic-config-value', d]),
   ];
   const temporal = temporalPostgres ? undefined : ensure('temporal', bins.TEMPORAL, devTemporalArgs, temporalGoEnv());
 
@@ -600,29 +600,6 @@ export async function startController(
   );
   if (wait) await waitFor(name, () => httpOk(`http://127.0.0.1:${opts.ports.controllerMetrics}/readyz`), 120_000, rec);
   return rec;
-}
-
-/**
- * Dynamic config every local Temporal gets, before the caller's own (a later value of a key wins). The history
- * service caches each workflow execution's mutable state for an hour after it was loaded (`history.cacheTTL`), and
- * purges expired entries only when they are looked up again (background eviction is off): after a burst it held the
- * state of every run, ended ones too, ~0.2 MiB each (issue 9). Tidal's entity runs end idle (ADR 0006) and are never
- * looked up again, so entries expire a minute after their last load and a sweep every 15 s drops them; an active run
- * whose entry expired is read back from the database on its next task. TIDAL_TEMPORAL_CACHE_TTL changes the minute
- * ('' keeps Temporal's defaults).
- */
-export function temporalDynamicConfig(extra: string[] = [], env: NodeJS.ProcessEnv = process.env): string[] {
-  const ttl = env.TIDAL_TEMPORAL_CACHE_TTL ?? '1m';
-  const cache =
-    ttl === ''
-      ? []
-      : [
-          `history.cacheTTL=${JSON.stringify(ttl)}`,
-          `history.cacheBackgroundEvict=${JSON.stringify({ Enabled: true, LoopInterval: '15s', MaxEntryPerCall: 1024 })}`,
-        ];
-  const byKey = new Map<string, string>();
-  for (const d of [...cache, ...extra]) byKey.set(d.slice(0, d.indexOf('=')), d);
-  return [...byKey.values()];
 }
 
 /**

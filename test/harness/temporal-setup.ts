@@ -1,11 +1,11 @@
 // Global setup of the workflows layer: a real Temporal dev server (the CLI built by dev/toolchain.sh), in memory,
-// on its own port, with Tidal's search attributes and the local stack's dynamic config. The server keeps its own
-// history limits: a test that wants continue-as-new lowers the workflow's thresholds instead (`maxReconcilesPerRun`,
-// `maxPokesPerRun`), so no other test is cut short by a history-size suggestion.
+// on its own port, with Tidal's search attributes. The server keeps its own history limits: a test that wants
+// continue-as-new lowers the workflow's thresholds instead (`maxReconcilesPerRun`, `maxPokesPerRun`), so no other
+// test is cut short by a history-size suggestion.
 import { spawn, type ChildProcess, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
-import { ensureToolchain, SearchAttributes, temporalDynamicConfig } from '../../dev/stack.js';
+import { ensureToolchain, SearchAttributes } from '../../dev/stack.js';
 
 const run = promisify(execFile);
 const PORT = 27333;
@@ -28,9 +28,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
       '--log-level',
       'error',
       ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
-      // The local stack's settings (its history cache's entries expire after a minute and are swept), so workflows
-      // are tested against the server they run on.
-      ...temporalDynamicConfig().flatMap((d) => ['--dynamic-config-value', d]),
     ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
