@@ -100,10 +100,6 @@ export function serial(): string {
   return b.toString('hex');
 }
 
-/**
- * Makes an ephemeral CA and a wildcard server certificate signed by it: CN `*`, DNS SAN `*`, ServerAuth, valid from
- * `now` (backdated a minute for clock skew) until `now + validityHours` (whole seconds, as X.509 stores them).
- */
 const require = createRequire(import.meta.url);
 let forgeModule: typeof Forge | undefined;
 /**
@@ -139,6 +135,10 @@ export function signCertificate(
   return cert;
 }
 
+/**
+ * Makes an ephemeral CA and a wildcard server certificate signed by it: CN `*`, DNS SAN `*`, ServerAuth, valid from
+ * `now` (backdated a minute for clock skew) until `now + validityHours` (whole seconds, as X.509 stores them).
+ */
 export function makeSelfSignedCertificate(opts: { validityHours: number; now: Date }): SelfSignedCertificate {
   const nowMs = Math.floor(opts.now.getTime() / 1000) * 1000;
   const notBefore = new Date(nowMs - CLOCK_SKEW_MS);
