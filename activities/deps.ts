@@ -6,6 +6,7 @@ import type { DomainConfig } from '../api/config/domain.js';
 import type { DigestResolver } from './digests.js';
 import type { EventRecorder } from './events.js';
 import type { KubeClient } from './kube/client.js';
+import type { CachedVersion } from './kube/recent-objects.js';
 import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 
@@ -46,6 +47,8 @@ export interface MetadataCache {
     namespace: string,
     opts?: { labels?: Readonly<Record<string, string>>; after?: string },
   ): Promise<KubeObject[] | undefined>;
+  /** What the cache holds of one object (activities/kube/recent-objects.ts); undefined when it does not follow the type. */
+  versionOf?(type: ResourceType, namespace: string, name: string): CachedVersion | undefined;
 }
 
 /** What activities are built from; injected so tests and workers choose the clients. */

@@ -237,6 +237,8 @@ export function fmtMemory(m: Memory): string {
 export interface ControllerCounters {
   /** Kubernetes writes (POST, PUT, PATCH, DELETE) Tidal has made, the leader Lease's renewals aside. */
   writes: number;
+  /** Kubernetes GETs and LISTs Tidal has made (watches, the Lease's, config maps' and Secrets' aside). */
+  reads: number;
   /** Anything Tidal does: every API request (the Lease's aside), watch event and delivered poke. Unchanged means idle. */
   activity: number;
 }
@@ -244,6 +246,7 @@ export interface ControllerCounters {
 export async function controllerCounters(metricsPort: number): Promise<ControllerCounters> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   let writes = 0;
+  let reads = 0;
   let activity = 0;
   for (const line of text.split('\n')) {
     const m = /^(tidal_kube_requests_total|tidal_watch_events_total|tidal_pokes_delivered_total)\{([^}]*)\} (\S+)/.exec(line);
@@ -256,9 +259,10 @@ export async function controllerCounters(metricsPort: number): Promise<Controlle
     // (every 10 s). Reads of those kinds are left out of activity altogether: the benchmark's Services have no pull
     // secrets, so no Service's pass reads a Secret, and passes read config from the watched store, not by GET.
     if (!write && m[1] === 'tidal_kube_requests_total' && /resource="(configmaps|secrets)"/.test(m[2]!)) continue;
+    if (!write && m[1] === 'tidal_kube_requests_total') reads += value;
     activity += value;
   }
-  return { writes, activity };
+  return { writes, reads, activity };
 }
 
 /**

@@ -83,6 +83,8 @@ interface PhaseResult {
   timeoutMs: number;
   cpu: CpuUsed;
   writes: number;
+  /** GETs and LISTs per Service. */
+  reads: number;
   cost: ServiceCost;
   memory: Memory;
   resident: number;
@@ -125,8 +127,8 @@ class Bench {
     return this.procs.cpu();
   }
 
-  async writes(): Promise<number> {
-    return (await controllerCounters(ports.controllerMetrics)).writes;
+  async requests(): Promise<{ writes: number; reads: number }> {
+    return controllerCounters(ports.controllerMetrics);
   }
 
   /** CPU net of what the processes burn idle over the same time (the Temporal server is never quite idle). */
@@ -156,7 +158,7 @@ class Bench {
     const names = groups.flat();
     const timeoutMs = 60_000 + 600 * Math.max(...groups.map((g) => g.length));
     const cpuBefore = this.cpu();
-    const writesBefore = await this.writes();
+    const before = await this.requests();
     const allReadyMs: number[] = [];
     for (const group of groups) {
       const t0 = performance.now();
@@ -167,7 +169,9 @@ class Bench {
       await waitQuiet(ports.controllerMetrics);
     }
     const cpu = cpuUsed(cpuBefore, this.cpu());
-    const writes = ((await this.writes()) - writesBefore) / names.length;
+    const after = await this.requests();
+    const writes = (after.writes - before.writes) / names.length;
+    const reads = (after.reads - before.reads) / names.length;
     progress(`${label}: sampling passes and history`);
     const cost = await serviceCost(this.client, names);
     const result: PhaseResult = {
@@ -178,6 +182,7 @@ class Bench {
       timeoutMs,
       cpu,
       writes,
+      reads,
       cost,
       memory: this.procs.memory(),
       resident: this.resident,
@@ -208,6 +213,9 @@ class Bench {
           row('head: create → Deployment seen', (i) => i.head),
           row('Deployment → last pod Ready (Kubernetes, kwok)', (i) => i.podsReady),
           row('tail: last pod Ready → Service Ready', (i) => i.tail),
+          row('  pod Ready → Deployment available (Kubernetes)', (i) => i.tailKubernetes),
+          row('  → Revision Ready (Revision pass)', (i) => i.tailRevision),
+          row('  → Service Ready (Service pass)', (i) => i.tailService),
           row('create → Revision Ready', (i) => i.revisionReady),
           row('create → Service Ready', (i) => i.serviceReady),
         ],
@@ -218,7 +226,7 @@ class Bench {
       `CPU s per Service: Tidal ${perService(r.cpu.tidal)} + Temporal ${perService(r.cpu.temporal)} = ${perService(r.cpu.tidal + r.cpu.temporal)}` +
         ` (net of idle ${perService(this.net(r.cpu))}; ${fmt(r.cpu.seconds, 1)} s measured); Kubernetes side ${perService(r.cpu.kubernetes)}`,
     );
-    console.log(`API writes per Service: ${fmt(r.writes, 1)}`);
+    console.log(`API writes per Service: ${fmt(r.writes, 1)}; reads (GET, LIST): ${fmt(r.reads, 1)}`);
     console.log(`passes per Service: ${fmt(r.cost.passes, 1)} (${fmtByKind(r.cost.passesByKind)}) [${r.cost.services} sampled]`);
     console.log(
       `history events per Service: ${fmt(r.cost.events, 0)} (${fmtByKind(r.cost.eventsByKind, 0)})` +

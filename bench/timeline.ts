@@ -29,6 +29,8 @@ export class ServiceTimeline {
   readonly created = new Map<string, number>();
   /** Revision name → first watch event of its Deployment `<revision>-deployment`. */
   readonly deploymentSeen = new Map<string, number>();
+  /** Revision name → first watch event of its Deployment with all its replicas available (Kubernetes' part of the tail). */
+  readonly deploymentAvailable = new Map<string, number>();
   /** Revision name → pod name → when that pod was first seen Ready. */
   readonly podsReady = new Map<string, Map<string, number>>();
   /** Revision name → first seen Ready. */
@@ -59,6 +61,9 @@ export class ServiceTimeline {
       this.follow(Resources.Deployment, SERVICE_LABEL, (obj, at) => {
         const revision = obj.metadata.labels?.[REVISION_LABEL];
         if (revision && !this.deploymentSeen.has(revision)) this.deploymentSeen.set(revision, at);
+        const d = obj as KubeObject & { spec?: { replicas?: number }; status?: { availableReplicas?: number } };
+        const available = (d.status?.availableReplicas ?? 0) >= Math.max(1, d.spec?.replicas ?? 1);
+        if (revision && available && !this.deploymentAvailable.has(revision)) this.deploymentAvailable.set(revision, at);
       });
       this.follow(Resources.Pod, SERVICE_LABEL, (obj, at) => {
         const revision = obj.metadata.labels?.[REVISION_LABEL];
@@ -118,11 +123,16 @@ export class ServiceTimeline {
     // The pod whose Ready came last before the Service turned Ready: what the Service waited for.
     const podTimes = [...(this.podsReady.get(revision)?.values() ?? [])].filter((t) => Number.isNaN(ready) || t <= ready);
     const lastPod = podTimes.length ? Math.max(...podTimes) : NaN;
+    const available = this.deploymentAvailable.get(revision) ?? NaN;
+    const revisionReady = this.revisionReady.get(revision) ?? NaN;
     return {
       head: deployment - created,
       podsReady: lastPod - deployment,
       tail: ready - lastPod,
-      revisionReady: (this.revisionReady.get(revision) ?? NaN) - created,
+      tailKubernetes: available - lastPod,
+      tailRevision: revisionReady - available,
+      tailService: ready - revisionReady,
+      revisionReady: revisionReady - created,
       serviceReady: ready - created,
     };
   }
@@ -135,6 +145,12 @@ export interface ServiceIntervals {
   podsReady: number;
   /** last pod Ready → Service Ready (pure control plane). */
   tail: number;
+  /** The tail's parts: last pod Ready → Deployment all available (Kubernetes' controllers, not Tidal), */
+  tailKubernetes: number;
+  /** → Revision Ready (the Revision's pass), */
+  tailRevision: number;
+  /** → Service Ready (the Service's pass). */
+  tailService: number;
   /** create → Revision Ready. */
   revisionReady: number;
   /** create → Service Ready. */

@@ -107,6 +107,11 @@ export class Informer {
     });
   }
 
+  /** The newest resourceVersion this cache reflects ('0' before the first list, or when versions are not numbers). */
+  get newestVersion(): string {
+    return this.seenVersion.toString();
+  }
+
   /** The cached object, if this informer has seen it and not its deletion. */
   get(namespace: string, name: string): KubeObject | undefined {
     return this.cache.get(`${namespace}/${name}`);

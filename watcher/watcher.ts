@@ -198,6 +198,11 @@ export class Watcher {
       const labels = Object.entries(opts.labels ?? {});
       return informer.list().filter((o) => o.metadata.namespace === namespace && labels.every(([k, v]) => o.metadata.labels?.[k] === v));
     },
+    versionOf: (type, namespace, name) => {
+      const informer = this.informers.find((i) => i.type.group === type.group && i.type.kind === type.kind);
+      if (!informer?.hasSynced) return undefined;
+      return { resourceVersion: informer.get(namespace, name)?.metadata.resourceVersion, newest: informer.newestVersion };
+    },
   };
 
   /** The DomainMappings a change of `obj` concerns: those referencing a Knative Service or Route, or mapping a claim's name. */

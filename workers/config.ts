@@ -29,6 +29,8 @@ export interface TidalConfig {
   workflowThread: 'main' | 'worker';
   /** Keep the SDK's per-Promise stack traces for the UI's "Stack Trace" query (workers/stack-traces.ts). */
   workflowStackTraces: boolean;
+  /** Steps read objects this process just read or wrote from memory while the watch cache vouches for them (activities/kube/recent-objects.ts). */
+  recentObjects: boolean;
   identity: string | undefined;
   /** PEM files of extra CAs trusted for registries (plus the in-cluster CA when present). */
   registryCAFiles: string[];
@@ -104,6 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),
     workflowStackTraces: bool(env, 'TIDAL_WORKFLOW_STACK_TRACES', false),
+    recentObjects: bool(env, 'TIDAL_RECENT_OBJECTS', true),
     identity: env.TIDAL_IDENTITY || undefined,
     registryCAFiles: list(env.TIDAL_REGISTRY_CA_FILES),
     insecureRegistries: list(env.TIDAL_INSECURE_REGISTRIES),

@@ -13,11 +13,12 @@ import { GcConfigName } from '../api/config/gc.js';
 import { ModulesConfigName } from '../api/config/modules.js';
 import { GATEWAY_TLS_SECRET_NAME, GATEWAY_TLS_SECRET_NAMESPACE } from '../resources/istio/gateways.js';
 import { KubeClient } from '../activities/kube/client.js';
+import { RecentObjects } from '../activities/kube/recent-objects.js';
 import { Poker } from '../watcher/poker.js';
 import { Watcher } from '../watcher/watcher.js';
 import { Leadership } from './leadership.js';
 import { kubeLeaseApi } from '../watcher/lease-api.js';
-import { loadConfig } from './config.js';
+import { loadConfig, type TidalConfig } from './config.js';
 import { makeLogger, temporalLogger } from './logger.js';
 import { serveHttp } from './http.js';
 import { createWorker } from './worker.js';
@@ -247,7 +248,15 @@ async function main(): Promise<void> {
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
   const built = cfg.runWorker
-    ? await createWorker(cfg, kube, configStore, log.child({ component: 'worker' }), leadership?.cache, registry, ownWrites)
+    ? await createWorker(
+        cfg,
+        stepClient(cfg, leadership, onRequest, registry),
+        configStore,
+        log.child({ component: 'worker' }),
+        leadership?.cache,
+        registry,
+        ownWrites,
+      )
     : undefined;
   // The client connection's call fails fast while the server is down; the worker's (Core) retries until it answers.
   const temporalHealth = clientConnection?.healthService ?? built?.connection.healthService;
@@ -334,3 +343,34 @@ main().catch((err: unknown) => {
   console.error(JSON.stringify({ level: 'fatal', msg: 'tidal controller failed', err: String(err instanceof Error ? err.stack : err) }));
   process.exit(1);
 });
+
+/**
+ * The steps' Kubernetes client: with the watcher in this process, a GET of an object a step just read or wrote is
+ * answered from memory while the watch cache vouches nothing newer exists (activities/kube/recent-objects.ts).
+ */
+function stepClient(
+  cfg: TidalConfig,
+  leadership: Leadership | undefined,
+  onRequest: (verb: string, resource: string, code: number, seconds: number) => void,
+  registry: Registry,
+): KubeClient {
+  const cache = leadership?.cache;
+  const recent = cfg.recentObjects && cache ? new RecentObjects((type, ns, name) => cache.versionOf?.(type, ns, name)) : undefined;
+  if (recent) {
+    const served = new Counter({
+      name: 'tidal_recent_objects_total',
+      help: "Steps' GETs of watched kinds, by whether an object just read or written answered them from memory",
+      labelNames: ['served'],
+      registers: [registry],
+    });
+    let counted = { hits: 0, misses: 0 };
+    // Expired entries go even while nothing is written, so a process at rest holds none.
+    setInterval(() => {
+      recent.sweep();
+      served.inc({ served: 'memory' }, recent.hits - counted.hits);
+      served.inc({ served: 'api' }, recent.misses - counted.misses);
+      counted = { hits: recent.hits, misses: recent.misses };
+    }, 5_000).unref();
+  }
+  return new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, onRequest, ...(recent ? { memo: recent } : {}) });
+}

@@ -124,6 +124,7 @@ export class Leadership {
   /** The leader's caches as activities read them; on other replicas (or between terms) activities list from the API server. */
   readonly cache: MetadataCache = {
     list: (type, namespace, opts) => this.term?.watcher.cache.list(type, namespace, opts) ?? Promise.resolve(undefined),
+    versionOf: (type, namespace, name) => this.term?.watcher.cache.versionOf?.(type, namespace, name),
   };
 
   start(): void {

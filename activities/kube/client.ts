@@ -8,6 +8,7 @@ import { resourcePath, type ResourceType } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import { KubeApiError } from './errors.js';
 import { noteAbsent, noteObject, noteWritten } from '../observe.js';
+import type { ObjectMemo } from './recent-objects.js';
 
 export interface ListResult<T> {
   items: T[];
@@ -33,6 +34,8 @@ export interface KubeClientOptions {
   timeoutMs?: number;
   /** Called after every request (not watches), e.g. to count API calls per verb and resource and time them. */
   onRequest?: (verb: string, plural: string, status: number, seconds: number) => void;
+  /** Objects just read or written, served again to a GET while the watch cache vouches for them (recent-objects.ts). */
+  memo?: ObjectMemo;
 }
 
 interface RawResponse {
@@ -47,9 +50,11 @@ export class KubeClient {
   private readonly timeoutMs: number;
   private readonly agent: http.Agent;
   private readonly onRequest: KubeClientOptions['onRequest'];
+  private readonly memo: ObjectMemo | undefined;
 
   constructor(opts: KubeClientOptions) {
     this.onRequest = opts.onRequest;
+    this.memo = opts.memo;
     const creds = opts.credentials ?? loadKubeCredentials({ kubeconfig: opts.kubeconfig });
     this.server = creds.server;
     this.token = creds.token;
@@ -69,13 +74,16 @@ export class KubeClient {
   }
 
   async get<T extends KubeObject>(type: ResourceType, namespace: string, name: string): Promise<T | undefined> {
+    const memo = this.memo?.lookup(type, namespace, name);
+    if (memo !== undefined) return this.noted(type, JSON.parse(memo) as T, 'read');
     const res = await this.request('GET', resourcePath(type, namespace, name));
     if (res.status === 404) {
+      this.memo?.forget(type, namespace, name);
       // Absence is an observation too: a step that found nothing must not let a later step's find look settled.
       noteAbsent(type, namespace, name);
       return undefined;
     }
-    return this.noted(type, this.parse<T>('GET', resourcePath(type, namespace, name), res), 'read');
+    return this.noted(type, this.parse<T>('GET', resourcePath(type, namespace, name), res, type), 'read');
   }
 
   async list<T extends KubeObject>(type: ResourceType, namespace?: string, opts: RequestOptions = {}): Promise<ListResult<T>> {
@@ -98,25 +106,26 @@ export class KubeClient {
     const res = await this.request('PATCH', path, JSON.stringify(obj), 'application/apply-patch+yaml');
     // A status write is a read of the object as far as observations go: its spec may have moved on meanwhile.
     // A status write changes nothing a list selects by (labels, annotations): only spec and metadata writes count.
-    return this.noted(type, this.parse<T>('APPLY', path, res), subresource ? 'status' : 'write', subresource === undefined);
+    return this.noted(type, this.parse<T>('APPLY', path, res, type), subresource ? 'status' : 'write', subresource === undefined);
   }
 
   async create<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
     const path = resourcePath(type, obj.metadata.namespace) + query({ fieldManager: this.fieldManager });
-    return this.noted(type, this.parse<T>('CREATE', path, await this.request('POST', path, JSON.stringify(obj), 'application/json')), 'create', true);
+    const res = await this.request('POST', path, JSON.stringify(obj), 'application/json');
+    return this.noted(type, this.parse<T>('CREATE', path, res, type), 'create', true);
   }
 
   /** PUT of a whole object; its `metadata.resourceVersion` makes the write conditional (409 Conflict when it changed). */
   async replace<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
     const path = resourcePath(type, obj.metadata.namespace, obj.metadata.name) + query({ fieldManager: this.fieldManager });
-    return this.parse<T>('PUT', path, await this.request('PUT', path, JSON.stringify(obj), 'application/json'));
+    return this.parse<T>('PUT', path, await this.request('PUT', path, JSON.stringify(obj), 'application/json'), type);
   }
 
   /** JSON merge patch, for the few writes that must remove fields another manager set. */
   async mergePatch<T extends KubeObject>(type: ResourceType, namespace: string, name: string, patch: unknown): Promise<T> {
     const path = resourcePath(type, namespace, name) + query({ fieldManager: this.fieldManager });
     const res = await this.request('PATCH', path, JSON.stringify(patch), 'application/merge-patch+json');
-    return this.noted(type, this.parse<T>('PATCH', path, res), 'read', true);
+    return this.noted(type, this.parse<T>('PATCH', path, res, type), 'read', true);
   }
 
   /**
@@ -137,6 +146,7 @@ export class KubeClient {
       JSON.stringify({ kind: 'DeleteOptions', apiVersion: 'v1', propagationPolicy, ...(preconditions ? { preconditions } : {}) }),
       'application/json',
     );
+    this.memo?.forget(type, namespace, name);
     if (res.status === 404) return false;
     this.parse('DELETE', path, res);
     return true;
@@ -209,9 +219,12 @@ export class KubeClient {
     return obj;
   }
 
-  private parse<T>(verb: string, path: string, res: RawResponse): T {
-    if (res.status >= 200 && res.status < 300) return JSON.parse(res.body) as T;
-    throw apiError(verb, path, res.status, res.body);
+  /** The response's object; with `remember`, an object of that type the memo may serve again. */
+  private parse<T>(verb: string, path: string, res: RawResponse, remember?: ResourceType): T {
+    if (res.status < 200 || res.status >= 300) throw apiError(verb, path, res.status, res.body);
+    const obj = JSON.parse(res.body) as T;
+    if (remember && this.memo) this.memo.remember(remember, obj as KubeObject, res.body);
+    return obj;
   }
 
   private open(method: string, path: string, signal?: AbortSignal, contentType?: string, body?: string): http.ClientRequest {

@@ -13,6 +13,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ TIDAL_WORKFLOW_STACK_TRACES: 'true' }).workflowStackTraces).toBe(true);
   });
 
+  it('serves steps recent objects from memory by default (ADR 0010), on request always asks the API server', () => {
+    expect(loadConfig({}).recentObjects).toBe(true);
+    expect(loadConfig({ TIDAL_RECENT_OBJECTS: 'false' }).recentObjects).toBe(false);
+  });
+
   it('refuses an unknown workflow thread, a negative number and a non-boolean with the variable and the value', () => {
     expect(() => loadConfig({ TIDAL_WORKFLOW_THREAD: 'both' })).toThrow('TIDAL_WORKFLOW_THREAD=both: expected one of main, worker');
     expect(() => loadConfig({ TIDAL_MAX_CACHED_WORKFLOWS: '-1' })).toThrow('TIDAL_MAX_CACHED_WORKFLOWS=-1: expected a non-negative integer');
