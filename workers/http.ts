@@ -1,5 +1,6 @@
 // The process's small HTTP endpoint: Prometheus metrics (Tidal's, then the Temporal SDK's own, fetched from the
-// Core's exporter on loopback so that one scrape gets both), liveness and readiness (workers/health.ts).
+// Core's exporter on loopback so that one scrape gets both; `?name=` picks some of Tidal's), liveness and readiness
+// (workers/health.ts).
 import http from 'node:http';
 import type { Registry } from 'prom-client';
 
@@ -12,9 +13,17 @@ export interface HttpProbes {
 export function serveHttp(port: number, registry: Registry, probes: HttpProbes, extraMetricsUrl?: string): http.Server {
   const server = http.createServer((req, res) => {
     void (async () => {
-      const url = (req.url ?? '').split('?')[0];
+      const [url, search] = (req.url ?? '').split('?');
       if (url === '/metrics') {
         res.setHeader('Content-Type', registry.contentType);
+        // `?name=<metric>` (repeatable): only those of Tidal's own metrics. A benchmark polling three counters every
+        // 200 ms would otherwise make the process render every metric and fetch the SDK's, and count that as Tidal's CPU.
+        const names = new URLSearchParams(search ?? '').getAll('name');
+        if (names.length > 0) {
+          const picked = names.filter((n) => registry.getSingleMetric(n) !== undefined);
+          res.end((await Promise.all(picked.map((n) => registry.getSingleMetricAsString(n)))).join('\n'));
+          return;
+        }
         const own = await registry.metrics();
         res.end(extraMetricsUrl ? `${own}\n${await fetchText(extraMetricsUrl)}` : own);
       } else if (url === '/healthz') {

@@ -92,3 +92,22 @@ describe('readiness and liveness', () => {
     expect(r.body).toContain('webhook: not ready');
   });
 });
+
+describe('/metrics', () => {
+  it('serves every metric, or with ?name= only those named (unknown names skipped)', async () => {
+    const h = harness();
+    await h.health.ready;
+    const { Counter } = await import('prom-client');
+    new Counter({ name: 'tidal_picked_total', help: 'picked', registers: [h.registry] }).inc(3);
+    new Counter({ name: 'tidal_other_total', help: 'other', registers: [h.registry] }).inc();
+    const all = await h.url('/metrics');
+    expect(all.body).toContain('tidal_picked_total 3');
+    expect(all.body).toContain('tidal_other_total 1');
+    expect(all.body).toContain('tidal_dependency_up');
+    const some = await h.url('/metrics?name=tidal_picked_total&name=tidal_missing_total');
+    expect(some.status).toBe(200);
+    expect(some.body).toContain('tidal_picked_total 3');
+    expect(some.body).not.toContain('tidal_other_total');
+    expect(some.body).not.toContain('tidal_dependency_up');
+  });
+});
