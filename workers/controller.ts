@@ -247,16 +247,9 @@ async function main(): Promise<void> {
   const webhook = webhookSettings.enabled
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
-  const built = cfg.runWorker
-    ? await createWorker(
-        cfg,
-        stepClient(cfg, leadership, onRequest, registry),
-        configStore,
-        log.child({ component: 'worker' }),
-        leadership?.cache,
-        registry,
-        ownWrites,
-      )
+  const steps = cfg.runWorker ? stepClient(cfg, leadership, onRequest, registry) : undefined;
+  const built = steps
+    ? await createWorker(cfg, steps, configStore, log.child({ component: 'worker' }), leadership?.cache, registry, ownWrites)
     : undefined;
   // The client connection's call fails fast while the server is down; the worker's (Core) retries until it answers.
   const temporalHealth = clientConnection?.healthService ?? built?.connection.healthService;
@@ -329,6 +322,7 @@ async function main(): Promise<void> {
     server.close();
     health.close();
     kube.close();
+    steps?.close();
     log.info('stopped');
     process.exit(0);
   };
