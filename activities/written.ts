@@ -3,11 +3,11 @@
 // Revisions — so each pass reports the newest version it wrote of those kinds, the workflow carries them to the next
 // pass, and a list comes from the cache only once the cache reflects them. Otherwise it comes from the API server,
 // where a namespace-wide list reads every object of the namespace, on every pass.
-import { Context } from '@temporalio/activity';
 import { Resources, type ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { ActivityDeps } from './deps.js';
 import { writtenVersion } from './observe.js';
+import { firstAttempt } from './attempt.js';
 
 /** The kinds passes list after writing them. */
 export type ListedKind = 'Revision' | 'Configuration' | 'Service';
@@ -35,19 +35,6 @@ export function writtenSoFar(prior: WrittenVersions = {}): WrittenVersions {
     if (v !== undefined) out[kind] = v;
   }
   return out;
-}
-
-/**
- * True on an activity's first attempt: a retry may follow writes of the failed attempt that no pass recorded. (A step
- * re-run after its worker died may count as a first attempt again; it runs only after the workflow task timed out,
- * seconds after those writes, by when the cache has long reflected them.)
- */
-function firstAttempt(): boolean {
-  try {
-    return Context.current().info.attempt <= 1;
-  } catch {
-    return true; // called outside an activity (unit tests)
-  }
 }
 
 /**

@@ -49,3 +49,11 @@ export function controllerOf(obj: KubeObject): OwnerReference | undefined {
 export function isControlledBy(child: KubeObject, ownerUid: string | undefined): boolean {
   return ownerUid !== undefined && controllerOf(child)?.uid === ownerUid;
 }
+
+/**
+ * A resourceVersion as a number, or undefined when it is not one. Kubernetes calls versions opaque, but every API
+ * server stores etcd's revision, one counter for all kinds: caches compare them to know which copy is newer.
+ */
+export function resourceVersionNumber(resourceVersion: string | undefined): bigint | undefined {
+  return resourceVersion && /^[0-9]{1,30}$/.test(resourceVersion) ? BigInt(resourceVersion) : undefined;
+}

@@ -3,7 +3,7 @@
 // a watch missed, and a handler that throws is logged, never propagated.
 import type { Logger } from 'pino';
 import type { ResourceType } from '../api/kinds.js';
-import type { KubeObject } from '../api/meta.js';
+import { resourceVersionNumber, type KubeObject } from '../api/meta.js';
 import type { KubeClient, WatchEvent } from '../activities/kube/client.js';
 import { isGone } from '../activities/kube/errors.js';
 
@@ -90,7 +90,7 @@ export class Informer {
    * every API server stores etcd's revision, one counter for all kinds; a version that is not a number is never vouched for.
    */
   caughtUp(resourceVersion: string, timeoutMs: number): Promise<boolean> {
-    const version = versionNumber(resourceVersion);
+    const version = resourceVersionNumber(resourceVersion);
     if (version === undefined || !this.hasSynced || this.seenVersion === 0n) return Promise.resolve(false);
     if (this.seenVersion >= version) return Promise.resolve(true);
     return new Promise((resolve) => {
@@ -203,7 +203,7 @@ export class Informer {
 
   /** Advances the version the cache reflects and releases whoever waited for it. */
   private saw(resourceVersion: string | undefined): void {
-    const version = versionNumber(resourceVersion);
+    const version = resourceVersionNumber(resourceVersion);
     if (version === undefined || version <= this.seenVersion) return;
     this.seenVersion = version;
     for (const waiter of this.versionWaiters) if (waiter.version <= version) waiter.resolve(true);
@@ -224,10 +224,6 @@ export class Informer {
       this.log.error({ err, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name }, 'change handler failed');
     }
   }
-}
-
-function versionNumber(resourceVersion: string | undefined): bigint | undefined {
-  return resourceVersion && /^[0-9]{1,30}$/.test(resourceVersion) ? BigInt(resourceVersion) : undefined;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -192,18 +192,24 @@ export class Watcher {
   /** The caches as activities read them (Knative's listers), for the kinds this watcher follows. */
   readonly cache: MetadataCache = {
     list: async (type, namespace, opts = {}) => {
-      const informer = this.informers.find((i) => i.type.group === type.group && i.type.kind === type.kind);
-      if (!informer?.hasSynced) return undefined;
+      const informer = this.syncedInformerOf(type);
+      if (!informer) return undefined;
       if (opts.after !== undefined && !(await informer.caughtUp(opts.after, cacheCatchUpMs))) return undefined;
       const labels = Object.entries(opts.labels ?? {});
       return informer.list().filter((o) => o.metadata.namespace === namespace && labels.every(([k, v]) => o.metadata.labels?.[k] === v));
     },
     versionOf: (type, namespace, name) => {
-      const informer = this.informers.find((i) => i.type.group === type.group && i.type.kind === type.kind);
-      if (!informer?.hasSynced) return undefined;
+      const informer = this.syncedInformerOf(type);
+      if (!informer) return undefined;
       return { resourceVersion: informer.get(namespace, name)?.metadata.resourceVersion, newest: informer.newestVersion };
     },
   };
+
+  /** This watcher's informer of `type`, once it has listed. */
+  private syncedInformerOf(type: ResourceType): Informer | undefined {
+    const informer = this.informers.find((i) => i.type.group === type.group && i.type.kind === type.kind);
+    return informer?.hasSynced ? informer : undefined;
+  }
 
   /** The DomainMappings a change of `obj` concerns: those referencing a Knative Service or Route, or mapping a claim's name. */
   private mappingsOf(kind: WatchedKind, obj: KubeObject): ObjectKey[] {

@@ -247,7 +247,7 @@ async function main(): Promise<void> {
   const webhook = webhookSettings.enabled
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
-  const steps = cfg.runWorker ? stepClient(cfg, leadership, onRequest, registry) : undefined;
+  const steps = cfg.runWorker ? stepClient(cfg, kube, leadership, onRequest, registry) : undefined;
   const built = steps
     ? await createWorker(cfg, steps, configStore, log.child({ component: 'worker' }), leadership?.cache, registry, ownWrites)
     : undefined;
@@ -322,7 +322,7 @@ async function main(): Promise<void> {
     server.close();
     health.close();
     kube.close();
-    steps?.close();
+    if (steps !== kube) steps?.close();
     log.info('stopped');
     process.exit(0);
   };
@@ -340,31 +340,32 @@ main().catch((err: unknown) => {
 
 /**
  * The steps' Kubernetes client: with the watcher in this process, a GET of an object a step just read or wrote is
- * answered from memory while the watch cache vouches nothing newer exists (activities/kube/recent-objects.ts).
+ * answered from memory while the watch cache vouches nothing newer exists (activities/kube/recent-objects.ts);
+ * without it, the process's own client.
  */
 function stepClient(
   cfg: TidalConfig,
+  kube: KubeClient,
   leadership: Leadership | undefined,
   onRequest: (verb: string, resource: string, code: number, seconds: number) => void,
   registry: Registry,
 ): KubeClient {
   const cache = leadership?.cache;
-  const recent = cfg.recentObjects && cache ? new RecentObjects((type, ns, name) => cache.versionOf?.(type, ns, name)) : undefined;
-  if (recent) {
-    const served = new Counter({
-      name: 'tidal_recent_objects_total',
-      help: "Steps' GETs of watched kinds, by whether an object just read or written answered them from memory",
-      labelNames: ['served'],
-      registers: [registry],
-    });
-    let counted = { hits: 0, misses: 0 };
-    // Expired entries go even while nothing is written, so a process at rest holds none.
-    setInterval(() => {
-      recent.sweep();
-      served.inc({ served: 'memory' }, recent.hits - counted.hits);
-      served.inc({ served: 'api' }, recent.misses - counted.misses);
-      counted = { hits: recent.hits, misses: recent.misses };
-    }, 5_000).unref();
-  }
-  return new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, onRequest, ...(recent ? { memo: recent } : {}) });
+  if (!cfg.recentObjects || !cache) return kube;
+  const recent = new RecentObjects((type, ns, name) => cache.versionOf?.(type, ns, name));
+  const served = new Counter({
+    name: 'tidal_recent_objects_total',
+    help: "Steps' GETs of watched kinds, by whether an object just read or written answered them from memory",
+    labelNames: ['served'],
+    registers: [registry],
+  });
+  let counted = { hits: 0, misses: 0 };
+  // Expired entries go even while nothing is written, so a process at rest holds none.
+  setInterval(() => {
+    recent.sweep();
+    served.inc({ served: 'memory' }, recent.hits - counted.hits);
+    served.inc({ served: 'api' }, recent.misses - counted.misses);
+    counted = { hits: recent.hits, misses: recent.misses };
+  }, 5_000).unref();
+  return new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, onRequest, memo: recent });
 }

@@ -8,9 +8,9 @@
 // not delivered yet). Any change by someone else reaches the watch cache before the poke it causes, so a pass poked
 // by that change reads it from the API server. A retried step reads from the API server too. Entries are kept as the
 // response's JSON text (parsed again on each hit: callers may change what they get) and expire after `ttlMs`.
-import { Context } from '@temporalio/activity';
 import type { ResourceType } from '../../api/kinds.js';
-import type { KubeObject } from '../../api/meta.js';
+import { resourceVersionNumber as versionNumber, type KubeObject } from '../../api/meta.js';
+import { firstAttempt } from '../attempt.js';
 
 /** What the watcher's cache knows of one object (MetadataCache.versionOf). */
 export interface CachedVersion {
@@ -46,17 +46,6 @@ export interface RecentObjectsOptions {
   firstAttempt?: () => boolean;
 }
 
-const versionNumber = (rv: string | undefined): bigint | undefined => (rv && /^[0-9]{1,30}$/.test(rv) ? BigInt(rv) : undefined);
-
-/** True on a step's first attempt, or outside any activity (a retry reads from the API server). */
-function activityFirstAttempt(): boolean {
-  try {
-    return Context.current().info.attempt <= 1;
-  } catch {
-    return true;
-  }
-}
-
 export class RecentObjects implements ObjectMemo {
   private readonly entries = new Map<string, Entry>();
   private readonly ttlMs: number;
@@ -73,7 +62,7 @@ export class RecentObjects implements ObjectMemo {
     this.ttlMs = opts.ttlMs ?? 30_000;
     this.maxEntries = opts.maxEntries ?? 1_000;
     this.now = opts.now ?? (() => performance.now());
-    this.firstAttempt = opts.firstAttempt ?? activityFirstAttempt;
+    this.firstAttempt = opts.firstAttempt ?? firstAttempt;
   }
 
   get size(): number {
