@@ -7,6 +7,7 @@ import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js'
 import type { ContainerStatus, Revision } from '../api/serving.js';
 import {
   containerMissingMessage,
+  deploymentInitialized,
   revisionConditionSet,
   RevisionConditionResourcesAvailable,
   type DeploymentLike,
@@ -64,6 +65,29 @@ class ImageResolveError extends Error {
   ) {
     super(`${image}: ${cause instanceof Error ? cause.message : String(cause)}`);
   }
+}
+
+/** How long a digest resolution may take before the Revision says `ResolvingDigests` (a registry on the LAN answers in ms). */
+export const RESOLVING_DIGESTS_GRACE_MS = 200;
+
+/** True when `work` settles (either way) within `ms`; `work` itself is left to the caller to await. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const done = work.then(
+    () => true,
+    () => true,
+  );
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([done, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A pod that counts as a ready replica: Ready and not on its way out (an endpoint upstream's autoscaler would count). */
+function isReadyPod(pod: KubeObject & PodLike): boolean {
+  return !pod.metadata.deletionTimestamp && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 }
 
 /** Every container and init container has a status entry: resolution is done for this Revision (§3.1). */
@@ -157,16 +181,6 @@ export function createRevisionActivities(deps: ActivityDeps) {
         timeoutSeconds: dc.digestResolutionTimeoutSeconds,
       };
       let readVersion = rev.metadata.resourceVersion;
-      // ResourcesAvailable Unknown ResolvingDigests while this runs (and while it retries).
-      const reason = rev.status?.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason;
-      if (reason !== 'ResolvingDigests' && rev.status?.conditions?.find((c) => c.type === 'ContainerHealthy')?.reason !== 'ContainerMissing') {
-        const { status } = computeRevisionStatus(
-          { revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false },
-          nowOf(deps),
-        );
-        // The version this write made is what the hand-over write below is preconditioned on (a foreign module's).
-        readVersion = (await writeStatus(kube, Resources.Revision, rev, status)) ?? readVersion;
-      }
       // One resolution per distinct image; a failure carries the image it was for (not the last one started).
       const cache = new Map<string, Promise<string>>();
       const resolveOne = async (c: { name?: string; image: string }): Promise<ContainerStatus> => {
@@ -179,11 +193,25 @@ export function createRevisionActivities(deps: ActivityDeps) {
         const digest = await cache.get(c.image)!;
         return { name: c.name ?? '', ...(digest ? { imageDigest: digest } : {}) };
       };
+      const resolution = Promise.all([Promise.all(containers.map((c) => resolveOne(c))), Promise.all(inits.map((c) => resolveOne(c)))]);
+      // ResourcesAvailable Unknown ResolvingDigests while this runs (and while it retries) — unless the registry
+      // answers within a moment, as it usually does: then no reader could act on the interim status, and the
+      // Revision's way to its Deployment is one write shorter.
+      const reason = rev.status?.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason;
+      const reported =
+        reason === 'ResolvingDigests' || rev.status?.conditions?.find((c) => c.type === 'ContainerHealthy')?.reason === 'ContainerMissing';
+      if (!reported && !(await settlesWithin(resolution, RESOLVING_DIGESTS_GRACE_MS))) {
+        const { status } = computeRevisionStatus(
+          { revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false },
+          nowOf(deps),
+        );
+        // The version this write made is what the hand-over write below is preconditioned on (a foreign module's).
+        readVersion = (await writeStatus(kube, Resources.Revision, rev, status)) ?? readVersion;
+      }
       let containerStatuses: ContainerStatus[];
       let initContainerStatuses: ContainerStatus[];
       try {
-        containerStatuses = await Promise.all(containers.map((c) => resolveOne(c)));
-        initContainerStatuses = await Promise.all(inits.map((c) => resolveOne(c)));
+        [containerStatuses, initContainerStatuses] = await resolution;
       } catch (err) {
         const image = err instanceof ImageResolveError ? err.image : '';
         const cause = err instanceof ImageResolveError ? err.cause : err;
@@ -255,7 +283,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
       };
     },
 
-    /** The Revision's conditions and replica counts from its Deployment and, while none is available, a Pod (§3.3). */
+    /** The Revision's conditions and replica counts from its Deployment and, while not all are available, its Pods (§3.3). */
     async updateRevisionStatus(key: ObjectKey): Promise<StatusOutcome> {
       const [rev, deployment] = await Promise.all([
         readRevision(key),
@@ -277,12 +305,17 @@ export function createRevisionActivities(deps: ActivityDeps) {
         : undefined;
       const ownHpa = hpa && isControlledBy(hpa, rev.metadata.uid) ? hpa : undefined;
       const notOwned = deployment !== undefined && !isControlledBy(deployment, rev.metadata.uid);
+      // While the Deployment does not report every replica available, its pods: one to inspect for a failure when none
+      // is available (§3.3), and their Ready count, which makes the Revision Ready without waiting for the Deployment
+      // controller to catch up (as upstream's PodAutoscaler counts ready endpoints).
       let pod: PodLike | undefined;
-      if (deployment && !notOwned && (deployment.spec?.replicas ?? 1) > 0 && (deployment.status?.availableReplicas ?? 0) === 0) {
+      let readyPods: number | undefined;
+      if (deployment && !notOwned && (deployment.spec?.replicas ?? 1) > 0 && !deploymentInitialized(deployment)) {
         const pods = await kube.list<KubeObject & PodLike>(Resources.Pod, key.namespace, {
           labelSelector: `${Labels.revisionUID}=${rev.metadata.uid ?? ''}`,
         });
         pod = pods.items[0];
+        readyPods = pods.items.filter(isReadyPod).length;
       }
       const { status, events: toRecord } = computeRevisionStatus(
         {
@@ -291,6 +324,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
           deploymentNotOwned: notOwned,
           deployment: notOwned ? undefined : deployment,
           pod,
+          readyPods,
           podIsAlwaysSchedulable: config.revisionConfig().deployment.podIsAlwaysSchedulable,
           hpa: ownHpa,
         },

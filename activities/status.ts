@@ -36,9 +36,8 @@ export async function writeStatus(
 }
 
 /**
- * Writes `status` like {@link writeStatus}; when it changes, records `toRecord` first (side by side). The status write
- * is then the step's last write, so the reader it wakes may find the API server's watch cache of this kind current for
- * its consistent LIST, instead of waiting for etcd's progress notification (requested at most every 100 ms per kind).
+ * Writes `status` like {@link writeStatus}; when it changes, records `toRecord` side by side with the write (an Event
+ * is best effort and no reader waits for it: the status is what wakes the readers, so it goes at once).
  */
 export async function writeStatusWithEvents(
   kube: KubeClient,
@@ -49,8 +48,9 @@ export async function writeStatusWithEvents(
   toRecord: readonly StatusEvent[],
   preconditioned = false,
 ): Promise<string | undefined> {
-  if (!statusEqual(obj.status, status)) await Promise.all(toRecord.map((e) => events.record(obj, e.type, e.reason, e.message)));
-  return writeStatus(kube, type, obj, status, preconditioned);
+  const recorded = statusEqual(obj.status, status) ? [] : toRecord.map((e) => events.record(obj, e.type, e.reason, e.message));
+  const [written] = await Promise.all([writeStatus(kube, type, obj, status, preconditioned), ...recorded]);
+  return written;
 }
 
 /**

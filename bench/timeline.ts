@@ -130,7 +130,7 @@ export class ServiceTimeline {
       podsReady: lastPod - deployment,
       tail: ready - lastPod,
       tailKubernetes: available - lastPod,
-      tailRevision: revisionReady - available,
+      tailRevision: revisionReady - lastPod,
       tailService: ready - revisionReady,
       revisionReady: revisionReady - created,
       serviceReady: ready - created,
@@ -145,9 +145,12 @@ export interface ServiceIntervals {
   podsReady: number;
   /** last pod Ready → Service Ready (pure control plane). */
   tail: number;
-  /** The tail's parts: last pod Ready → Deployment all available (Kubernetes' controllers, not Tidal), */
+  /**
+   * Last pod Ready → Deployment all available (Kubernetes' controllers, not Tidal): off the path since the Revision
+   * counts its Ready pods itself, shown for comparison.
+   */
   tailKubernetes: number;
-  /** → Revision Ready (the Revision's pass), */
+  /** The tail's parts: last pod Ready → Revision Ready (the Revision's pass), */
   tailRevision: number;
   /** → Service Ready (the Service's pass). */
   tailService: number;

@@ -1,5 +1,5 @@
-// computeRevisionStatus: a Revision's conditions from digest resolution, its Deployment and (when no replica is
-// available) one of its Pods (spec §3.1, §3.3, §3.6 as Tidal runs it: fixed replicas, no PodAutoscaler). `Active`
+// computeRevisionStatus: a Revision's conditions from digest resolution, its Deployment and (while not all its replicas
+// are available) its Pods (spec §3.1, §3.3, §3.6 as Tidal runs it: fixed replicas, no PodAutoscaler). `Active`
 // is written once the Revision reaches its Deployment (upstream: once the PodAutoscaler exists), never before.
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
 import {
@@ -32,6 +32,12 @@ export interface RevisionObservation {
   deployment: DeploymentLike | undefined;
   /** One pod of the Deployment, read only when no replica is available. */
   pod?: PodLike | undefined;
+  /**
+   * The Revision's Ready pods (not terminating), counted only while its Deployment does not report them all
+   * available: enough of them make the Revision Ready before the Deployment controller catches up, as upstream's
+   * PodAutoscaler counts ready endpoints.
+   */
+  readyPods?: number | undefined;
   podIsAlwaysSchedulable: boolean;
   /** The Revision's HPA (autoscaler class `hpa.autoscaling.knative.dev`), when it has one. */
   hpa?: HPALike | undefined;
@@ -112,14 +118,14 @@ export function computeRevisionStatus(obs: RevisionObservation, now: string): { 
     propagateActive(status, undefined, now);
   } else {
     propagateDeploymentStatus(status, obs.deployment, obs.pod, { podIsAlwaysSchedulable: obs.podIsAlwaysSchedulable }, now);
-    propagateReplicas(status, obs.deployment, now);
+    propagateReplicas(status, obs.deployment, now, obs.readyPods);
     // As upstream's HPA reconciler feeds the PodAutoscaler's scale from the HPA's status: once the HPA controller
     // has reported, its current and desired replica counts are the Revision's.
     if (obs.hpa?.status?.desiredReplicas !== undefined) {
       status.actualReplicas = obs.hpa.status.currentReplicas ?? 0;
       status.desiredReplicas = obs.hpa.status.desiredReplicas;
     }
-    propagateActive(status, obs.deployment, now);
+    propagateActive(status, obs.deployment, now, obs.readyPods);
   }
   endReconcile(rev, before, now);
   const events: StatusEvent[] = [];

@@ -178,12 +178,15 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     for (const poke of Array.isArray(batch) ? batch : [batch]) onPoke(st, poke, traits);
   });
   setHandler(stateQuery, () => st);
-  st.options = await currentOptions(input);
+  // The first pass needs none of the options (they time what comes after a pass): a fresh run passes at once and
+  // reads them after, so its object is not kept waiting for another local step. Runs recorded before read them first.
+  let optionsRead = !(input.options === undefined && patched('options-after-first-pass'));
+  if (optionsRead) st.options = await currentOptions(input);
   // One durable timer per resync period, re-armed when it fires: a pass does not restart it, so a poked pass costs
   // no timer events.
   let resyncDue = false;
   const armResync = () => void sleep(st.options.resyncSeconds * 1000).then(() => (resyncDue = true));
-  armResync();
+  if (optionsRead) armResync();
   // One idle timer at a time, never cancelled: when it fires the loop looks at how long it has been quiet and either
   // ends the run or arms it again for the rest (a pass costs no timer events). While the run cannot end (its object
   // is not settled, a retry is pending) no idle timer runs: the pass that makes it endable arms one.
@@ -204,7 +207,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
   const ensureIdleTimer = () => {
     if (st.options.idleSeconds > 0 && !idleArmed && !idleDue) armIdle(st.options.idleSeconds * 1000);
   };
-  ensureIdleTimer();
+  if (optionsRead) ensureIdleTimer();
   // Scheduled passes (`PassResult.wake`), on the schedule the last pass reported. Not full: the schedule is not news
   // (a Service's status-only pass programs its Route), unless news came too. One timer per due time: a pass that
   // reports a time a pending timer already covers (due no later) arms none — Temporal fired the second of two timers
@@ -265,6 +268,11 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     beginPassObservations();
     const result = await reconcile(st);
     st.inPass = false;
+    if (!optionsRead) {
+      optionsRead = true;
+      st.options = await currentOptions(input);
+      armResync();
+    }
     // Only the last pass's observations count: a source it did not read is news whatever it says. A pass that found
     // its object gone covers nothing: a poke that came meanwhile may announce the object created again.
     const { observed, applied, echoes } = endPassObservations();

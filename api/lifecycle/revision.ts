@@ -284,23 +284,26 @@ export function propagateDeploymentStatus(
 
 /**
  * Tidal's stand-in for `PropagateAutoscalerStatus` (no PodAutoscaler: the Deployment runs fixed replicas).
- * - actualReplicas = status.readyReplicas (0 if absent), desiredReplicas = spec.replicas (Kubernetes default 1);
+ * - actualReplicas = the ready replicas — the Deployment's `status.readyReplicas` or, when given, the Revision's
+ *   Ready pods counted by the caller (`readyPods`), whichever is more — and desiredReplicas = spec.replicas
+ *   (Kubernetes default 1);
  * - the scale target counts as initialized when the Deployment's `Available` condition is True and
- *   availableReplicas >= spec.replicas; then, unless ResourcesAvailable or ContainerHealthy is already False,
- *   both become True (as upstream does on PA ScaleTargetInitialized);
+ *   availableReplicas >= spec.replicas, or when `readyPods` reaches spec.replicas (> 0): upstream's PodAutoscaler
+ *   counts the ready endpoints of the Revision's pods, so it need not wait for the Deployment controller to report
+ *   them available; then, unless ResourcesAvailable or ContainerHealthy is already False, both become True (as
+ *   upstream does on PA ScaleTargetInitialized);
  * - if ResourcesAvailable is True but the target is not initialized, it goes back to Unknown `Deploying` (as
  *   upstream does for an uninitialized PA), so a Progressing=True Deployment alone never makes the Revision Ready.
  */
-export function propagateReplicas(status: RevisionStatus, deployment: DeploymentLike, now: string): void {
+export function propagateReplicas(status: RevisionStatus, deployment: DeploymentLike, now: string, readyPods?: number): void {
   const desired = deployment.spec?.replicas ?? 1;
-  status.actualReplicas = deployment.status?.readyReplicas ?? 0;
+  status.actualReplicas = readyReplicasOf(deployment, readyPods);
   status.desiredReplicas = desired;
 
   const resourcesUnavailable =
     revisionConditionSet.get(status, RevisionConditionResourcesAvailable)?.status === 'False' ||
     revisionConditionSet.get(status, RevisionConditionContainerHealthy)?.status === 'False';
-  const available = deployment.status?.conditions?.find((c) => c.type === 'Available');
-  const initialized = available?.status === 'True' && (deployment.status?.availableReplicas ?? 0) >= desired;
+  const initialized = deploymentInitialized(deployment) || (readyPods !== undefined && desired > 0 && readyPods >= desired);
 
   if (initialized && !resourcesUnavailable) {
     markResourcesAvailableTrue(status, now);
@@ -315,13 +318,24 @@ export function propagateReplicas(status: RevisionStatus, deployment: Deployment
  * The `Active` condition as hakn (no scale to zero, no activator) leaves it, from the Deployment in place of the
  * PodAutoscaler (§3.6, upstream `PropagateAutoscalerStatus` → `MarkActive` / `MarkInactive` / `MarkActivating`):
  * - no Deployment yet (the PA has no Ready condition yet) → Unknown `Deploying`;
- * - ready pods → True;
+ * - ready pods (the Deployment's count, or `readyPods` when more) → True;
  * - `spec.replicas` 0 (min-scale and initial-scale 0) → False `NoTraffic` "The target is not receiving traffic.";
  * - otherwise (pods wanted, none ready yet, or all lost) → Unknown `Deploying`.
  * Active has severity Info: it never changes Ready.
  */
-export function propagateActive(status: RevisionStatus, deployment: DeploymentLike | undefined, now: string): void {
-  if (deployment && (deployment.status?.readyReplicas ?? 0) > 0) markActiveTrue(status, now);
+export function propagateActive(status: RevisionStatus, deployment: DeploymentLike | undefined, now: string, readyPods?: number): void {
+  if (deployment && readyReplicasOf(deployment, readyPods) > 0) markActiveTrue(status, now);
   else if (deployment && (deployment.spec?.replicas ?? 1) === 0) markActiveFalse(status, ReasonNoTraffic, NoTrafficMessage, now);
   else markActiveUnknown(status, ReasonDeploying, '', now);
+}
+
+/** The Deployment reports every replica it wants available (its `Available` condition True): the scale target is up. */
+export function deploymentInitialized(deployment: DeploymentLike): boolean {
+  const available = deployment.status?.conditions?.find((c) => c.type === 'Available');
+  return available?.status === 'True' && (deployment.status?.availableReplicas ?? 0) >= (deployment.spec?.replicas ?? 1);
+}
+
+/** The Revision's ready replicas: the Deployment's count, or the Ready pods the caller counted when those are more. */
+function readyReplicasOf(deployment: DeploymentLike, readyPods: number | undefined): number {
+  return Math.max(deployment.status?.readyReplicas ?? 0, readyPods ?? 0);
 }

@@ -15,6 +15,7 @@ import type { EntityInput, EntityState } from '../../workflows/entity.js';
 import { RolloutWakeLeadMs } from '../../resources/rollout.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
 import { eventually } from '../harness/wait.js';
+import { historySteps } from '../harness/history.js';
 
 type Obj = KubeObject & { spec: Record<string, unknown>; status?: Record<string, unknown> };
 
@@ -341,7 +342,7 @@ describe('entity loop: no lost updates', () => {
     expect(fake.ingresses.get(name)?.spec).toEqual({ rules: { traffic: [{ percent: 50 }, { percent: 50, tag: 'b' }] } });
   });
 
-  it('reads its options from the worker at start and at each resync, and carries none across continue-as-new', async () => {
+  it('reads its options from the worker after its first pass and at each resync, and carries none across continue-as-new', async () => {
     const name = uniqueName('options');
     const route = fake.create(name, [{ percent: 100 }]);
     fake.resyncSeconds = 1;
@@ -359,6 +360,9 @@ describe('entity loop: no lost updates', () => {
       expect(s.options.resyncSeconds).toBe(1);
       expect(s.lastReconcile?.trigger).toBe('resync');
       expect(fake.readEntityOptionsCalls - calls).toBeGreaterThanOrEqual(3);
+      // A fresh run passes at once: its object does not wait for the options, which time only what comes after.
+      const steps = historySteps(await h.fetchHistory()).map((st) => st.type);
+      expect(steps.slice(0, 3)).toEqual(['findReconcilingOwner', 'reconcileRoute', 'readEntityOptions']);
       // A changed worker setting reaches the running workflow at its next resync.
       fake.resyncSeconds = 3600;
       await eventually('new interval in force', async () => ((await state(h)).options.resyncSeconds === 3600 ? true : undefined), 30_000);

@@ -3,7 +3,7 @@
 // edited replica count is reverted); a refused apply shows on the Revision.
 import { describe, expect, it } from 'vitest';
 import type { DigestResolver } from '../../../activities/digests.js';
-import { createRevisionActivities } from '../../../activities/revision.js';
+import { createRevisionActivities, RESOLVING_DIGESTS_GRACE_MS } from '../../../activities/revision.js';
 import { Resources } from '../../../api/kinds.js';
 import { revisionConditionSet } from '../../../api/lifecycle/revision.js';
 import type { KubeObject } from '../../../api/meta.js';
@@ -51,6 +51,46 @@ describe('resolveRevisionDigests', () => {
       reason: 'ContainerMissing',
       message: 'Unable to fetch image "ghcr.io/example/missing:1": failed to resolve image to digest: MANIFEST_UNKNOWN: manifest unknown',
     });
+  });
+});
+
+describe('resolveRevisionDigests: ResolvingDigests', () => {
+  const fresh = () => revision('hello-00001', 'default', withContainers({ name: 'user-container', image: 'ghcr.io/example/hello:1' }));
+  const stored = (fake: KubeFake) => fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
+
+  it('a registry that answers at once: the digests are written with no interim status', async () => {
+    const { fake, acts } = setup(fresh(), { resolve: async () => digest('hello') });
+    expect(await acts.resolveRevisionDigests(key)).toMatchObject({ outcome: 'resolved', cached: false, images: 1 });
+    expect(fake.writes('status')).toHaveLength(1);
+    expect(stored(fake)?.containerStatuses).toEqual([{ name: 'user-container', imageDigest: digest('hello') }]);
+  });
+
+  it(`a registry that takes longer than ${RESOLVING_DIGESTS_GRACE_MS} ms: ResourcesAvailable says ResolvingDigests meanwhile`, async () => {
+    const box: { fake?: KubeFake } = {};
+    // The registry answers only once the Revision reports that it is waiting (the test times out otherwise).
+    const digests: DigestResolver = {
+      resolve: async () => {
+        while (revisionConditionSet.get(stored(box.fake!), 'ResourcesAvailable')?.reason !== 'ResolvingDigests')
+          await new Promise((r) => setTimeout(r, 20));
+        return digest('hello');
+      },
+    };
+    const { fake, acts } = setup(fresh(), digests);
+    box.fake = fake;
+    await acts.resolveRevisionDigests(key);
+    expect(fake.writes('status')).toHaveLength(2);
+    expect(stored(fake)?.containerStatuses).toEqual([{ name: 'user-container', imageDigest: digest('hello') }]);
+  });
+
+  it('a registry that refuses at once: ContainerMissing with no interim status', async () => {
+    const { fake, acts } = setup(fresh(), {
+      resolve: async () => {
+        throw new Error('UNAUTHORIZED: authentication required');
+      },
+    });
+    await expect(acts.resolveRevisionDigests(key)).rejects.toThrow('UNAUTHORIZED');
+    expect(fake.writes('status')).toHaveLength(1);
+    expect(revisionConditionSet.get(stored(fake), 'ContainerHealthy')).toMatchObject({ status: 'False', reason: 'ContainerMissing' });
   });
 });
 
@@ -129,18 +169,69 @@ describe('updateRevisionStatus', () => {
   });
 });
 
+describe("updateRevisionStatus: Ready from the Revision's Ready pods", () => {
+  const readyPod = (name: string, uid: string, ready: boolean, terminating = false): KubeObject =>
+    ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name,
+        namespace: 'default',
+        labels: { 'serving.knative.dev/revisionUID': uid },
+        ...(terminating ? { deletionTimestamp: '2026-01-01T00:00:00Z' } : {}),
+      },
+      status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+    }) as KubeObject;
+
+  it('is Ready once as many pods as it wants are Ready, before the Deployment reports them available', async () => {
+    const { fake, acts } = setup(revision('hello-00001', 'default', resolved, withRevAnnotations({ 'autoscaling.knative.dev/min-scale': '3' })));
+    await acts.reconcileRevisionResources(key);
+    const uid = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.metadata.uid!;
+    const want = fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas!;
+    expect(want).toBe(3);
+    // The Deployment controller has not caught up: nothing available yet.
+    fake.edit<KubeObject & { status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
+      d.status = { replicas: want, conditions: [{ type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated' }] };
+    });
+    for (let i = 1; i < want; i++) fake.seed(Resources.Pod, readyPod(`p${i}`, uid, true));
+    fake.seed(Resources.Pod, readyPod('leaving', uid, true, true)); // terminating: not counted
+    fake.seed(Resources.Pod, readyPod('last', uid, false));
+    fake.seed(Resources.Pod, readyPod('other', 'uid-of-another-revision', true)); // another Revision's: not counted
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'Unknown' });
+    let status = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status!;
+    expect(status.actualReplicas).toBe(want - 1);
+    expect(revisionConditionSet.get(status, 'ResourcesAvailable')?.status).toBe('Unknown');
+
+    fake.edit<KubeObject & { status?: unknown }>(Resources.Pod, 'default', 'last', (p) => {
+      p.status = { conditions: [{ type: 'Ready', status: 'True' }] };
+    });
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ outcome: 'written', ready: 'True' });
+    status = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status!;
+    expect(status.actualReplicas).toBe(want);
+    expect(revisionConditionSet.get(status, 'ContainerHealthy')?.status).toBe('True');
+    expect(revisionConditionSet.get(status, 'Active')?.status).toBe('True');
+  });
+
+  it('reads no pods once the Deployment reports every replica available', async () => {
+    const { fake, acts } = setup(revision('hello-00001', 'default', resolved));
+    await acts.reconcileRevisionResources(key);
+    const want = fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas!;
+    fake.edit<KubeObject & { status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
+      d.status = { replicas: want, readyReplicas: want, availableReplicas: want, conditions: [{ type: 'Available', status: 'True' }] };
+    });
+    fake.calls = [];
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'True' });
+    expect(fake.calls.filter((c) => c.kind === 'Pod')).toEqual([]);
+  });
+});
+
 describe('updateRevisionStatus: RevisionReady', () => {
-  it('is recorded once, before the status that says Ready is written', async () => {
+  it('is recorded once, with the status that says Ready (side by side with its write)', async () => {
     const fake = new KubeFake();
     fake.seed(Resources.Revision, revision('hello-00001', 'default', resolved));
     const { deps } = fakeDeps(fake);
-    const seen: { reason: string; storedReady: string | undefined }[] = [];
-    deps.events = {
-      record: async (_o, _t, reason) => {
-        const stored = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
-        seen.push({ reason, storedReady: revisionConditionSet.get(stored, 'Ready')?.status });
-      },
-    };
+    const seen: string[] = [];
+    deps.events = { record: async (_o, _t, reason) => void seen.push(reason) };
     const acts = createRevisionActivities(deps);
     await acts.reconcileRevisionResources(key);
     fake.edit<KubeObject & { status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
@@ -149,7 +240,8 @@ describe('updateRevisionStatus: RevisionReady', () => {
     seen.length = 0;
     expect(await acts.updateRevisionStatus(key)).toMatchObject({ outcome: 'written', ready: 'True' });
     expect(await acts.updateRevisionStatus(key)).toMatchObject({ outcome: 'unchanged', ready: 'True' });
-    expect(seen).toEqual([{ reason: 'RevisionReady', storedReady: undefined }]); // the stored status was not Ready yet
+    expect(seen).toEqual(['RevisionReady']);
+    expect(revisionConditionSet.get(fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status, 'Ready')?.status).toBe('True');
   });
 });
 

@@ -481,6 +481,35 @@ describe('propagateReplicas (Tidal: fixed replicas, no PodAutoscaler)', () => {
     });
   });
 
+  it('enough Ready pods initialize the target before the Deployment reports them (upstream counts ready endpoints); fewer do not', () => {
+    const d = deployment({ conditions: [{ type: 'Available', status: 'False' }, progressingTrue], readyReplicas: 1, availableReplicas: 1 }, 3);
+    const short = deploying();
+    propagateReplicas(short, d, T2, 2);
+    expect(short.actualReplicas).toBe(2);
+    expect(revisionConditionSet.get(short, 'Ready')?.status).toBe('Unknown');
+    const enough = deploying();
+    propagateReplicas(enough, d, T2, 3);
+    expect(enough.actualReplicas).toBe(3);
+    expect(revisionConditionSet.get(enough, 'ResourcesAvailable')?.status).toBe('True');
+    expect(revisionConditionSet.get(enough, 'Ready')?.status).toBe('True');
+    // The Deployment's own count wins when it is the larger one.
+    const counted = deploying();
+    propagateReplicas(counted, d, T2, 0);
+    expect(counted.actualReplicas).toBe(1);
+  });
+
+  it('Ready pods do not override a failed Deployment', () => {
+    const status = deploying();
+    const d = deployment(
+      { conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'too slow' }], readyReplicas: 0 },
+      2,
+    );
+    propagateDeploymentStatus(status, d, undefined, schedulable, T2);
+    propagateReplicas(status, d, T2, 2);
+    expect(revisionConditionSet.get(status, 'ResourcesAvailable')).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
+    expect(revisionConditionSet.get(status, 'Ready')?.status).toBe('False');
+  });
+
   it('does not mark anything True over a failure', () => {
     const status = deploying();
     markContainerUnhealthy(status, 'ExitCode1', 'Container failed with: x', T2);
