@@ -503,7 +503,9 @@ async function main(): Promise<void> {
     await timeline.close();
     await connection.close();
     kube.close();
-    await stackDown(dir);
+    // BENCH_KEEP_STACK=1: leave the stack running for a look (`npm run down`-style: stackDown(dir) stops it).
+    if (process.env.BENCH_KEEP_STACK === '1') progress(`stack kept: KUBECONFIG=${info.kubeconfig}, Temporal ${info.temporalAddress}`);
+    else await stackDown(dir);
   }
 }
 
