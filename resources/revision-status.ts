@@ -30,7 +30,7 @@ export interface RevisionObservation {
   /** `<rev>-deployment` exists but another object controls it. */
   deploymentNotOwned?: boolean;
   deployment: DeploymentLike | undefined;
-  /** One pod of the Deployment, read only when no replica is available. */
+  /** One pod of the Revision, inspected for a failure only when no replica is available (spec §3.3). */
   pod?: PodLike | undefined;
   /**
    * The Revision's Ready pods (not terminating), counted only while its Deployment does not report them all
