@@ -268,17 +268,18 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     beginPassObservations();
     const result = await reconcile(st);
     st.inPass = false;
-    if (!optionsRead) {
-      optionsRead = true;
-      st.options = await currentOptions(input);
-      armResync();
-    }
     // Only the last pass's observations count: a source it did not read is news whatever it says. A pass that found
     // its object gone covers nothing: a poke that came meanwhile may announce the object created again.
     const { observed, applied, echoes } = endPassObservations();
     st.observed = result.gone ? {} : result.statusOnly ? statusOnlyObservations(st.observed, observed, applied) : observed;
     st.echoes = result.gone ? {} : echoes;
     dropCoveredPokes(st);
+    // After the pass's observations are in: a poke that lands while the options are read is judged against them.
+    if (!optionsRead) {
+      optionsRead = true;
+      st.options = await currentOptions(input);
+      armResync();
+    }
     if (result.facts) st.facts = { ...st.facts, ...result.facts };
     st.reconcilesThisRun += 1;
     st.totalReconciles += 1;
