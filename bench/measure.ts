@@ -184,6 +184,19 @@ export class StackProcesses {
     return env ? `TIDAL_TEMPORAL=${env}` : '`temporal server start-dev` (SQLite)';
   }
 
+  /** The controller's malloc, read from what its process has mapped (dev/allocator.ts chooses it). */
+  allocatorDescription(): string {
+    const pid = this.pid('tidal');
+    if (pid === undefined) return 'unknown (no controller)';
+    try {
+      return readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc')
+        ? 'jemalloc'
+        : "glibc's (TIDAL_CONTROLLER_MALLOC=glibc or no libjemalloc2)";
+    } catch {
+      return 'unknown';
+    }
+  }
+
   cpu(): CpuSample {
     const stats = allStats();
     // Each process counts once, for the first role whose tree holds it (PostgreSQL may run under the Temporal server).

@@ -483,7 +483,7 @@ async function main(): Promise<void> {
   const temporal = procs.temporalDescription();
   try {
     console.log(
-      `Tidal control-plane benchmark: local stack on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}; Tidal processes: ${workers}`,
+      `Tidal control-plane benchmark: local stack on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}; Tidal processes: ${workers}; controller malloc: ${procs.allocatorDescription()}`,
     );
     await bench.warmUp();
     for (const p of phases) {

@@ -343,7 +343,9 @@ async function main(): Promise<number> {
   const temporal = procs.temporalDescription();
   const connection = await Connection.connect({ address: info.temporalAddress });
   const bench = new ScaleBench(info, kube, timeline, procs, new Client({ connection }));
-  console.log(`Tidal at scale: ${counts.join(', ')} resident Services on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}`);
+  console.log(
+    `Tidal at scale: ${counts.join(', ')} resident Services on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}; controller malloc: ${procs.allocatorDescription()}`,
+  );
   try {
     for (const target of counts) await bench.level(target);
     return 0;

@@ -1,7 +1,8 @@
 // Installs what `npm run up` / `npm test` need when it is missing, so both work on a fresh clone (it is the `preup`
-// and `pretest` script): npm dependencies (when node_modules is missing or older than package-lock.json) and the
+// and `pretest` script): npm dependencies (when node_modules is missing or older than package-lock.json), the
 // Debian packages of the real registry both run (`up`'s local registry on :5443, the digest tests' own registries
-// with htpasswd auth). Plain JS: it runs before any dependency exists.
+// with htpasswd auth) and jemalloc, the controller's allocator (dev/allocator.ts; without it the controller runs on
+// glibc's malloc and says so). Plain JS: it runs before any dependency exists.
 import { execSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 
@@ -23,8 +24,22 @@ const has = (cmd) => {
   }
 };
 
-if (!(has('docker-registry') && has('htpasswd'))) {
-  const packages = 'docker-registry apache2-utils';
+const hasJemalloc = () => {
+  try {
+    return execSync('/sbin/ldconfig -p', { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).includes('libjemalloc.so.2 ');
+  } catch {
+    return false;
+  }
+};
+
+const missing = [
+  ...(has('docker-registry') && has('htpasswd') ? [] : ['docker-registry', 'apache2-utils']),
+  ...(hasJemalloc() ? [] : ['libjemalloc2']),
+];
+if (missing.length === 1 && missing[0] === 'libjemalloc2' && process.getuid?.() !== 0) {
+  console.error(`[tidal] the controller will run on glibc's malloc (more memory at rest): sudo apt-get install -y libjemalloc2`);
+} else if (missing.length) {
+  const packages = missing.join(' ');
   if (process.getuid?.() !== 0) {
     console.error(`[tidal] npm run up and npm test need Debian's ${packages}: run  sudo apt-get install -y ${packages}`);
     process.exit(1);

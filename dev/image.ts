@@ -4,8 +4,8 @@
 // client of dev/oci-images.ts.
 //
 // Three layers, least changing first: the runtime (this machine's `node` binary, the shared libraries it and the
-// Temporal SDK's native module load, found with `ldd`, the CA bundle, /etc/passwd and /etc/group with the nonroot user,
-// /tmp), the production node_modules (`npm ls --omit=dev`), and the app (dist/ and a package.json marking it ESM).
+// Temporal SDK's native module load, found with `ldd`, this machine's jemalloc — preloaded by the image's environment,
+// as the Dockerfile does — the CA bundle, /etc/passwd and /etc/group with the nonroot user, /tmp), the production node_modules (`npm ls --omit=dev`), and the app (dist/ and a package.json marking it ESM).
 // Archives are reproducible (sorted, mtime 0, root-owned), so unchanged layers keep their digests across builds.
 //
 //   npm run image                                    → 127.0.0.1:5443/tidal/controller:<version> (`npm run up`'s registry)
@@ -17,6 +17,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpat
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { findJemalloc } from './allocator.js';
 import { MediaTypes, pushBlob, putManifest } from './oci-images.js';
 import { tarArchive, withParentDirs, type TarEntry } from './tar.js';
 
@@ -48,11 +49,13 @@ function sharedLibraries(binaries: string[]): string[] {
   return [...libs].sort();
 }
 
-/** The runtime layer: node, its libraries, CAs, users, /tmp. */
-export function runtimeEntries(nativeModules: string[]): TarEntry[] {
+/** The runtime layer: node, its libraries (and jemalloc with its own, when given), CAs, users, /tmp. */
+export function runtimeEntries(nativeModules: string[], jemalloc?: string): TarEntry[] {
   const node = realpathSync(process.execPath);
   const entries: TarEntry[] = [fileEntry('usr/local/bin/node', node, 0o755)];
-  for (const lib of sharedLibraries([node, ...nativeModules])) entries.push(fileEntry(lib.replace(/^\//, ''), realpathSync(lib)));
+  const libs = new Set(sharedLibraries([node, ...nativeModules, ...(jemalloc ? [jemalloc] : [])]));
+  if (jemalloc) libs.add(jemalloc);
+  for (const lib of [...libs].sort()) entries.push(fileEntry(lib.replace(/^\//, ''), realpathSync(lib)));
   const caBundle = '/etc/ssl/certs/ca-certificates.crt';
   if (existsSync(caBundle)) entries.push(fileEntry('etc/ssl/certs/ca-certificates.crt', caBundle, 0o644));
   const passwd = `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${IMAGE_UID}:${IMAGE_UID}:nonroot:/home/nonroot:/sbin/nologin\n`;
@@ -149,8 +152,10 @@ export interface BuiltImage {
 /** The image's manifest, config and layers (nothing written yet). */
 export function assembleImage(version: string): BuiltImage {
   const deps = dependencyEntries();
+  // jemalloc preloaded, as the Dockerfile does (dev/allocator.ts says why); glibc's malloc when this machine lacks it.
+  const jemalloc = findJemalloc();
   const layerSpecs: [string, TarEntry[]][] = [
-    ['runtime', runtimeEntries(deps.nativeModules)],
+    ['runtime', runtimeEntries(deps.nativeModules, jemalloc)],
     ['dependencies', deps.entries],
     ['app', appEntries()],
   ];
@@ -166,7 +171,13 @@ export function assembleImage(version: string): BuiltImage {
     os: 'linux',
     config: {
       User: `${IMAGE_UID}:${IMAGE_UID}`,
-      Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', `NODE_VERSION=${nodeVersion.slice(1)}`, 'HOME=/home/nonroot'],
+      Env: [
+        'PATH=/usr/local/bin:/usr/bin:/bin',
+        'NODE_ENV=production',
+        `NODE_VERSION=${nodeVersion.slice(1)}`,
+        'HOME=/home/nonroot',
+        ...(jemalloc ? [`LD_PRELOAD=${jemalloc}`] : []),
+      ],
       // node is PID 1 and installs its own SIGTERM/SIGINT handlers (workers/controller.ts drains on them); the
       // controller starts no child processes, so there is nothing for an init to reap.
       Entrypoint: ['/usr/local/bin/node', 'dist/controller.js'],

@@ -4,6 +4,7 @@
 // loopback, no kubeconfig and a HOME without ~/.kube. `npm run up -- --in-cluster` and test/e2e/incluster.test.ts use it.
 // Needs root (unshare --mount), as the machines here are.
 import { copyFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { controllerMalloc, findJemalloc } from './allocator.js';
 import { IMAGE_UID } from './image.js';
 import path from 'node:path';
 import type { ProcessRecord, ProcessTable } from './processes.js';
@@ -77,6 +78,11 @@ export async function startInClusterController(
       .join(',');
   }
   const p = opts.ports;
+  // The allocator the image preloads (dev/image.ts copies this machine's jemalloc in), or this machine's.
+  const malloc = controllerMalloc(process.env, () => {
+    const jemalloc = findJemalloc();
+    return root && jemalloc && !existsSync(path.join(root, jemalloc)) ? undefined : jemalloc;
+  });
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: home,
@@ -90,7 +96,7 @@ export async function startInClusterController(
     // The image's controller finds the bundle next to itself; a checkout's is named.
     ...(root ? { NODE_ENV: 'production' } : { TIDAL_WORKFLOW_BUNDLE: builtWorkflowBundle }),
     TIDAL_IDENTITY: `${name}-in-cluster`,
-    MALLOC_ARENA_MAX: '2',
+    ...malloc.env,
     ...controllerEnv,
   };
   const node = root ? '/usr/local/bin/node' : process.execPath;

@@ -1,6 +1,9 @@
 // The local stack itself: a real API server with scheduling, kwok nodes, controllers, the CRDs, and Temporal.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, getObject, kubectl, kubectlJson, temporalClient } from '../harness/cluster.js';
+import { findJemalloc } from '../../dev/allocator.js';
+import { ProcessTable } from '../../dev/processes.js';
+import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 describe('local stack', () => {
@@ -55,6 +58,13 @@ describe('local stack', () => {
     expect(out.split('\n')).toEqual(
       expect.arrayContaining(['virtualservices.networking.istio.io', 'gateways.networking.istio.io', 'destinationrules.networking.istio.io']),
     );
+  });
+
+  // The controller's allocator (dev/allocator.ts): jemalloc, which returns what a burst freed (issue 9).
+  it.skipIf(findJemalloc() === undefined)("runs Tidal's controller on jemalloc (libjemalloc2 installed)", () => {
+    const controller = new ProcessTable(stack().dir).running('tidal-controller');
+    expect(controller, 'the controller process').toBeDefined();
+    expect(readFileSync(`/proc/${controller!.pid}/maps`, 'utf8')).toContain('libjemalloc.so.2');
   });
 
   describe('Temporal dev server', () => {

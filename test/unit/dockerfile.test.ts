@@ -33,4 +33,10 @@ describe('Dockerfile', () => {
     expect(final).toContain('"type":"module"');
     expect(final).not.toMatch(/tini|dumb-init|tsx/);
   });
+
+  it('runs the controller on jemalloc, preloaded by its soname (dev/allocator.ts says why)', () => {
+    const final = stages[1] ?? '';
+    expect(final).toMatch(/apt-get install -y --no-install-recommends libjemalloc2/);
+    expect(final).toMatch(/^ENV .*\bLD_PRELOAD=libjemalloc\.so\.2\b/m);
+  });
 });

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findJemalloc } from '../../dev/allocator.js';
 import { assembleImage, IMAGE_UID, pushImageLayout, writeLayout, type BuiltImage } from '../../dev/image.js';
 import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
 import { makeRegistryResolver } from '../../activities/registry/resolver.js';
@@ -94,19 +95,33 @@ describe.skipIf(!canRun)('npm run image', () => {
       writeFileSync(tarFile, l.data);
       execFileSync('tar', ['-xzf', tarFile, '-C', rootfs, '--same-permissions']);
     }
-    // As the runtime would start it: chroot to the image, uid/gid 65532, the config's working dir and environment.
-    // As a runtime starts it: chroot to the image, uid/gid 65532, the entrypoint (node; the image has no shell).
-    const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      execFile(
-        '/usr/sbin/chroot',
-        [`--userspec=${IMAGE_UID}:${IMAGE_UID}`, rootfs, '/usr/local/bin/node', '/app/dist/controller.js'],
-        { env: { PATH: '/usr/local/bin:/usr/bin:/bin', NODE_ENV: 'production', HOME: '/home/nonroot' }, timeout: 60_000 },
-        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: `${stdout}${stderr}` }),
-      );
-    });
+    // As a runtime starts it: chroot to the image, uid/gid 65532, the config's environment, the entrypoint (node; the
+    // image has no shell).
+    const { config } = JSON.parse(img.config.data.toString('utf8')) as { config: { Env: string[] } };
+    const env = Object.fromEntries(config.Env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+    const inImage = (args: string[]) =>
+      new Promise<{ code: number | null; out: string }>((resolve) => {
+        execFile(
+          '/usr/sbin/chroot',
+          [`--userspec=${IMAGE_UID}:${IMAGE_UID}`, rootfs, '/usr/local/bin/node', ...args],
+          { env, timeout: 60_000 },
+          (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, out: `${stdout}${stderr}` }),
+        );
+      });
+    const result = await inImage(['/app/dist/controller.js']);
     expect(result.code).toBe(1);
     expect(result.out).toContain('tidal controller failed');
     expect(result.out).toContain('no kubeconfig: set KUBECONFIG');
-    expect(result.out).not.toMatch(/ERR_MODULE_NOT_FOUND|Cannot find module|cannot open shared object/);
+    expect(result.out).not.toMatch(/ERR_MODULE_NOT_FOUND|Cannot find module|cannot open shared object|cannot be preloaded/);
+    // The allocator the image's environment preloads, from the image's own copy (dev/allocator.ts).
+    const jemalloc = findJemalloc();
+    if (jemalloc) {
+      expect(env.LD_PRELOAD).toBe(jemalloc);
+      const loaded = await inImage(['-e', 'console.log(process.report.getReport().sharedObjects.join("\\n"))']);
+      expect(loaded.code).toBe(0);
+      expect(loaded.out).toContain(jemalloc);
+    } else {
+      expect(env.LD_PRELOAD).toBeUndefined();
+    }
   }, 120_000);
 });

@@ -1,0 +1,56 @@
+// The controller's malloc (issue 9). glibc's keeps what a burst freed: after 200 Services at once and two minutes at
+// rest, 60 of the controller's ~150 MiB of anonymous memory was free chunks in its arenas (malloc_trim gave them
+// back), freed by the Temporal Core and Node but never returned. jemalloc returns freed pages to the system after
+// ~10 s (its dirty-page decay), so the controller runs with it when the machine has Debian's `libjemalloc2`:
+// preloaded, as the image does (Dockerfile, dev/image.ts). `TIDAL_CONTROLLER_MALLOC=glibc` keeps glibc's, whose
+// arenas are capped at two (MALLOC_ARENA_MAX) so the Core's threads do not each keep their own.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+/** The library's soname, as Debian's `libjemalloc2` installs it. */
+export const JEMALLOC_SONAME = 'libjemalloc.so.2';
+
+/** Where this machine's loader finds jemalloc (its cache, then the usual folders), or undefined. */
+export function findJemalloc(): string | undefined {
+  try {
+    const cache = execFileSync('/sbin/ldconfig', ['-p'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    for (const line of cache.split('\n')) {
+      const m = /^\s*libjemalloc\.so\.2 \(([^)]*)\) => (\S+)/.exec(line);
+      // The loader's cache lists every architecture's copy; only this one's can be preloaded.
+      if (m?.[2] && (process.arch !== 'x64' || m[1]?.includes('x86-64')) && existsSync(m[2])) return m[2];
+    }
+  } catch {
+    // No ldconfig: look in the usual places.
+  }
+  const triplet = { x64: 'x86_64-linux-gnu', arm64: 'aarch64-linux-gnu' }[process.arch as 'x64' | 'arm64'];
+  const candidates = [triplet && `/usr/lib/${triplet}/${JEMALLOC_SONAME}`, `/usr/lib64/${JEMALLOC_SONAME}`, `/usr/local/lib/${JEMALLOC_SONAME}`];
+  return candidates.find((c): c is string => typeof c === 'string' && existsSync(c));
+}
+
+export interface ControllerMalloc {
+  allocator: 'jemalloc' | 'glibc';
+  /** What to add to the controller's environment. */
+  env: Record<string, string>;
+  /** Why glibc's, when jemalloc was wanted. */
+  note?: string;
+}
+
+/**
+ * The controller's allocator and the environment that selects it: jemalloc preloaded when found, unless
+ * `TIDAL_CONTROLLER_MALLOC=glibc`. `TIDAL_CONTROLLER_MALLOC=jemalloc` insists: no jemalloc is then an error.
+ */
+export function controllerMalloc(env: NodeJS.ProcessEnv = process.env, find: () => string | undefined = findJemalloc): ControllerMalloc {
+  const wanted = env.TIDAL_CONTROLLER_MALLOC ?? '';
+  if (!['', 'jemalloc', 'glibc'].includes(wanted)) throw new Error(`TIDAL_CONTROLLER_MALLOC=${wanted}: expected jemalloc or glibc`);
+  const glibc = { MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' };
+  if (wanted === 'glibc') return { allocator: 'glibc', env: glibc };
+  const jemalloc = find();
+  if (jemalloc === undefined) {
+    const note = `${JEMALLOC_SONAME} not found (Debian: apt-get install -y libjemalloc2)`;
+    if (wanted === 'jemalloc') throw new Error(`TIDAL_CONTROLLER_MALLOC=jemalloc, but ${note}`);
+    return { allocator: 'glibc', env: glibc, note };
+  }
+  // An LD_PRELOAD the caller set stays, after jemalloc.
+  const preload = [jemalloc, ...(env.LD_PRELOAD ?? '').split(/[:\s]+/).filter((p) => p !== '' && p !== jemalloc)].join(':');
+  return { allocator: 'jemalloc', env: { ...glibc, LD_PRELOAD: preload } };
+}
