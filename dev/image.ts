@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpat
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { findJemalloc } from './allocator.js';
+import { findJemalloc, JEMALLOC_CONF } from './allocator.js';
 import { MediaTypes, pushBlob, putManifest } from './oci-images.js';
 import { tarArchive, withParentDirs, type TarEntry } from './tar.js';
 
@@ -176,7 +176,7 @@ export function assembleImage(version: string): BuiltImage {
         'NODE_ENV=production',
         `NODE_VERSION=${nodeVersion.slice(1)}`,
         'HOME=/home/nonroot',
-        ...(jemalloc ? [`LD_PRELOAD=${jemalloc}`] : []),
+        ...(jemalloc ? [`LD_PRELOAD=${jemalloc}`, `MALLOC_CONF=${JEMALLOC_CONF}`] : []),
       ],
       // node is PID 1 and installs its own SIGTERM/SIGINT handlers (workers/controller.ts drains on them); the
       // controller starts no child processes, so there is nothing for an init to reap.

@@ -1,5 +1,5 @@
 // The local stack itself: a real API server with scheduling, kwok nodes, controllers, the CRDs, and Temporal.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJemalloc } from '../../dev/allocator.js';
 import { ProcessTable } from '../../dev/processes.js';
@@ -65,6 +65,9 @@ describe('local stack', () => {
     const controller = new ProcessTable(stack().dir).running('tidal-controller');
     expect(controller, 'the controller process').toBeDefined();
     expect(readFileSync(`/proc/${controller!.pid}/maps`, 'utf8')).toContain('libjemalloc.so.2');
+    // With the thread that purges freed pages while the process idles (dev/allocator.ts's MALLOC_CONF).
+    const threads = readdirSync(`/proc/${controller!.pid}/task`).map((t) => readFileSync(`/proc/${controller!.pid}/task/${t}/comm`, 'utf8').trim());
+    expect(threads).toContain('jemalloc_bg_thd');
   });
 
   describe('Temporal dev server', () => {

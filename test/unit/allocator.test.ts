@@ -8,7 +8,10 @@ const lib = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
 
 describe('controllerMalloc', () => {
   it('preloads jemalloc when found, glibc’s two arenas stay as the fallback setting', () => {
-    expect(controllerMalloc({}, () => lib)).toEqual({ allocator: 'jemalloc', env: { MALLOC_ARENA_MAX: '2', LD_PRELOAD: lib } });
+    expect(controllerMalloc({}, () => lib)).toEqual({
+      allocator: 'jemalloc',
+      env: { MALLOC_ARENA_MAX: '2', LD_PRELOAD: lib, MALLOC_CONF: 'background_thread:true' },
+    });
   });
 
   it('keeps glibc’s when asked, and says why when jemalloc is missing', () => {
@@ -28,19 +31,25 @@ describe('controllerMalloc', () => {
     );
   });
 
-  it('keeps a preload and an arena cap the caller set', () => {
-    const r = controllerMalloc({ LD_PRELOAD: `/opt/trace.so ${lib}`, MALLOC_ARENA_MAX: '4' }, () => lib);
-    expect(r.env).toEqual({ MALLOC_ARENA_MAX: '4', LD_PRELOAD: `${lib}:/opt/trace.so` });
+  it('keeps a preload, an arena cap and jemalloc settings the caller set', () => {
+    const r = controllerMalloc({ LD_PRELOAD: `/opt/trace.so ${lib}`, MALLOC_ARENA_MAX: '4', MALLOC_CONF: 'narenas:2' }, () => lib);
+    expect(r.env).toEqual({ MALLOC_ARENA_MAX: '4', LD_PRELOAD: `${lib}:/opt/trace.so`, MALLOC_CONF: 'narenas:2' });
   });
 
-  it.skipIf(findJemalloc() === undefined)('starts node on jemalloc with that environment (libjemalloc2 installed)', () => {
+  it.skipIf(findJemalloc() === undefined)('starts node on jemalloc, with its purging thread, from that environment (libjemalloc2 installed)', () => {
     const { env } = controllerMalloc({});
-    const loaded = (extra: Record<string, string>) =>
-      execFileSync(process.execPath, ['-e', 'console.log(process.report.getReport().sharedObjects.join("\\n"))'], {
-        env: { PATH: process.env.PATH, ...extra },
-        encoding: 'utf8',
-      });
-    expect(loaded(env)).toContain('libjemalloc.so.2');
-    expect(loaded(controllerMalloc({ TIDAL_CONTROLLER_MALLOC: 'glibc' }).env)).not.toContain('libjemalloc');
+    // The shared objects the process loaded, then its threads' names (after some allocation, which starts jemalloc's).
+    const script = `const fs = require('fs');
+      console.log(process.report.getReport().sharedObjects.join('\\n'));
+      const kept = Array.from({ length: 20000 }, () => Buffer.alloc(256));
+      setTimeout(() => { for (const t of fs.readdirSync('/proc/self/task')) console.log('thread ' + fs.readFileSync('/proc/self/task/' + t + '/comm', 'utf8').trim()); }, 200, kept);`;
+    const run = (extra: Record<string, string>) =>
+      execFileSync(process.execPath, ['-e', script], { env: { PATH: process.env.PATH, ...extra }, encoding: 'utf8' });
+    const onJemalloc = run(env);
+    expect(onJemalloc).toContain('libjemalloc.so.2');
+    expect(onJemalloc).toContain('thread jemalloc_bg_thd');
+    const onGlibc = run(controllerMalloc({ TIDAL_CONTROLLER_MALLOC: 'glibc' }).env);
+    expect(onGlibc).not.toContain('libjemalloc');
+    expect(onGlibc).toContain('thread node');
   });
 });

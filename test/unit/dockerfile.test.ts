@@ -38,5 +38,6 @@ describe('Dockerfile', () => {
     const final = stages[1] ?? '';
     expect(final).toMatch(/apt-get install -y --no-install-recommends libjemalloc2/);
     expect(final).toMatch(/^ENV .*\bLD_PRELOAD=libjemalloc\.so\.2\b/m);
+    expect(final).toMatch(/^ENV .*\bMALLOC_CONF=background_thread:true\b/m);
   });
 });

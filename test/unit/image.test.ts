@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findJemalloc } from '../../dev/allocator.js';
+import { findJemalloc, JEMALLOC_CONF } from '../../dev/allocator.js';
 import { assembleImage, IMAGE_UID, pushImageLayout, writeLayout, type BuiltImage } from '../../dev/image.js';
 import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
 import { makeRegistryResolver } from '../../activities/registry/resolver.js';
@@ -117,6 +117,7 @@ describe.skipIf(!canRun)('npm run image', () => {
     const jemalloc = findJemalloc();
     if (jemalloc) {
       expect(env.LD_PRELOAD).toBe(jemalloc);
+      expect(env.MALLOC_CONF).toBe(JEMALLOC_CONF);
       const loaded = await inImage(['-e', 'console.log(process.report.getReport().sharedObjects.join("\\n"))']);
       expect(loaded.code).toBe(0);
       expect(loaded.out).toContain(jemalloc);
