@@ -81,9 +81,16 @@ export class RecentObjects implements ObjectMemo {
   remember(type: ResourceType, obj: KubeObject, body: string): void {
     const { namespace = '', name = '', resourceVersion } = obj.metadata;
     const version = versionNumber(resourceVersion);
-    // Only kinds the watch cache follows can ever be vouched for (Events, say, are not).
-    if (version === undefined || this.versions(type, namespace, name) === undefined) return;
     const key = keyOf(type, namespace, name);
+    // Only kinds the watch cache follows can ever be vouched for (Events, say, are not). Nor can anything while the
+    // cache is away (a replica between leader terms): then an older entry must go too, or — this version unknown to
+    // the memo — a cache that has not caught up yet would vouch for that entry, and a step would act on the object
+    // as it was before this write (a Service once slept for its resync period so, under a load that made its
+    // replica miss lease renewals).
+    if (version === undefined || this.versions(type, namespace, name) === undefined) {
+      this.entries.delete(key);
+      return;
+    }
     const before = this.entries.get(key);
     // Two steps' responses may arrive out of order: the newer version stays.
     if (before && before.version > version) return;

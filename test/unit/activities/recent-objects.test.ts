@@ -50,6 +50,20 @@ describe('RecentObjects', () => {
     expect(served(recent)).toBeUndefined();
   });
 
+  it('forgets an entry when a newer version arrives while the cache is away, so a lagging cache cannot vouch for it', () => {
+    const cache = watchCache();
+    const recent = new RecentObjects(cache.versionOf);
+    cache.state.rv = '30';
+    cache.state.newest = '30';
+    recent.remember(Resources.Route, route('30'), JSON.stringify(route('30'))); // read while leading
+    cache.state.follows = false; // between leader terms: the watcher's cache is not there
+    recent.remember(Resources.Route, route('31'), JSON.stringify(route('31'))); // this process's write meanwhile
+    cache.state.follows = true; // leading again; the watch has not delivered version 31 yet
+    // Version 30 would look current to the cache: it must not be served as the object.
+    expect(served(recent)).toBeUndefined();
+    expect(recent.size).toBe(0);
+  });
+
   it('never serves before the cache has listed, for kinds it does not follow, after the TTL or on a retry', () => {
     const cache = watchCache();
     let now = 0;
@@ -136,6 +150,28 @@ describe('KubeClient with recent objects', () => {
       cache.state.rv = '40'; // someone else's write reached the watch cache
       stored = route('40');
       expect((await kube.get<KubeObject>(Resources.Route, 'default', 'r'))?.metadata.resourceVersion).toBe('40');
+      expect(requests).toEqual([`GET ${path}`, `PATCH ${path}`, `GET ${path}`]);
+    } finally {
+      kube.close();
+    }
+  });
+
+  it('reads from the API server after a write made while the cache was away, though the cache still shows the read', async () => {
+    const cache = watchCache();
+    stored = route('50');
+    cache.state.rv = '50';
+    cache.state.newest = '50';
+    requests.length = 0;
+    const recent = new RecentObjects(cache.versionOf);
+    const credentials = { server: new URL(`http://127.0.0.1:${port}`), source: 'test', insecureSkipTLSVerify: false, token: () => undefined };
+    const kube = new KubeClient({ credentials, fieldManager: 'test', memo: recent });
+    try {
+      const path = '/apis/serving.knative.dev/v1/namespaces/default/routes/r';
+      await kube.get(Resources.Route, 'default', 'r'); // version 50, remembered
+      cache.state.follows = false; // the replica missed a lease renewal: no cache until it leads again
+      await kube.mergePatch<KubeObject>(Resources.Route, 'default', 'r', { metadata: { labels: { a: 'b' } } }); // 51
+      cache.state.follows = true; // the watch has not delivered 51 yet
+      expect((await kube.get<KubeObject>(Resources.Route, 'default', 'r'))?.metadata.resourceVersion).toBe('51');
       expect(requests).toEqual([`GET ${path}`, `PATCH ${path}`, `GET ${path}`]);
     } finally {
       kube.close();
