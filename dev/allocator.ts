@@ -21,10 +21,11 @@ export const JEMALLOC_CONF = 'background_thread:true';
 export function findJemalloc(): string | undefined {
   try {
     const cache = execFileSync('/sbin/ldconfig', ['-p'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    // The loader's cache lists every architecture's copy (`(libc6,x86-64)`); only this one's can be preloaded.
+    const arch = { x64: 'x86-64', arm64: 'AArch64' }[process.arch as 'x64' | 'arm64'];
     for (const line of cache.split('\n')) {
       const m = /^\s*libjemalloc\.so\.2 \(([^)]*)\) => (\S+)/.exec(line);
-      // The loader's cache lists every architecture's copy; only this one's can be preloaded.
-      if (m?.[2] && (process.arch !== 'x64' || m[1]?.includes('x86-64')) && existsSync(m[2])) return m[2];
+      if (m?.[2] && (arch === undefined || m[1]?.includes(arch)) && existsSync(m[2])) return m[2];
     }
   } catch {
     // No ldconfig: look in the usual places.

@@ -5,7 +5,8 @@
 //
 // Three layers, least changing first: the runtime (this machine's `node` binary, the shared libraries it and the
 // Temporal SDK's native module load, found with `ldd`, this machine's jemalloc — preloaded by the image's environment,
-// as the Dockerfile does — the CA bundle, /etc/passwd and /etc/group with the nonroot user, /tmp), the production node_modules (`npm ls --omit=dev`), and the app (dist/ and a package.json marking it ESM).
+// as the Dockerfile does — the CA bundle, /etc/passwd and /etc/group with the nonroot user, /tmp), the production
+// node_modules (`npm ls --omit=dev`), and the app (dist/ and a package.json marking it ESM).
 // Archives are reproducible (sorted, mtime 0, root-owned), so unchanged layers keep their digests across builds.
 //
 //   npm run image                                    → 127.0.0.1:5443/tidal/controller:<version> (`npm run up`'s registry)
