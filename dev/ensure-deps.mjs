@@ -32,18 +32,30 @@ const hasJemalloc = () => {
   }
 };
 
-const missing = [
-  ...(has('docker-registry') && has('htpasswd') ? [] : ['docker-registry', 'apache2-utils']),
-  ...(hasJemalloc() ? [] : ['libjemalloc2']),
-];
-if (missing.length === 1 && missing[0] === 'libjemalloc2' && process.getuid?.() !== 0) {
-  console.error(`[tidal] the controller will run on glibc's malloc (more memory at rest): sudo apt-get install -y libjemalloc2`);
-} else if (missing.length) {
-  const packages = missing.join(' ');
-  if (process.getuid?.() !== 0) {
+const root = process.getuid?.() === 0;
+const install = (packages) =>
+  execSync(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${packages}`, { stdio: 'inherit', shell: '/bin/bash' });
+
+if (!(has('docker-registry') && has('htpasswd'))) {
+  const packages = 'docker-registry apache2-utils';
+  if (!root) {
     console.error(`[tidal] npm run up and npm test need Debian's ${packages}: run  sudo apt-get install -y ${packages}`);
     process.exit(1);
   }
   console.error(`[tidal] installing ${packages} (apt-get)…`);
-  execSync(`apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${packages}`, { stdio: 'inherit', shell: '/bin/bash' });
+  install(packages);
+}
+
+// jemalloc is wanted, not needed: without it the controller runs (and the tests pass) on glibc's malloc.
+if (!hasJemalloc()) {
+  const glibc = "[tidal] the controller will run on glibc's malloc (more memory at rest)";
+  if (!root) console.error(`${glibc}: sudo apt-get install -y libjemalloc2`);
+  else {
+    console.error('[tidal] installing libjemalloc2 (apt-get)…');
+    try {
+      install('libjemalloc2');
+    } catch (err) {
+      console.error(`${glibc}: apt-get install libjemalloc2 failed (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
+    }
+  }
 }
