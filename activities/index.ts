@@ -12,9 +12,10 @@ import { createOptionsActivities } from './options.js';
 import { createDelegationActivities } from './delegation.js';
 import { createDomainMappingActivities } from './domainmapping.js';
 import { createRevisionGcActivities } from './revision-gc.js';
+import { createCombinedActivities } from './combined.js';
 
 export function createActivities(deps: ActivityDeps) {
-  return withObservations(
+  const steps = withObservations(
     {
       ...createServiceActivities(deps),
       ...createConfigurationActivities(deps),
@@ -29,6 +30,8 @@ export function createActivities(deps: ActivityDeps) {
     },
     deps.ownWrites,
   );
+  // Made of the steps above, each part with its own observations (activities/combined.ts).
+  return { ...steps, ...createCombinedActivities(steps) };
 }
 
 /** What every activity result may carry besides its outcome. */
@@ -56,3 +59,4 @@ export type { IngressOutcome } from './ingress.js';
 export type { DelegationOutcome } from './delegation.js';
 export type { DomainMappingOutcome } from './domainmapping.js';
 export type { RevisionGcOutcome } from './revision-gc.js';
+export type { NewRevisionParts, ServiceStatusParts } from './combined.js';

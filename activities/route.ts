@@ -533,8 +533,20 @@ export function createRouteActivities(deps: ActivityDeps) {
             return { name: svcName, service: makePlaceholderService(route, name, domains[name] ?? '') };
           });
         // Placeholders before the KIngress, as upstream: a placeholder that cannot be applied leaves the KIngress alone.
-        placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress), { live, record, labelled });
-        if (placeholders.notOwned) {
+        // But a KIngress of Tidal's class, with readiness probing off, is programmed in this step and Ready at once: when
+        // every placeholder name is free or already this Route's ClusterIP-less placeholder (nothing foreign can stop the
+        // KIngress), each is written once, at the load balancer, beside the KIngress's status — not first at its own
+        // domain and moved there a moment later (one write and two round trips less on the way to Ready).
+        const uid = route.metadata.uid;
+        const once =
+          ingressClass === IstioIngressClassName &&
+          net.ingressReadinessProbing !== 'enabled' &&
+          (currentIngress === undefined || (isControlledBy(currentIngress, uid) && isIstioIngress(currentIngress))) &&
+          services.every((svc) => svc === undefined || (isControlledBy(svc, uid) && svc.spec?.clusterIP !== 'None'));
+        if (!once) placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress), { live, record, labelled });
+        const pointAt = (ingress: Ingress) =>
+          (moved ??= reconcilePlaceholders(route, desiredPlaceholders(ingress), { live, record, ...(once ? { labelled } : {}) }));
+        if (placeholders?.notOwned) {
           if (placeholders.notOwned.kind === 'Service') markServiceNotOwned(status, placeholders.notOwned.name, now);
           else markEndpointNotOwned(status, placeholders.notOwned.name, now);
         } else {
@@ -552,7 +564,12 @@ export function createRouteActivities(deps: ActivityDeps) {
             // A KIngress of Tidal's class is programmed here, in the same step, instead of by a workflow of its own
             // (ADR 0005): the Route sees it Ready without another round trip.
             let ingress = applied.obj;
-            if (isIstioIngress(ingress)) ingress = (await programIngress(deps, ingress, virtualServices)).ingress;
+            if (isIstioIngress(ingress))
+              ingress = (
+                await programIngress(deps, ingress, virtualServices, (ready) =>
+                  once || !sameLoadBalancer(currentIngress, ready) ? pointAt(ready) : undefined,
+                )
+              ).ingress;
             if (plan.inProgress && isIstioIngress(ingress) && isIngressReady(ingress)) {
               // This KIngress was programmed in this step and is Ready now: its 1 % step became ready within this
               // pass, which no later event would announce. Observe it here, as upstream's next pass would
@@ -584,9 +601,10 @@ export function createRouteActivities(deps: ActivityDeps) {
             propagateIngressStatus(status, ingress, now);
             // Upstream does not propagate the KIngress's readiness while a rollout is in progress.
             if (plan.inProgress) (plan.paused ? markIngressRolloutPaused : markIngressRolloutInProgress)(status, now);
-            // The load balancer it reports now moves the placeholders (checklist 54) in this pass too, from what the
-            // first round left (no orphans: the names are the same).
-            if (!sameLoadBalancer(currentIngress, ingress)) moved = reconcilePlaceholders(route, desiredPlaceholders(ingress), { live, record });
+            // The load balancer it reports now moves the placeholders (checklist 54) in this pass too, unless they went
+            // beside its status already: from what the first round left (which deleted the orphans), or, written once,
+            // in the only round (orphans included).
+            if (once || !sameLoadBalancer(currentIngress, ingress)) void pointAt(ingress);
           }
         }
       }
@@ -596,7 +614,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       const settled = isRouteReady(r) || isRouteFailed(r);
       const bookkeeping = (routed ?? routingOf(key, r, raw, revs, configs)).then((routing) => syncRouting(key, routing, settled, now, wrote, listed));
       const [again] = await settleAll([moved, bookkeeping]);
-      if (placeholders && again) placeholders = mergePlaceholderOutcomes(placeholders, again);
+      if (again) placeholders = placeholders ? mergePlaceholderOutcomes(placeholders, again) : again;
       const written = await writeStatus(kube, Resources.Route, raw, r.status);
       // Each step and control action of the rollout as an Event on the Route (issue 11).
       for (const e of programmed ? (plan?.events ?? []) : []) record(route, e.type, e.reason, e.message);

@@ -86,6 +86,25 @@ export function step(summary: string, overrides: Partial<LocalActivityOptions> =
   return pooled(proxyLocalActivities<Activities>({ ...baseOptions, ...overrides, summary }));
 }
 
+/**
+ * Several steps in one local activity (activities/combined.ts): one marker and no step boundaries between them. Its
+ * result holds each part's result in the order the parts ran; their observations are pooled in that order, as if each
+ * part were a step of its own.
+ */
+export function combinedStep(summary: string, overrides: Partial<LocalActivityOptions> = {}): Activities {
+  const proxied = proxyLocalActivities<Activities>({ ...baseOptions, ...overrides, summary });
+  return new Proxy(proxied, {
+    get(target, name: string) {
+      const fn = target[name as keyof Activities] as unknown as (...args: unknown[]) => Promise<Record<string, Observed | undefined>>;
+      return async (...args: unknown[]) => {
+        const result = await fn(...args);
+        for (const part of Object.values(result ?? {})) if (part && typeof part === 'object') poolStepObservations(part.observed, part);
+        return result;
+      };
+    },
+  });
+}
+
 /** A step that may wait long on something outside the cluster: a regular activity, retried by the server. */
 export function remoteStep(summary: string, overrides: Partial<ActivityOptions> = {}): Activities {
   return pooled(proxyActivities<Activities>({ ...baseOptions, ...overrides, summary }));

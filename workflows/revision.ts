@@ -1,8 +1,10 @@
 // The Revision entity workflow (spec §3): digests, then `<rev>-deployment` and the `<rev>` Service, then status.
 import type { ObjectKey } from '../api/meta.js';
-import type { ResourcesOutcome } from '../activities/revision.js';
+import { patched } from '@temporalio/workflow';
+import type { DigestOutcome, ResourcesOutcome } from '../activities/revision.js';
+import type { StatusOutcome } from '../activities/index.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
-import { remoteStep, step } from './activities.js';
+import { combinedStep, remoteStep, step } from './activities.js';
 import { describeStatus, isSettled } from './summaries.js';
 
 /** `Deployment created (2 replicas), Service created, PodDisruptionBudget created` — what the step did. */
@@ -33,25 +35,36 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
       }
       // Digests are resolved once per Revision (§3.1); later passes skip the step.
       let digestNote = 'digests pinned';
+      let res: ResourcesOutcome | undefined;
+      let status: StatusOutcome | undefined;
       if (st.facts.digests !== 'resolved') {
         // A registry usually answers at once: one local attempt inside this workflow task (bounded by config-deployment's
         // 10 s resolution timeout) saves a round trip through the server. Should it fail, a regular activity retries
         // with backoff until the registry answers; each failure is in the Revision's status meanwhile.
         const summary = `resolve image digests of Revision ${id}`;
-        const digests = await step(summary, { startToCloseTimeout: '20s', retry: { maximumAttempts: 1 } })
-          .resolveRevisionDigests(key)
-          .catch(() =>
-            remoteStep(`${summary} (retried until the registry answers)`, {
-              retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-            }).resolveRevisionDigests(key),
-          );
+        const local = { startToCloseTimeout: '20s', retry: { maximumAttempts: 1 } } as const;
+        const retried = () =>
+          remoteStep(`${summary} (retried until the registry answers)`, {
+            retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+          }).resolveRevisionDigests(key);
+        let digests: DigestOutcome;
+        if (patched('new-revision-in-one-step')) {
+          // The local attempt goes on to the resources and the status in the same local activity: no step boundaries
+          // on the way to the Deployment (activities/combined.ts). Should any part fail, the pass goes on step by step.
+          const parts = await combinedStep(`${summary}, apply its Deployment, Service, HPA and PodDisruptionBudget, update its status`, local)
+            .reconcileNewRevision(key)
+            .catch(() => undefined);
+          digests = parts?.digests ?? (await retried());
+          res = parts?.resources;
+          status = parts?.status;
+        } else {
+          digests = await step(summary, local).resolveRevisionDigests(key).catch(retried);
+        }
         if (digests.outcome === 'gone') return { gone: true, summary: 'Revision deleted; its Deployment and Service go with their ownerReferences' };
         digestNote = digests.cached ? 'digests pinned' : `digests resolved (${digests.images} images)`;
       }
-      const res = await step(`apply Deployment ${key.name}-deployment, Service, HPA and PodDisruptionBudget ${key.name}`).reconcileRevisionResources(
-        key,
-      );
-      const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
+      res ??= await step(`apply Deployment ${key.name}-deployment, Service, HPA and PodDisruptionBudget ${key.name}`).reconcileRevisionResources(key);
+      status ??= await step(`update Revision ${id} status`).updateRevisionStatus(key);
       if (res.outcome === 'gone' || status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
       const resources =
         res.outcome === 'applied'

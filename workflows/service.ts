@@ -1,11 +1,12 @@
 // The Service entity workflow (spec §1): the Configuration and the Route named after the Service, reconciled in the
 // Service's own pass (ADR 0005) — the Configuration's Revision for its generation and its status (§2), the Route's
 // traffic, placeholder Services and KIngress (§4) — then the Service's status. Revisions keep workflows of their own.
+import { patched } from '@temporalio/workflow';
 import type { ObjectKey } from '../api/meta.js';
 import { specOfObservation } from '../api/content-token.js';
 import type { RevisionGcOutcome, RouteOutcome, StatusOutcome, WrittenVersions } from '../activities/index.js';
 import { runEntity, type EntityInput, type EntityState, type PassResult } from './entity.js';
-import { step } from './activities.js';
+import { combinedStep, step } from './activities.js';
 import { describeChild, describeGc, describeRollout, describeStatus, earliestWake, gcWake, isSettled, rolloutWake } from './summaries.js';
 import { collectRevisions } from './revision-gc.js';
 import { writtenBefore, writtenFacts } from './written.js';
@@ -49,12 +50,25 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
       const written = writtenBefore(st);
       // A scheduled pass may be a Revision falling due (ADR 0008): collect first, not after three other steps.
       const gcFirst = st.trigger === 'scheduled' && st.facts.configurationOwned === 'yes' ? await collectRevisions(key, written) : undefined;
-      const cfg =
-        st.facts.configurationOwned === 'yes'
-          ? await step(`update Configuration ${id} status`).updateConfigurationStatus(key, undefined, { written })
-          : undefined;
-      const route = st.facts.routeOwned === 'yes' ? await programRoute(written) : undefined;
-      const status = await step(`update Service ${id} status`).updateServiceStatus(key, selfSpec);
+      const configuration = st.facts.configurationOwned === 'yes';
+      const routeOwned = st.facts.routeOwned === 'yes';
+      let cfg: StatusOutcome | undefined;
+      let route: RouteOutcome | undefined;
+      let status: StatusOutcome;
+      if (patched('status-pass-in-one-step')) {
+        // One local activity for the three steps between a Revision turning Ready and the Service Ready: no step
+        // boundaries on that path (activities/combined.ts). Histories recorded before replay the three steps.
+        const parts = await combinedStep(
+          [configuration ? `update Configuration ${id} status` : '', routeOwned ? `program Route ${id}` : '', `update Service ${id} status`]
+            .filter(Boolean)
+            .join(', '),
+        ).reconcileServiceStatus(key, { configuration, route: routeOwned, written, expectSpec: selfSpec });
+        ({ configuration: cfg, route, service: status } = parts);
+      } else {
+        cfg = configuration ? await step(`update Configuration ${id} status`).updateConfigurationStatus(key, undefined, { written }) : undefined;
+        route = routeOwned ? await programRoute(written) : undefined;
+        status = await step(`update Service ${id} status`).updateServiceStatus(key, selfSpec);
+      }
       if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
       if (status.outcome !== 'stale') {
         // Last, off the path to Ready: a Revision the Route just stopped routing to may be collectable now.

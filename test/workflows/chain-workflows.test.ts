@@ -16,6 +16,7 @@ import type {
 } from '../../activities/index.js';
 import type { EntityKind } from '../../api/entity.js';
 import type { EntityInput, EntityState } from '../../workflows/entity.js';
+import { createCombinedActivities, type PartSteps } from '../../activities/combined.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
 import { eventually } from '../harness/wait.js';
 
@@ -90,7 +91,7 @@ let running: Promise<void>;
 
 beforeAll(async () => {
   env = await testEnv();
-  worker = await startWorker(env, await bundle(), taskQueue, activities);
+  worker = await startWorker(env, await bundle(), taskQueue, { ...activities, ...createCombinedActivities(activities as unknown as PartSteps) });
   running = worker.run();
 });
 
@@ -214,12 +215,16 @@ describe('revisionWorkflow', () => {
       'digests resolved (1 images); Deployment created (2 replicas), Service created, PodDisruptionBudget created; status written, Ready=Unknown (Deploying)',
     );
     const history = await h.fetchHistory();
-    // A registry that answers: one local attempt; the cluster steps are local too (ADR 0004).
-    expect(historySteps(history).flatMap((st) => (st.type === 'readEntityOptions' ? [] : [[st.type, st.local]]))).toEqual([
-      ['resolveRevisionDigests', true],
-      ['reconcileRevisionResources', true],
-      ['updateRevisionStatus', true],
-    ]);
+    // A registry that answers: one local activity for digests, resources and status (activities/combined.ts).
+    const steps = historySteps(history).filter((st) => st.type !== 'readEntityOptions');
+    expect(steps.map((st) => [st.type, st.local])).toEqual([['reconcileNewRevision', true]]);
+    expect(steps[0]?.summary).toBe(
+      `resolve image digests of Revision default/${name}, apply its Deployment, Service, HPA and PodDisruptionBudget, update its status`,
+    );
+    // The next pass (a pod turned Ready) is status-only: the status step alone.
+    await h.signal('poke', { source: `Pod/default/${name}-deployment-abc`, reason: 'updated', token: 'd.pod.ready' });
+    await eventually('second pass', async () => (await h.query<EntityState>('state')).totalReconciles === 2);
+    expect(stepsOf(name)).toEqual(['digests', 'resources', 'revStatus', 'revStatus']);
   });
 
   it('a registry that fails the local attempt: a regular activity retries it with backoff until it answers', async () => {
@@ -228,11 +233,18 @@ describe('revisionWorkflow', () => {
     registryFailures.set(name, 2);
     const h = await start('Revision', name);
     await eventually('one pass', async () => (await h.query<EntityState>('state')).totalReconciles === 1, 30_000);
+    // The local attempt (in the combined step) fails, then the regular activity fails once and answers.
     expect(stepsOf(name)).toEqual(['digests', 'digests', 'digests', 'resources', 'revStatus']);
-    const steps = historySteps(await h.fetchHistory()).flatMap((st) => (st.type === 'resolveRevisionDigests' ? [[st.local, st.summary]] : []));
+    const steps = historySteps(await h.fetchHistory()).flatMap((st) => (st.type === 'readEntityOptions' ? [] : [[st.type, st.local, st.summary]]));
     expect(steps).toEqual([
-      [true, `resolve image digests of Revision default/${name}`],
-      [false, `resolve image digests of Revision default/${name} (retried until the registry answers)`],
+      [
+        'reconcileNewRevision',
+        true,
+        `resolve image digests of Revision default/${name}, apply its Deployment, Service, HPA and PodDisruptionBudget, update its status`,
+      ],
+      ['resolveRevisionDigests', false, `resolve image digests of Revision default/${name} (retried until the registry answers)`],
+      ['reconcileRevisionResources', true, expect.stringContaining(`apply Deployment ${name}-deployment`)],
+      ['updateRevisionStatus', true, `update Revision default/${name} status`],
     ]);
   });
 

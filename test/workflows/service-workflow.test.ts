@@ -8,6 +8,7 @@ import type { ObjectKey } from '../../api/meta.js';
 import type { Poke } from '../../api/entity.js';
 import type { ChildOutcome, Observed, RevisionGcOutcome, RevisionOutcome, RouteOutcome, StatusOutcome } from '../../activities/index.js';
 import type { EntityInput, EntityState } from '../../workflows/entity.js';
+import { createCombinedActivities, type PartSteps } from '../../activities/combined.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
 import { eventually } from '../harness/wait.js';
 import { Registry } from 'prom-client';
@@ -138,7 +139,10 @@ const cluster = new FakeCluster();
 beforeAll(async () => {
   env = await testEnv();
   wfBundle = await bundle();
-  worker = await startWorker(env, wfBundle, taskQueue, cluster.activities);
+  worker = await startWorker(env, wfBundle, taskQueue, {
+    ...cluster.activities,
+    ...createCombinedActivities(cluster.activities as unknown as PartSteps),
+  });
   running = worker.run();
 });
 
@@ -258,6 +262,15 @@ describe('serviceWorkflow', () => {
     const s2 = await eventually('status-only pass', async () => ((await state(h)).totalReconciles === 2 ? state(h) : undefined));
     expect(s2.statusOnly).toBe(true);
     expect(stepsOf()).toEqual([...FULL_PASS, ...STATUS_ONLY_PASS]);
+    // The three steps between a child's readiness and the Service's are one local activity: one marker in history.
+    const statusPass = historySteps(await h.fetchHistory()).slice(7);
+    expect(statusPass.map((st) => [st.type, st.local])).toEqual([
+      ['reconcileServiceStatus', true],
+      ['collectRevisions', true],
+    ]);
+    expect(statusPass[0]?.summary).toBe(
+      `update Configuration default/${name} status, program Route default/${name}, update Service default/${name} status`,
+    );
 
     await h.signal('poke', { source: cfg, reason: 'updated', token: 'd.spec2.status2' });
     const s3 = await eventually('full pass', async () => ((await state(h)).totalReconciles === 3 ? state(h) : undefined));

@@ -623,24 +623,45 @@ describe('a KIngress of class istio is programmed in the Route’s own pass (ADR
     expect(h.kube.writes()).toEqual([]);
   });
 
-  it('the placeholder moves to the load balancer the KIngress reports without being read again', async () => {
+  it('a new placeholder is written once, at the load balancer, beside the KIngress status (not first at its domain)', async () => {
     const h = harness(ISTIO);
     h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
     h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
     h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
-    await h.pass('direct');
-    const placeholderCalls = h.kube.calls.filter((c) => c.id.startsWith('core/services/')).map((c) => `${c.verb} ${c.name}`);
-    // Read once (and the labelled list, for orphans), created at its domain, then moved to the gateway.
-    expect(placeholderCalls.sort()).toEqual(['apply direct', 'apply direct', 'get direct', 'list ']);
+    const o = ok(await h.pass('direct'));
+    expect(o.placeholders).toBe('created direct');
+    expect(h.recorded).toContain('Normal Created Created placeholder service "direct"');
+    const placeholderCalls = h.kube.calls.filter((c) => c.id.startsWith('core/services/'));
+    // Read once (and the labelled list, for orphans), then one apply: at the gateway, after the VirtualServices.
+    expect(placeholderCalls.map((c) => `${c.verb} ${c.name}`).sort()).toEqual(['apply direct', 'get direct', 'list ']);
+    const apply = h.kube.calls.findIndex((c) => c.verb === 'apply' && c.id.startsWith('core/services/'));
+    expect(apply).toBeGreaterThan(h.kube.calls.findIndex((c) => c.verb === 'apply' && c.kind === 'VirtualService'));
+    expect((placeholderCalls.find((c) => c.verb === 'apply')?.body as { spec?: unknown }).spec).toMatchObject({
+      type: 'ExternalName',
+      externalName: 'knative-local-gateway.istio-system.svc.cluster.local',
+    });
+  });
+
+  it('with readiness probing on, the placeholder is created at its domain before the KIngress, as upstream', async () => {
+    const h = harness(ISTIO);
+    h.setNetwork({ ...ISTIO, 'ingress-readiness-probing': 'enabled' });
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
+    await h.pass('direct').catch(() => undefined);
+    const first = h.kube.calls.find((c) => c.verb === 'apply' && c.id.startsWith('core/services/'));
+    expect((first?.body as { spec?: { externalName?: string } }).spec?.externalName).toBe('direct.default.example.com');
+    expect(h.kube.calls.indexOf(first!)).toBeLessThan(h.kube.calls.findIndex((c) => c.verb === 'apply' && c.kind === 'Ingress'));
   });
 
   it('a Route settling for the first time takes itself off what it no longer references; settled again, it lists nothing', async () => {
     const h = harness(ISTIO);
     seedOldRouting(h);
     expect(ok(await h.pass('direct')).ready).toBe('True');
-    // The clear's lists were read while the KIngress was programmed.
+    // The clear's lists were read while the KIngress was programmed, before its status was written.
     const at = (verb: string, kind: string) => h.kube.calls.findIndex((c) => c.verb === verb && c.kind === kind);
-    expect(at('list', 'Revision')).toBeLessThan(at('apply', 'Ingress'));
+    expect(at('list', 'Revision')).toBeGreaterThanOrEqual(0);
+    expect(at('list', 'Revision')).toBeLessThan(at('status', 'Ingress'));
     expect(h.annotation(Resources.Configuration, 'old')).toBe('keep');
     expect(h.annotation(Resources.Revision, 'old-00001')).toBeUndefined();
     expect(h.kube.get<Revision>(Resources.Revision, NS, 'old-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
