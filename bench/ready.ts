@@ -376,7 +376,7 @@ class Bench {
     const batches = this.phases.filter((p) => p.label !== '1');
     const largest = batches.at(-1);
     const at200 = batches.find((p) => p.label === '200') ?? largest;
-    const n = (p: PhaseResult | undefined) => (p ? `N=${p.label}` : '');
+    const n = (p: PhaseResult | undefined) => (p ? `N=${p.label}` : 'no burst phase run');
     const pair = (p: PhaseResult | undefined, pick: (i: ServiceIntervals) => number) =>
       p ? `${fmtMs(percentile(p.intervals.map(pick), 50))} / ${fmtMs(percentile(p.intervals.map(pick), 95))}` : '—';
     const cpuOf = (p: PhaseResult | undefined) =>
