@@ -5,33 +5,41 @@
 // the workflow pools them one after the other, exactly as it pools separate steps (workflows/activities.ts
 // `combinedStep`). A part that throws fails the whole step; the parts are idempotent, so a retry runs them again.
 import type { ObjectKey } from '../api/meta.js';
-import type { DigestOutcome, ResourcesOutcome } from './revision.js';
-import type { RouteOutcome } from './route.js';
-import type { StatusOutcome } from './status.js';
+import type { createConfigurationActivities } from './configuration.js';
+import type { createRevisionActivities } from './revision.js';
+import type { createRouteActivities } from './route.js';
+import type { createServiceActivities } from './service.js';
 import type { ObservedResult } from './observe.js';
 import type { WrittenVersions } from './written.js';
 
-/** The steps the combined ones are made of, each already wrapped with its own observations. */
-export interface PartSteps {
-  updateConfigurationStatus(key: ObjectKey, createError?: string, opts?: { written?: WrittenVersions }): Promise<StatusOutcome & ObservedResult>;
-  reconcileRoute(key: ObjectKey, opts?: { reportNotOwned?: boolean; written?: WrittenVersions }): Promise<RouteOutcome & ObservedResult>;
-  updateServiceStatus(key: ObjectKey, expectSpec?: string): Promise<StatusOutcome & ObservedResult>;
-  resolveRevisionDigests(key: ObjectKey): Promise<DigestOutcome & ObservedResult>;
-  reconcileRevisionResources(key: ObjectKey): Promise<ResourcesOutcome & ObservedResult>;
-  updateRevisionStatus(key: ObjectKey): Promise<StatusOutcome & ObservedResult>;
-}
+type Steps = ReturnType<typeof createServiceActivities> &
+  ReturnType<typeof createConfigurationActivities> &
+  ReturnType<typeof createRevisionActivities> &
+  ReturnType<typeof createRouteActivities>;
+type Parts =
+  | 'updateConfigurationStatus'
+  | 'reconcileRoute'
+  | 'updateServiceStatus'
+  | 'resolveRevisionDigests'
+  | 'reconcileRevisionResources'
+  | 'updateRevisionStatus';
+/** A step's result with what `withObservations` adds to it. */
+type Part<K extends Parts> = Awaited<ReturnType<Steps[K]>> & ObservedResult;
+
+/** The steps the combined ones are made of, each already wrapped with its own observations (activities/observe.ts). */
+export type PartSteps = { [K in Parts]: (...args: Parameters<Steps[K]>) => Promise<Part<K>> };
 
 /** What a combined step returns: its parts by name, in the order they ran (a part not run is absent). */
 export interface ServiceStatusParts {
-  configuration?: StatusOutcome & ObservedResult;
-  route?: RouteOutcome & ObservedResult;
-  service: StatusOutcome & ObservedResult;
+  configuration?: Part<'updateConfigurationStatus'>;
+  route?: Part<'reconcileRoute'>;
+  service: Part<'updateServiceStatus'>;
 }
 
 export interface NewRevisionParts {
-  digests: DigestOutcome & ObservedResult;
-  resources?: ResourcesOutcome & ObservedResult;
-  status?: StatusOutcome & ObservedResult;
+  digests: Part<'resolveRevisionDigests'>;
+  resources?: Part<'reconcileRevisionResources'>;
+  status?: Part<'updateRevisionStatus'>;
 }
 
 export function createCombinedActivities(s: PartSteps) {

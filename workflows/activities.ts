@@ -92,16 +92,8 @@ export function step(summary: string, overrides: Partial<LocalActivityOptions> =
  * part were a step of its own.
  */
 export function combinedStep(summary: string, overrides: Partial<LocalActivityOptions> = {}): Activities {
-  const proxied = proxyLocalActivities<Activities>({ ...baseOptions, ...overrides, summary });
-  return new Proxy(proxied, {
-    get(target, name: string) {
-      const fn = target[name as keyof Activities] as unknown as (...args: unknown[]) => Promise<Record<string, Observed | undefined>>;
-      return async (...args: unknown[]) => {
-        const result = await fn(...args);
-        for (const part of Object.values(result ?? {})) if (part && typeof part === 'object') poolStepObservations(part.observed, part);
-        return result;
-      };
-    },
+  return pooled(proxyLocalActivities<Activities>({ ...baseOptions, ...overrides, summary }), (result) => {
+    for (const part of Object.values(result ?? {})) if (part && typeof part === 'object') poolResult(part as Observed);
   });
 }
 
@@ -110,13 +102,16 @@ export function remoteStep(summary: string, overrides: Partial<ActivityOptions> 
   return pooled(proxyActivities<Activities>({ ...baseOptions, ...overrides, summary }));
 }
 
-function pooled(proxied: Activities): Activities {
+const poolResult = (result: Observed | undefined) => poolStepObservations(result?.observed, result ?? {});
+
+/** The stubs, each result's observations pooled (`pool`: a step's result, by default) before the workflow sees it. */
+function pooled(proxied: Activities, pool: (result: Observed | undefined) => void = poolResult): Activities {
   return new Proxy(proxied, {
     get(target, name: string) {
       const fn = target[name as keyof Activities] as (...args: unknown[]) => Promise<Observed>;
       return async (...args: unknown[]) => {
         const result = await fn(...args);
-        poolStepObservations(result?.observed, result ?? {});
+        pool(result);
         return result;
       };
     },
