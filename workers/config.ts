@@ -24,9 +24,11 @@ export interface TidalConfig {
   maxCachedWorkflows: number;
   /**
    * Where workflow code runs: 'main', the process's own thread (no second V8 isolate, no message copying per
-   * activation; the SDK's `debugMode`, with the 5 s isolate timeout kept), or 'worker', the SDK's worker thread.
+   * activation; the SDK's `debugMode`), or 'worker', the SDK's worker thread.
    */
   workflowThread: 'main' | 'worker';
+  /** Keep the SDK's 5 s watchdog on every call into main-thread workflows (workers/workflow-watchdog.ts). */
+  workflowWatchdog: boolean;
   /** Keep the SDK's per-Promise stack traces for the UI's "Stack Trace" query (workers/stack-traces.ts). */
   workflowStackTraces: boolean;
   /** Steps read objects this process just read or wrote from memory while the watch cache vouches for them (activities/kube/recent-objects.ts). */
@@ -106,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),
     workflowStackTraces: bool(env, 'TIDAL_WORKFLOW_STACK_TRACES', false),
+    workflowWatchdog: bool(env, 'TIDAL_WORKFLOW_WATCHDOG', false),
     recentObjects: bool(env, 'TIDAL_RECENT_OBJECTS', true),
     identity: env.TIDAL_IDENTITY || undefined,
     registryCAFiles: list(env.TIDAL_REGISTRY_CA_FILES),

@@ -13,6 +13,7 @@ import { makeRegistryResolver } from '../activities/registry/resolver.js';
 import type { TidalConfig } from './config.js';
 import { temporalConnectOptions } from './temporal.js';
 import { stopWorkflowStackTraces } from './stack-traces.js';
+import { stopWorkflowWatchdog } from './workflow-watchdog.js';
 
 /** workflows/index.ts next to this file (or .js once compiled). */
 export function workflowsPath(): string {
@@ -84,8 +85,8 @@ export async function createWorker(
     ),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     // Workflow code in this thread (issue 9: a second isolate costs ~45 MiB, and every activation and its completion
-    // are copied between threads). The SDK calls this debugMode; the isolate timeout is kept, so a workflow that
-    // loops still fails its task instead of stalling the process.
+    // are copied between threads). The SDK calls this debugMode. Its 5 s isolate timeout (a looping task fails instead
+    // of stalling the process) holds only with TIDAL_WORKFLOW_WATCHDOG=true: it costs a thread per call (below).
     ...(cfg.workflowThread === 'main' ? { debugMode: true, isolateExecutionTimeout: '5s' } : {}),
     // Let running steps finish on SIGTERM; anything longer is retried by another replica.
     shutdownGraceTime: '20s',
@@ -97,6 +98,10 @@ export async function createWorker(
   if (cfg.workflowThread === 'main' && !cfg.workflowStackTraces) {
     if (stopWorkflowStackTraces()) log.info('workflow stack traces off (TIDAL_WORKFLOW_STACK_TRACES=true keeps them)');
     else log.warn('could not turn workflow stack traces off: this Temporal SDK has no such hook');
+  }
+  if (cfg.workflowThread === 'main' && !cfg.workflowWatchdog) {
+    if (stopWorkflowWatchdog(worker)) log.info('no watchdog thread per call into workflows (TIDAL_WORKFLOW_WATCHDOG=true keeps it)');
+    else log.warn('could not drop the per-call workflow watchdog: this Temporal SDK keeps its timeout elsewhere');
   }
   return { worker, connection };
 }

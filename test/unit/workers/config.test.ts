@@ -13,6 +13,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ TIDAL_WORKFLOW_STACK_TRACES: 'true' }).workflowStackTraces).toBe(true);
   });
 
+  it("drops the SDK's per-call watchdog on main-thread workflows by default (issue 9), on request keeps it", () => {
+    expect(loadConfig({}).workflowWatchdog).toBe(false);
+    expect(loadConfig({ TIDAL_WORKFLOW_WATCHDOG: 'true' }).workflowWatchdog).toBe(true);
+  });
+
   it('serves steps recent objects from memory by default (ADR 0010), on request always asks the API server', () => {
     expect(loadConfig({}).recentObjects).toBe(true);
     expect(loadConfig({ TIDAL_RECENT_OBJECTS: 'false' }).recentObjects).toBe(false);
