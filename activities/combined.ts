@@ -42,7 +42,8 @@ export interface NewRevisionParts {
   status?: Part<'updateRevisionStatus'>;
 }
 
-export function createCombinedActivities(s: PartSteps) {
+/** `readyWaitMs`: how long a new Revision's first pass waits for its pods to be Ready (ADR 0012; 0 not at all). */
+export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
   return {
     /**
      * A Service's status-only pass (workflows/service.ts): the Configuration's status, then its Route programmed, then
@@ -60,14 +61,17 @@ export function createCombinedActivities(s: PartSteps) {
 
     /**
      * A new Revision's first pass (workflows/revision.ts) when the registry answers: digests, then its Deployment,
-     * Service, HPA and PodDisruptionBudget, then its status. A registry failure throws from the first part, and the
-     * workflow goes on with the digest step retried as a regular activity.
+     * Service, HPA and PodDisruptionBudget, then its status — once the Deployment's pods are Ready, if that comes
+     * within `readyWaitMs`. A registry failure throws from the first part, and the workflow goes on with the digest
+     * step retried as a regular activity.
      */
     async reconcileNewRevision(key: ObjectKey): Promise<NewRevisionParts> {
       const digests = await s.resolveRevisionDigests(key);
       if (digests.outcome === 'gone') return { digests };
       const resources = await s.reconcileRevisionResources(key);
-      const status = await s.updateRevisionStatus(key);
+      // A Deployment just made: its pods are Ready a moment later, so the status part waits for them (ADR 0012).
+      const replicas = resources.outcome === 'applied' && resources.deployment === 'created' ? resources.replicas : undefined;
+      const status = await s.updateRevisionStatus(key, replicas !== undefined && readyWaitMs > 0 ? { replicas, ms: readyWaitMs } : undefined);
       return { digests, resources, status };
     },
   };

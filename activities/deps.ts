@@ -47,6 +47,18 @@ export interface MetadataCache {
     namespace: string,
     opts?: { labels?: Readonly<Record<string, string>>; after?: string },
   ): Promise<KubeObject[] | undefined>;
+  /**
+   * Waits until `test` holds of the cached objects of `type` in `namespace` with `labels` (checked now and after each
+   * change of one of them), at most `timeoutMs`: true when it held, false on time-out or when the cache cannot answer
+   * (no watcher here, between terms).
+   */
+  until?(
+    type: ResourceType,
+    namespace: string,
+    labels: Readonly<Record<string, string>>,
+    test: (objects: KubeObject[]) => boolean,
+    timeoutMs: number,
+  ): Promise<boolean>;
   /** What the cache holds of one object (activities/kube/recent-objects.ts); undefined when it does not follow the type. */
   versionOf?(type: ResourceType, namespace: string, name: string): CachedVersion | undefined;
 }
@@ -62,6 +74,8 @@ export interface ActivityDeps {
   entityOptions?: () => { resyncSeconds?: number; idleSeconds?: number };
   /** The watcher's caches, when this process runs the watcher (a worker-only process lists from the API server). */
   cache?: MetadataCache;
+  /** How long a new Revision's first pass waits in the cache for its pods to be Ready (ADR 0012); none when absent. */
+  newRevisionReadyWaitMs?: number;
   /** Where steps record the versions they write, for this process's poker (watcher/own-writes.ts). */
   ownWrites?: OwnWriteLog;
   /** Where activities register their Prometheus metrics (the controller's `/metrics`), when they have any. */

@@ -23,6 +23,8 @@ import { applyReportingFailures, eventsInFlight, settleAll, type ApplyOptions, t
 import { makeHPA, usesHPA, type HorizontalPodAutoscaler } from '../resources/hpa.js';
 import { makePodDisruptionBudget, type PodDisruptionBudget } from '../resources/pdb.js';
 import { statusOutcome, writeStatus, writeStatusWithEvents, type StatusOutcome } from './status.js';
+import { firstAttempt } from './attempt.js';
+import { noteObject } from './observe.js';
 
 export type DigestOutcome = { outcome: 'gone' } | { outcome: 'resolved'; cached: boolean; images: number };
 
@@ -113,6 +115,22 @@ export function createRevisionActivities(deps: ActivityDeps) {
       knownDescription: describeKnownModules(modules),
       ...(handOver ? { handOver } : {}),
     };
+  }
+
+  /**
+   * The Revision's pods, by name as a list returns them: from the watcher's cache (Knative's listers; it keeps what
+   * the status reads of a pod, `podLikeOf`) on a first attempt in the leader, else a consistent list. The cache needs
+   * no version check: its pod events are what poke this pass, and it reflects each one before it pokes; a change it
+   * has not seen yet pokes again once it has (ADR 0012). Read either way, a pod observes the same (api/content-token.ts).
+   */
+  async function podsOf(namespace: string, revisionUID: string): Promise<(KubeObject & PodLike)[]> {
+    const labels = { [Labels.revisionUID]: revisionUID };
+    const cached = deps.cache && firstAttempt() ? await deps.cache.list(Resources.Pod, namespace, { labels }) : undefined;
+    if (!cached)
+      return (await kube.list<KubeObject & PodLike>(Resources.Pod, namespace, { labelSelector: `${Labels.revisionUID}=${revisionUID}` })).items;
+    const pods = (cached as (KubeObject & PodLike)[]).sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
+    for (const pod of pods) noteObject(Resources.Pod, pod, 'read', pods.length);
+    return pods;
   }
 
   async function readRevision(key: ObjectKey): Promise<Revision | undefined> {
@@ -283,8 +301,17 @@ export function createRevisionActivities(deps: ActivityDeps) {
       };
     },
 
-    /** The Revision's conditions and replica counts from its Deployment and, while not all are available, its Pods (§3.3). */
-    async updateRevisionStatus(key: ObjectKey): Promise<StatusOutcome> {
+    /**
+     * The Revision's conditions and replica counts from its Deployment and, while not all are available, its Pods
+     * (§3.3). With `awaitReady` (a new Revision's first pass, whose Deployment was just made) it first waits a moment
+     * for that many of its pods to be Ready in the watcher's cache, so the pass that made the Deployment can report
+     * the Revision Ready, instead of a poke and another pass doing it (ADR 0012).
+     */
+    async updateRevisionStatus(key: ObjectKey, awaitReady?: { replicas: number; ms: number }): Promise<StatusOutcome> {
+      if (awaitReady && awaitReady.replicas > 0 && awaitReady.ms > 0 && deps.cache?.until && firstAttempt()) {
+        const enough = (pods: KubeObject[]) => pods.filter((p) => isReadyPod(p as KubeObject & PodLike)).length >= awaitReady.replicas;
+        await deps.cache.until(Resources.Pod, key.namespace, { [Labels.revision]: key.name }, enough, awaitReady.ms);
+      }
       const [rev, deployment] = await Promise.all([
         readRevision(key),
         kube.get<KubeObject & DeploymentLike>(Resources.Deployment, key.namespace, deploymentName(key.name)),
@@ -311,11 +338,9 @@ export function createRevisionActivities(deps: ActivityDeps) {
       let pod: PodLike | undefined;
       let readyPods: number | undefined;
       if (deployment && !notOwned && (deployment.spec?.replicas ?? 1) > 0 && !deploymentInitialized(deployment)) {
-        const pods = await kube.list<KubeObject & PodLike>(Resources.Pod, key.namespace, {
-          labelSelector: `${Labels.revisionUID}=${rev.metadata.uid ?? ''}`,
-        });
-        pod = pods.items[0];
-        readyPods = pods.items.filter(isReadyPod).length;
+        const pods = await podsOf(key.namespace, rev.metadata.uid ?? '');
+        pod = pods[0];
+        readyPods = pods.filter(isReadyPod).length;
       }
       const { status, events: toRecord } = computeRevisionStatus(
         {

@@ -5,6 +5,7 @@ import { SERVING_GROUP, type ResourceType } from './kinds.js';
 import { Annotations, Labels } from './labels.js';
 import type { KubeObject } from './meta.js';
 import { isForeignModule } from './modules.js';
+import { podLikeOf, type PodLike } from './lifecycle/revision.js';
 import { stableStringify } from './stable-json.js';
 
 /**
@@ -65,8 +66,19 @@ function moduleInput(obj: KubeObject & { status?: unknown }): unknown {
     .map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
 }
 
+/**
+ * A pod as its one reader, its Revision's status, sees it: which Revision's it is, whether it is on its way out, and
+ * `podLikeOf` of its status. Nothing else of it — spec, node, IPs, start times — is read, so a change there is no
+ * news. It is also all the watcher's cache keeps of a pod, so a pod read from the cache observes as one read whole.
+ */
+function podSpecPart(obj: KubeObject): unknown {
+  const { name, namespace, uid, labels, deletionTimestamp } = obj.metadata;
+  return { kind: obj.kind, metadata: { name, namespace, uid, labels: without(labels, bookkeepingLabels), deletionTimestamp } };
+}
+
 /** Everything of `obj` but its status and the metadata no reader acts on (a foreign Revision's module conditions in). */
 function specPart(obj: KubeObject & { status?: unknown }): unknown {
+  if (obj.kind === 'Pod') return podSpecPart(obj);
   const {
     resourceVersion: _rv,
     managedFields: _mf,
@@ -129,10 +141,12 @@ function revisionReadiness(obj: KubeObject & { status?: unknown }): unknown {
 
 /**
  * The status as its readers act on it: condition timestamps are left out (no reader acts on them, and they move only
- * with a change that is in anyway); a Revision's is its readiness alone (`revisionReadiness`).
+ * with a change that is in anyway); a Revision's is its readiness alone (`revisionReadiness`), a pod's what its
+ * Revision reads of it (`podLikeOf`).
  */
 function statusPart(obj: KubeObject & { status?: unknown }): unknown {
   if (obj.kind === 'Revision') return revisionReadiness(obj);
+  if (obj.kind === 'Pod') return podLikeOf(obj as PodLike);
   const status = obj.status;
   if (status === null || typeof status !== 'object' || Array.isArray(status)) return status ?? null;
   const { conditions, ...rest } = status as Record<string, unknown>;

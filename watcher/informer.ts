@@ -24,11 +24,16 @@ export interface InformerOptions {
    * whole objects: a watcher that only needs to know what exists (and whom a deletion concerns) holds a few hundred
    * bytes per object instead of the object.
    */
-  slim?: { annotations: readonly string[] };
+  slim?: {
+    annotations: readonly string[];
+    /** What to keep of the status, for a kind whose status activities read from the cache (a pod's readiness). */
+    status?: (o: KubeObject) => unknown;
+  };
 }
 
 /** What a slim cache keeps of an object. */
-function slimCopy(o: KubeObject, annotations: readonly string[]): KubeObject {
+function slimCopy(o: KubeObject, { annotations, status: statusOf }: NonNullable<InformerOptions['slim']>): KubeObject {
+  const status = statusOf?.(o);
   const { name, namespace, uid, resourceVersion, generation, labels, ownerReferences, deletionTimestamp } = o.metadata;
   const kept = Object.fromEntries(annotations.flatMap((a) => (o.metadata.annotations?.[a] !== undefined ? [[a, o.metadata.annotations[a]]] : [])));
   return {
@@ -45,6 +50,7 @@ function slimCopy(o: KubeObject, annotations: readonly string[]): KubeObject {
       ...(deletionTimestamp ? { deletionTimestamp } : {}),
       ...(Object.keys(kept).length ? { annotations: kept } : {}),
     },
+    ...(status !== undefined ? { status } : {}),
   };
 }
 
@@ -213,7 +219,7 @@ export class Informer {
     const key = cacheKey(obj);
     const old = this.cache.get(key);
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) return;
-    this.cache.set(key, this.opts.slim ? slimCopy(obj, this.opts.slim.annotations) : obj);
+    this.cache.set(key, this.opts.slim ? slimCopy(obj, this.opts.slim) : obj);
     this.emit(old ? 'updated' : 'added', obj);
   }
 

@@ -7,6 +7,7 @@ import { Resources, SERVING_GROUP, type ResourceType } from '../api/kinds.js';
 import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
 import { contentToken } from '../api/content-token.js';
 import { Annotations, Labels } from '../api/labels.js';
+import { podLikeOf, type PodLike } from '../api/lifecycle/revision.js';
 import type { KubeObject, ObjectKey } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import type { MetadataCache } from '../activities/deps.js';
@@ -14,6 +15,7 @@ import { Informer, type ChangeType } from './informer.js';
 import { reconciledByOwner } from '../api/delegation.js';
 import { pokeTargets, reconcilerOf, type EntityLookup, type PokeTarget, type WatchedKind } from './poke-map.js';
 import { RouteIndex } from './route-index.js';
+import { CacheWaiters } from './cache-waiters.js';
 import { DomainMappingIndex } from './domainmapping-index.js';
 import type { Poker } from './poker.js';
 
@@ -31,7 +33,7 @@ export interface WatcherOptions {
   recentSince?: number;
 }
 
-const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: string }> = {
+const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: string; status?: (o: KubeObject) => unknown }> = {
   Service: { type: Resources.Service },
   Configuration: { type: Resources.Configuration },
   Revision: { type: Resources.Revision },
@@ -41,12 +43,19 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   Deployment: { type: Resources.Deployment, labelSelector: 'serving.knative.dev/revision' },
   HorizontalPodAutoscaler: { type: Resources.HorizontalPodAutoscaler, labelSelector: 'serving.knative.dev/revision' },
   PodDisruptionBudget: { type: Resources.PodDisruptionBudget, labelSelector: 'serving.knative.dev/revision' },
-  Pod: { type: Resources.Pod, labelSelector: 'serving.knative.dev/revision' },
+  // Pods keep what a Revision's status reads of them: its status step counts their readiness from here (ADR 0012).
+  Pod: { type: Resources.Pod, labelSelector: 'serving.knative.dev/revision', status: (o) => podLikeOf(o as PodLike) },
   // Placeholder Services: an edit or deletion by hand is repaired by the Route.
   KubeService: { type: Resources.KubeService, labelSelector: 'serving.knative.dev/route' },
   DomainMapping: { type: Resources.DomainMapping },
   ClusterDomainClaim: { type: Resources.ClusterDomainClaim },
 };
+
+/** The cached objects of `namespace` with every one of `labels`. */
+function matching(informer: Informer, namespace: string, labels: Readonly<Record<string, string>>): KubeObject[] {
+  const wanted = Object.entries(labels);
+  return informer.list().filter((o) => o.metadata.namespace === namespace && wanted.every(([k, v]) => o.metadata.labels?.[k] === v));
+}
 
 /** How long an activity waits for a cache to reflect its own last write before it lists from the API server. */
 const cacheCatchUpMs = 2000;
@@ -65,6 +74,8 @@ export class Watcher {
   private readonly events: Counter;
   private readonly restarts: Counter;
   private readonly routeIndex = new RouteIndex();
+  /** Steps waiting for the caches to show something (`cache.until`). */
+  private readonly waiters = new CacheWaiters();
   private readonly mappingIndex = new DomainMappingIndex();
 
   constructor(
@@ -85,7 +96,7 @@ export class Watcher {
       labelNames: ['kind', 'reason'],
     });
     this.informers = opts.watched.map((kind) => {
-      const { type, labelSelector } = watchedTypes[kind];
+      const { type, labelSelector, status } = watchedTypes[kind];
       const informer = new Informer(
         kube,
         type,
@@ -94,7 +105,7 @@ export class Watcher {
           relistMs: opts.relistMs,
           maxBackoffMs: opts.maxBackoffMs,
           // The watcher asks its caches only what exists (sweeps, owners gone) and whom a deletion concerns.
-          slim: { annotations: [Annotations.routes] },
+          slim: { annotations: [Annotations.routes], ...(status ? { status } : {}) },
           onChange: (change, obj) => this.onChange(kind, change, obj),
           onRestart: (reason) => this.restarts.inc({ kind, reason }),
         },
@@ -123,6 +134,7 @@ export class Watcher {
   }
 
   async close(): Promise<void> {
+    this.waiters.close();
     await Promise.all(this.informers.map((i) => i.close()));
   }
 
@@ -195,8 +207,13 @@ export class Watcher {
       const informer = this.syncedInformerOf(type);
       if (!informer) return undefined;
       if (opts.after !== undefined && !(await informer.caughtUp(opts.after, cacheCatchUpMs))) return undefined;
-      const labels = Object.entries(opts.labels ?? {});
-      return informer.list().filter((o) => o.metadata.namespace === namespace && labels.every(([k, v]) => o.metadata.labels?.[k] === v));
+      return matching(informer, namespace, opts.labels ?? {});
+    },
+    until: (type, namespace, labels, test, timeoutMs) => {
+      const informer = this.syncedInformerOf(type);
+      if (!informer) return Promise.resolve(false);
+      const ready = () => test(matching(informer, namespace, labels));
+      return ready() ? Promise.resolve(true) : this.waiters.add(type, namespace, labels, ready, timeoutMs);
     },
     versionOf: (type, namespace, name) => {
       const informer = this.syncedInformerOf(type);
@@ -249,6 +266,7 @@ export class Watcher {
 
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject): void {
     this.events.inc({ kind, type: change });
+    this.waiters.changed(watchedTypes[kind].type, obj);
     if (kind === 'Route') this.routeIndex.update(obj, change === 'deleted');
     if (kind === 'DomainMapping') this.mappingIndex.update(obj, change === 'deleted');
     // The start-up list: an object whose status already reports its generation is caught up after the ones that do

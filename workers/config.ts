@@ -22,6 +22,8 @@ export interface TidalConfig {
   catchUpPokesPerSecond: number;
   fieldManager: string;
   maxCachedWorkflows: number;
+  /** How long a new Revision's first pass waits for its pods to be Ready in the watcher's cache (ADR 0012; 0: not at all). */
+  newRevisionReadyWaitMs: number;
   /**
    * Where workflow code runs: 'main', the process's own thread (no second V8 isolate, no message copying per
    * activation; the SDK's `debugMode`), or 'worker', the SDK's worker thread.
@@ -106,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     catchUpPokesPerSecond: int(env, 'TIDAL_CATCHUP_POKES_PER_SECOND', 10),
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 2000),
+    newRevisionReadyWaitMs: int(env, 'TIDAL_NEW_REVISION_READY_WAIT_MS', 1000),
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),
     workflowStackTraces: bool(env, 'TIDAL_WORKFLOW_STACK_TRACES', false),
     workflowWatchdog: bool(env, 'TIDAL_WORKFLOW_WATCHDOG', false),

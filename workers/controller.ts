@@ -2,7 +2,7 @@
 // Any number of replicas may run. SIGTERM drains: the watcher stops, running activities finish, then exit.
 import { Client, Connection } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import net from 'node:net';
 import { Resources } from '../api/kinds.js';
 import { Health } from './health.js';
@@ -21,6 +21,7 @@ import { kubeLeaseApi } from '../watcher/lease-api.js';
 import { loadConfig, type TidalConfig } from './config.js';
 import { makeLogger, temporalLogger } from './logger.js';
 import { serveHttp } from './http.js';
+import { newMetricsRegistry } from './metrics.js';
 import { createWorker } from './worker.js';
 import { OwnWrites } from '../watcher/own-writes.js';
 import { describeTemporal, ensureTemporalNamespace, temporalConnectOptions } from './temporal.js';
@@ -98,8 +99,7 @@ async function main(): Promise<void> {
     },
     shutdownSignals: [],
   });
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = newMetricsRegistry();
   const kubeRequests = new Counter({
     name: 'tidal_kube_requests_total',
     help: 'Kubernetes API requests made by Tidal',

@@ -125,6 +125,8 @@ export class Leadership {
   readonly cache: MetadataCache = {
     list: (type, namespace, opts) => this.term?.watcher.cache.list(type, namespace, opts) ?? Promise.resolve(undefined),
     versionOf: (type, namespace, name) => this.term?.watcher.cache.versionOf?.(type, namespace, name),
+    until: (type, namespace, labels, test, timeoutMs) =>
+      this.term?.watcher.cache.until?.(type, namespace, labels, test, timeoutMs) ?? Promise.resolve(false),
   };
 
   start(): void {

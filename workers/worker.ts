@@ -78,6 +78,7 @@ export async function createWorker(
         config,
         digests: registryResolver(cfg, kube),
         entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds, idleSeconds: cfg.idleSeconds }),
+        newRevisionReadyWaitMs: cfg.newRevisionReadyWaitMs,
         ...(cache ? { cache } : {}),
         ...(ownWrites ? { ownWrites } : {}),
         ...(registry ? { registry } : {}),

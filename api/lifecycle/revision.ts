@@ -65,6 +65,35 @@ export interface PodLike {
   };
 }
 
+/**
+ * Exactly what a Revision's status reads of a pod's status ({@link propagateDeploymentStatus} and the Ready count):
+ * Ready's status, a PodScheduled condition that is False (its reason and message), and per container the waiting
+ * state and the last termination. The watcher's cache keeps this of each pod (a few hundred bytes, not the pod), and
+ * a pod's content token is made of it (api/content-token.ts), so a pod change the Revision does not read — its IP,
+ * its node, a container started — pokes nobody.
+ */
+export function podLikeOf(pod: PodLike): NonNullable<PodLike['status']> {
+  const conditions = (pod.status?.conditions ?? []).flatMap((c): KubeConditionLike[] => {
+    if (c.type === 'Ready') return [{ type: c.type, status: c.status }];
+    if (c.type === 'PodScheduled' && c.status === 'False') return [{ type: c.type, status: c.status, ...reasonAndMessage(c) }];
+    return [];
+  });
+  const containerStatuses = (pod.status?.containerStatuses ?? []).map((c): PodContainerStatusLike => {
+    const waiting = c.state?.waiting;
+    const terminated = c.lastState?.terminated;
+    return {
+      name: c.name,
+      ...(waiting ? { state: { waiting: reasonAndMessage(waiting) } } : {}),
+      ...(terminated ? { lastState: { terminated: { exitCode: terminated.exitCode, ...reasonAndMessage(terminated) } } } : {}),
+    };
+  });
+  return { ...(conditions.length ? { conditions } : {}), ...(containerStatuses.length ? { containerStatuses } : {}) };
+}
+
+function reasonAndMessage(o: { reason?: string; message?: string }): { reason?: string; message?: string } {
+  return { ...(o.reason !== undefined ? { reason: o.reason } : {}), ...(o.message !== undefined ? { message: o.message } : {}) };
+}
+
 export interface DeploymentPropagationOptions {
   /** config-deployment `pod-is-always-schedulable`: ignore `PodScheduled=False`. */
   podIsAlwaysSchedulable: boolean;

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { DigestResolver } from '../../../activities/digests.js';
 import { createRevisionActivities, RESOLVING_DIGESTS_GRACE_MS } from '../../../activities/revision.js';
 import { Resources } from '../../../api/kinds.js';
-import { revisionConditionSet } from '../../../api/lifecycle/revision.js';
+import { podLikeOf, revisionConditionSet, type PodLike } from '../../../api/lifecycle/revision.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { Revision } from '../../../api/serving.js';
 import type { Deployment } from '../../../resources/deployment.js';
@@ -210,6 +210,49 @@ describe("updateRevisionStatus: Ready from the Revision's Ready pods", () => {
     expect(status.actualReplicas).toBe(want);
     expect(revisionConditionSet.get(status, 'ContainerHealthy')?.status).toBe('True');
     expect(revisionConditionSet.get(status, 'Active')?.status).toBe('True');
+  });
+
+  it("counts the pods in the watcher's cache when it has them (no request), and lists them when it has not", async () => {
+    const fake = new KubeFake();
+    fake.seed(Resources.Revision, revision('hello-00001', 'default', resolved, withRevAnnotations({ 'autoscaling.knative.dev/min-scale': '2' })));
+    const { deps } = fakeDeps(fake);
+    const slim = (pod: KubeObject): KubeObject => ({ ...pod, status: podLikeOf(pod as PodLike) }) as KubeObject;
+    let cached: KubeObject[] | undefined;
+    const asked: unknown[] = [];
+    deps.cache = {
+      list: async (type, namespace, opts) => {
+        asked.push({ kind: type.kind, namespace, opts });
+        return cached;
+      },
+    };
+    const acts = createRevisionActivities(deps);
+    await acts.reconcileRevisionResources(key);
+    const uid = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.metadata.uid!;
+    fake.edit<KubeObject & { status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
+      d.status = { replicas: 2, conditions: [{ type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated' }] };
+    });
+    // The API server has both pods Ready; the cache has seen one of them turn Ready so far.
+    fake.seed(Resources.Pod, readyPod('b', uid, true));
+    fake.seed(Resources.Pod, readyPod('a', uid, true));
+    cached = [slim(readyPod('b', uid, false)), slim(readyPod('a', uid, true))];
+    fake.calls = [];
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'Unknown' });
+    expect(fake.calls.filter((c) => c.kind === 'Pod')).toEqual([]);
+    expect(asked).toEqual([{ kind: 'Pod', namespace: 'default', opts: { labels: { 'serving.knative.dev/revisionUID': uid } } }]);
+    expect(fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status!.actualReplicas).toBe(1);
+
+    // Its next event: both Ready in the cache.
+    cached = [slim(readyPod('b', uid, true)), slim(readyPod('a', uid, true))];
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ outcome: 'written', ready: 'True' });
+    expect(fake.calls.filter((c) => c.kind === 'Pod')).toEqual([]);
+
+    // No cache to vouch (a follower, between terms): the API server's list.
+    fake.edit<KubeObject & { status?: unknown }>(Resources.Pod, 'default', 'a', (p) => {
+      p.status = { conditions: [{ type: 'Ready', status: 'False' }] };
+    });
+    cached = undefined;
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'Unknown' });
+    expect(fake.calls.filter((c) => c.kind === 'Pod').map((c) => c.verb)).toEqual(['list']);
   });
 
   it('reads no pods once the Deployment reports every replica available', async () => {

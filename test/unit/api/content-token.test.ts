@@ -16,6 +16,7 @@ import {
 } from '../../../api/content-token.js';
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
+import { podLikeOf, type PodLike } from '../../../api/lifecycle/revision.js';
 
 type Obj = KubeObject & { spec?: unknown; status?: unknown };
 
@@ -229,5 +230,94 @@ describe('observations', () => {
       'Ingress/ns/a': 'u1 s8 t8', // applied by the pass: covered
       'KubeService/ns/a': 'u2 - t2', // only read: its new spec is news
     });
+  });
+});
+
+describe('pods: what their Revision reads of them', () => {
+  // A pod as kwok leaves it Ready, with everything a real one carries that no reader acts on.
+  const pod = (over: { ready?: boolean; scheduled?: 'True' | 'False'; waiting?: string; restarted?: boolean; deleting?: boolean } = {}): Obj => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: 'hello-00001-deployment-7d9f-abcde',
+      namespace: 'ns',
+      uid: 'pod-1',
+      resourceVersion: '40',
+      labels: { 'serving.knative.dev/revision': 'hello-00001', 'serving.knative.dev/revisionUID': 'rev-1' },
+      annotations: { 'kwok.x-k8s.io/node': 'fake' },
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'hello-00001-deployment-7d9f', uid: 'rs-1', controller: true }],
+      ...(over.deleting ? { deletionTimestamp: '2026-11-27T10:00:00Z' } : {}),
+    },
+    spec: { nodeName: 'kwok-node-0', containers: [{ name: 'user-container', image: 'nginx' }] },
+    status: {
+      phase: 'Running',
+      podIP: '10.0.0.7',
+      hostIP: '10.0.0.1',
+      startTime: '2026-11-27T09:00:00Z',
+      conditions: [
+        { type: 'Initialized', status: 'True', lastTransitionTime: '2026-11-27T09:00:00Z' },
+        { type: 'Ready', status: over.ready === false ? 'False' : 'True', lastTransitionTime: '2026-11-27T09:00:01Z' },
+        {
+          type: 'PodScheduled',
+          status: over.scheduled ?? 'True',
+          ...(over.scheduled === 'False' ? { reason: 'Unschedulable', message: '0/2 nodes are available' } : {}),
+        },
+      ],
+      containerStatuses: [
+        {
+          name: 'user-container',
+          ready: true,
+          restartCount: over.restarted ? 1 : 0,
+          state: over.waiting ? { waiting: { reason: over.waiting } } : { running: { startedAt: '2026-11-27T09:00:01Z' } },
+          ...(over.restarted ? { lastState: { terminated: { exitCode: 1, message: 'boom', finishedAt: '2026-11-27T09:00:00Z' } } } : {}),
+        },
+      ],
+    },
+  });
+  const token = (o: Obj) => contentToken(o, 'dependency');
+  const edit = (o: Obj, f: (o: Obj & { spec: Record<string, unknown>; status: Record<string, unknown> }) => void): Obj => {
+    const copy = JSON.parse(JSON.stringify(o)) as Obj & { spec: Record<string, unknown>; status: Record<string, unknown> };
+    f(copy);
+    return copy;
+  };
+
+  it('a change the Revision does not read is no news: IPs, node, phase, start times, a container started, PodScheduled True', () => {
+    const base = token(pod());
+    expect(token(edit(pod(), (p) => (p.status.podIP = '10.0.0.8')))).toBe(base);
+    expect(token(edit(pod(), (p) => (p.spec.nodeName = 'kwok-node-1')))).toBe(base);
+    expect(token(edit(pod(), (p) => (p.status.phase = 'Pending')))).toBe(base);
+    expect(token(edit(pod(), (p) => (p.status.startTime = '2026-11-27T09:30:00Z')))).toBe(base);
+    expect(token(edit(pod(), (p) => (p.metadata.resourceVersion = '41')))).toBe(base);
+    expect(token(edit(pod(), (p) => ((p.status.conditions as unknown[]).splice(2, 1), undefined)))).toBe(base); // PodScheduled True gone
+    expect(token(edit(pod(), (p) => (p.status.containerStatuses = [{ name: 'user-container', ready: false, state: { running: {} } }])))).toBe(base);
+  });
+
+  it('a change the Revision reads is news: Ready, PodScheduled False, a waiting reason, a restart, a deletion, its labels', () => {
+    const base = token(pod());
+    for (const changed of [
+      pod({ ready: false }),
+      pod({ scheduled: 'False' }),
+      pod({ waiting: 'ImagePullBackOff' }),
+      pod({ restarted: true }),
+      pod({ deleting: true }),
+      edit(pod(), (p) => (p.metadata.labels = { 'serving.knative.dev/revision': 'hello-00002' })),
+      edit(pod(), (p) => (p.metadata.uid = 'pod-2')),
+    ])
+      expect(token(changed)).not.toBe(base);
+    expect(token(pod({ waiting: 'ImagePullBackOff' }))).not.toBe(token(pod({ waiting: 'ErrImagePull' })));
+  });
+
+  it("a pod as the watcher's cache keeps it (identity, labels, owners, `podLikeOf` of its status) observes as the whole pod", () => {
+    for (const whole of [pod(), pod({ ready: false, scheduled: 'False', restarted: true }), pod({ waiting: 'ErrImagePull', deleting: true })]) {
+      const { name, namespace, uid, resourceVersion, labels, ownerReferences, deletionTimestamp } = whole.metadata;
+      const slim = {
+        apiVersion: whole.apiVersion,
+        kind: whole.kind,
+        metadata: { name, namespace, uid, resourceVersion, labels, ownerReferences, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+        status: podLikeOf(whole as PodLike),
+      } as Obj;
+      expect(observationOf(slim)).toBe(observationOf(whole));
+      expect(observationCovers(observationOf(slim), token(whole))).toBe(true);
+    }
   });
 });

@@ -22,6 +22,7 @@ import {
   markResourcesAvailableTrue,
   markResourcesUnavailable,
   type PodLike,
+  podLikeOf,
   propagateActive,
   propagateDeploymentStatus,
   propagateReplicas,
@@ -561,5 +562,63 @@ describe('input types', () => {
   it('accept @kubernetes/client-node Deployments and Pods structurally', () => {
     expectTypeOf<V1Deployment>().toExtend<DeploymentLike>();
     expectTypeOf<V1Pod>().toExtend<PodLike>();
+  });
+});
+
+describe('podLikeOf (what the watcher keeps of a pod)', () => {
+  it("keeps Ready, a False PodScheduled with its reason, and each container's waiting state and last termination", () => {
+    const pod: PodLike = {
+      status: {
+        conditions: [
+          { type: 'Initialized', status: 'True' },
+          { type: 'Ready', status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status' },
+          { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' },
+        ],
+        containerStatuses: [
+          {
+            name: 'user-container',
+            state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } },
+            lastState: { terminated: { exitCode: 2, reason: 'Error', message: 'bad config' } },
+          },
+          { name: 'queue-proxy', state: {} },
+        ],
+      },
+    };
+    expect(podLikeOf(pod)).toEqual({
+      conditions: [
+        { type: 'Ready', status: 'False' },
+        { type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: '0/2 nodes are available' },
+      ],
+      containerStatuses: [
+        {
+          name: 'user-container',
+          state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 10s' } },
+          lastState: { terminated: { exitCode: 2, reason: 'Error', message: 'bad config' } },
+        },
+        { name: 'queue-proxy' },
+      ],
+    });
+    expect(podLikeOf({})).toEqual({});
+    expect(podLikeOf({ status: { conditions: [{ type: 'PodScheduled', status: 'True' }] } })).toEqual({});
+  });
+
+  it('decides what propagateDeploymentStatus decides from the whole pod', () => {
+    const deployment: DeploymentLike = {
+      spec: { replicas: 1 },
+      status: { replicas: 1, availableReplicas: 0, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' }] },
+    };
+    const pods: PodLike[] = [
+      { status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'no nodes' }] } },
+      { status: { containerStatuses: [{ name: 'user-container', lastState: { terminated: { exitCode: 0 } } }] } },
+      { status: { containerStatuses: [{ name: 'user-container', state: { waiting: { reason: 'ImagePullBackOff', message: 'not found' } } }] } },
+    ];
+    for (const pod of pods) {
+      const whole: RevisionStatus = {};
+      const kept: RevisionStatus = {};
+      propagateDeploymentStatus(whole, deployment, pod, { podIsAlwaysSchedulable: false }, '2026-11-27T10:00:00Z');
+      propagateDeploymentStatus(kept, deployment, { status: podLikeOf(pod) }, { podIsAlwaysSchedulable: false }, '2026-11-27T10:00:00Z');
+      expect(kept).toEqual(whole);
+      expect(revisionConditionSet.get(whole, 'Ready')?.status).toBe('False');
+    }
   });
 });

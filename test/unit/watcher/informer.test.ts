@@ -236,6 +236,28 @@ describe('Informer: slim cache', () => {
   });
 });
 
+describe('Informer: slim cache with a status', () => {
+  it("keeps what the kind's status function picks of each object's status (nothing else of its spec or status)", async () => {
+    const pod = {
+      ...svc('p', '7', { uid: 'u-p', labels: { 'serving.knative.dev/revision': 'r' } }),
+      kind: 'Pod',
+      spec: { nodeName: 'kwok-node-0' },
+      status: { podIP: '10.0.0.1', conditions: [{ type: 'Ready', status: 'True' }] },
+    } as KubeObject;
+    const h = make([listOf('10', pod)], [], {
+      slim: { annotations: [], status: (o: KubeObject & { status?: { conditions?: unknown[] } }) => ({ ready: o.status?.conditions?.length }) },
+    });
+    h.informer.start();
+    await h.informer.synced;
+    expect(h.informer.get('ns', 'p')).toEqual({
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Pod',
+      metadata: { namespace: 'ns', name: 'p', uid: 'u-p', resourceVersion: '7', labels: { 'serving.knative.dev/revision': 'r' } },
+      status: { ready: 1 },
+    });
+  });
+});
+
 describe('Informer: watch events', () => {
   it('reports ADDED, MODIFIED and DELETED and keeps the cache in step', async () => {
     const h = make([listOf('10', svc('a', '5'))], []);

@@ -3,13 +3,14 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { EntityKind, Poke } from '../../../api/entity.js';
-import type { ResourceType } from '../../../api/kinds.js';
+import { Resources, type ResourceType } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { KubeClient, ListResult, RequestOptions, WatchEvent } from '../../../activities/kube/client.js';
 import { KubeApiError } from '../../../activities/kube/errors.js';
 import type { WatchedKind } from '../../../watcher/poke-map.js';
 import type { Poker } from '../../../watcher/poker.js';
 import { Watcher } from '../../../watcher/watcher.js';
+import { contentToken } from '../../../api/content-token.js';
 
 const selfToken = expect.stringMatching(/^s\.[0-9a-f]{16}$/) as unknown as string;
 const depToken = expect.stringMatching(/^d\.[0-9a-f]{16}\.[0-9a-f]{16}$/) as unknown as string;
@@ -554,5 +555,71 @@ describe('Watcher: pokeAll, restarts, close', () => {
     await h.watcher.close();
     expect(streams.map((s) => s.opts.signal?.aborted)).toEqual([true, true]);
     expect(cluster.watch).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe("Watcher: pods, as their Revision's status reads them", () => {
+  const pod = (rv: string, ready: boolean, podIP?: string): KubeObject =>
+    ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        namespace: 'ns',
+        name: 'web-deployment-abc',
+        uid: 'uid-pod',
+        resourceVersion: rv,
+        labels: { 'serving.knative.dev/revision': 'web', 'serving.knative.dev/revisionUID': 'uid-web' },
+      },
+      spec: { nodeName: 'kwok-node-0' },
+      status: { ...(podIP ? { podIP } : {}), conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+    }) as KubeObject;
+
+  it('an IP assigned is no news to its Revision; the pod turning Ready is, and the cache says so before the poke', async () => {
+    const c = webCluster();
+    const h = await started(c, ['Configuration', 'Revision', 'Pod']);
+    h.take();
+    const s = await c.stream('Pod');
+    const tokens: (string | undefined)[] = [];
+    h.poke.mockImplementation((_t, p: Poke) => void tokens.push(p.token));
+    s.send('ADDED', pod('3', false));
+    s.send('MODIFIED', pod('4', false, '10.0.0.7'));
+    await vi.waitFor(() => expect(tokens).toHaveLength(2));
+    // The poker drops a poke whose token its target already has (watcher/poker.ts): the IP wakes no workflow.
+    expect(tokens[1]).toBe(tokens[0]);
+
+    let readyWhenPoked: unknown;
+    h.poke.mockImplementation(async () => {
+      readyWhenPoked = await h.watcher.cache.list(Resources.Pod, 'ns', { labels: { 'serving.knative.dev/revisionUID': 'uid-web' } });
+    });
+    h.take();
+    s.send('MODIFIED', pod('5', true, '10.0.0.7'));
+    await vi.waitFor(() => expect(h.take()).toEqual(['Revision/ns/web <- updated Pod/ns/web-deployment-abc 5']));
+    expect(contentToken(pod('5', true, '10.0.0.7'), 'dependency')).not.toBe(tokens[0]);
+    await vi.waitFor(() => expect(readyWhenPoked).toBeDefined());
+    expect(readyWhenPoked).toEqual([expect.objectContaining({ kind: 'Pod', status: { conditions: [{ type: 'Ready', status: 'True' }] } })]);
+  });
+
+  it("until: a step waiting for the Revision's pods to be Ready is woken by the event that makes them so", async () => {
+    const c = webCluster();
+    c.objects.set('Pod', [pod('3', false)]);
+    const h = await started(c, ['Configuration', 'Revision', 'Pod']);
+    const s = await c.stream('Pod');
+    const labels = { 'serving.knative.dev/revision': 'web' };
+    const allReady = (pods: KubeObject[]) =>
+      pods.length > 0 && pods.every((p) => (p as { status?: { conditions?: { status: string }[] } }).status?.conditions?.[0]?.status === 'True');
+    let woke: boolean | undefined;
+    const waiting = h.watcher.cache.until!(Resources.Pod, 'ns', labels, allReady, 60_000).then((met) => (woke = met));
+    s.send('MODIFIED', pod('4', false, '10.0.0.7'));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(woke).toBeUndefined();
+    s.send('MODIFIED', pod('5', true, '10.0.0.7'));
+    await waiting;
+    expect(woke).toBe(true);
+    // Already so: no wait at all.
+    await expect(h.watcher.cache.until!(Resources.Pod, 'ns', labels, allReady, 60_000)).resolves.toBe(true);
+    // A watcher that closes (its term ended) lets its waiters go.
+    const never = h.watcher.cache.until!(Resources.Pod, 'ns', labels, () => false, 60_000);
+    await h.watcher.close();
+    await expect(never).resolves.toBe(false);
   });
 });

@@ -1,0 +1,77 @@
+// A new Revision's first pass (activities/combined.ts reconcileNewRevision) waits a moment in the watcher's cache for
+// the pods of the Deployment it just made, so that pass reports the Revision Ready (ADR 0012) — and only then.
+import { describe, expect, it } from 'vitest';
+import { createCombinedActivities, type PartSteps } from '../../../activities/combined.js';
+import { createRevisionActivities } from '../../../activities/revision.js';
+import { Resources } from '../../../api/kinds.js';
+import { podLikeOf, revisionConditionSet } from '../../../api/lifecycle/revision.js';
+import type { KubeObject } from '../../../api/meta.js';
+import type { Revision } from '../../../api/serving.js';
+import { revision, withContainers, withRevAnnotations } from '../../fixtures/revision.js';
+import { KubeFake, fakeDeps } from './kube-fake.js';
+
+const key = { namespace: 'default', name: 'hello-00001' };
+
+function setup(readyWaitMs: number, opts: { cache?: boolean } = {}) {
+  const fake = new KubeFake();
+  fake.seed(
+    Resources.Revision,
+    revision(
+      'hello-00001',
+      'default',
+      withContainers({ name: 'user-container', image: 'ghcr.io/example/hello:1' }),
+      withRevAnnotations({ 'autoscaling.knative.dev/min-scale': '2' }),
+    ),
+  );
+  const { deps } = fakeDeps(fake, { digests: { resolve: async () => `ghcr.io/example/hello@sha256:${'a'.repeat(64)}` } });
+  // The watcher's pod cache: the test makes the pods Ready while the step waits, as kwok would.
+  const pods: KubeObject[] = [];
+  const waits: { labels: Readonly<Record<string, string>>; timeoutMs: number }[] = [];
+  if (opts.cache !== false)
+    deps.cache = {
+      list: async (type, namespace) => (type.kind === 'Pod' && namespace === 'default' ? [...pods] : undefined),
+      until: async (type, _ns, labels, test, timeoutMs) => {
+        waits.push({ labels, timeoutMs });
+        const uid = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.metadata.uid!;
+        for (const name of ['a', 'b'])
+          pods.push({
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { namespace: 'default', name, uid: `pod-${name}`, labels: { ...labels, 'serving.knative.dev/revisionUID': uid } },
+            status: podLikeOf({ status: { conditions: [{ type: 'Ready', status: 'True' }] } }),
+          } as KubeObject);
+        return type.kind === 'Pod' && test(pods);
+      },
+    };
+  const combined = createCombinedActivities(createRevisionActivities(deps) as unknown as PartSteps, readyWaitMs);
+  return { fake, combined, waits };
+}
+
+describe('reconcileNewRevision: the status part waits for the new pods', () => {
+  it('a Deployment just made: waits (by the Revision name, up to readyWaitMs) and reports the Revision Ready in the same pass', async () => {
+    const { fake, combined, waits } = setup(1000);
+    const parts = await combined.reconcileNewRevision(key);
+    expect(parts.resources).toMatchObject({ outcome: 'applied', deployment: 'created', replicas: 2 });
+    expect(waits).toEqual([{ labels: { 'serving.knative.dev/revision': 'hello-00001' }, timeoutMs: 1000 }]);
+    expect(parts.status).toMatchObject({ outcome: 'written', ready: 'True' });
+    const status = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status!;
+    expect(status.actualReplicas).toBe(2);
+    expect(revisionConditionSet.get(status, 'Ready')?.status).toBe('True');
+  });
+
+  it('no wait when it is off, when no cache can answer, or when the Deployment was there already', async () => {
+    const off = setup(0);
+    expect((await off.combined.reconcileNewRevision(key)).status).toMatchObject({ ready: 'Unknown' });
+    expect(off.waits).toEqual([]);
+
+    const noCache = setup(1000, { cache: false });
+    expect((await noCache.combined.reconcileNewRevision(key)).status).toMatchObject({ ready: 'Unknown' });
+
+    const again = setup(1000);
+    await again.combined.reconcileNewRevision(key);
+    again.waits.length = 0;
+    const rerun = await again.combined.reconcileNewRevision(key); // a retried pass: the Deployment is unchanged
+    expect(rerun.resources).toMatchObject({ deployment: 'unchanged' });
+    expect(again.waits).toEqual([]);
+  });
+});
