@@ -18,6 +18,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ TIDAL_WORKFLOW_WATCHDOG: 'true' }).workflowWatchdog).toBe(true);
   });
 
+  it("lets a new Revision's first pass wait up to a second for its pods by default (ADR 0012); 0 turns it off", () => {
+    expect(loadConfig({}).newRevisionReadyWaitMs).toBe(1000);
+    expect(loadConfig({ TIDAL_NEW_REVISION_READY_WAIT_MS: '0' }).newRevisionReadyWaitMs).toBe(0);
+  });
+
   it('serves steps recent objects from memory by default (ADR 0010), on request always asks the API server', () => {
     expect(loadConfig({}).recentObjects).toBe(true);
     expect(loadConfig({ TIDAL_RECENT_OBJECTS: 'false' }).recentObjects).toBe(false);
