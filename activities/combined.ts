@@ -5,8 +5,10 @@
 // the workflow pools them one after the other, exactly as it pools separate steps (workflows/activities.ts
 // `combinedStep`). A part that throws fails the whole step; the parts are idempotent, so a retry runs them again.
 import type { ObjectKey } from '../api/meta.js';
+import type { Revision } from '../api/serving.js';
+import { settleAll } from './apply.js';
 import type { createConfigurationActivities } from './configuration.js';
-import type { createRevisionActivities } from './revision.js';
+import type { createRevisionActivities, HandOverResolved } from './revision.js';
 import type { createRouteActivities } from './route.js';
 import type { createServiceActivities } from './service.js';
 import type { ObservedResult } from './observe.js';
@@ -60,15 +62,19 @@ export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
     },
 
     /**
-     * A new Revision's first pass (workflows/revision.ts) when the registry answers: digests, then its Deployment,
-     * Service, HPA and PodDisruptionBudget, then its status — once the Deployment's pods are Ready, if that comes
-     * within `readyWaitMs`. A registry failure throws from the first part, and the workflow goes on with the digest
-     * step retried as a regular activity.
+     * A new Revision's first pass (workflows/revision.ts) when the registry answers: digests, and beside them its
+     * Deployment, Service, HPA and PodDisruptionBudget once the digests are known, then its status — once the
+     * Deployment's pods are Ready, if that comes within `readyWaitMs`. A registry failure throws (after the resources
+     * part, handed no Revision, has stopped without a write), and the workflow goes on with the digest step retried
+     * as a regular activity.
      */
     async reconcileNewRevision(key: ObjectKey): Promise<NewRevisionParts> {
-      const digests = await s.resolveRevisionDigests(key);
+      // The children are read while the registry answers, and built from the digests it gave beside their status
+      // write (upstream applies the Deployment from the digests in memory and writes the status last).
+      let handOver!: HandOverResolved;
+      const resolved = new Promise<Revision | undefined>((resolve) => (handOver = resolve));
+      const [digests, resources] = await settleAll([s.resolveRevisionDigests(key, handOver), s.reconcileRevisionResources(key, resolved)] as const);
       if (digests.outcome === 'gone') return { digests };
-      const resources = await s.reconcileRevisionResources(key);
       // A Deployment just made: its pods are Ready a moment later, so the status part waits for them (ADR 0012).
       const replicas = resources.outcome === 'applied' && resources.deployment === 'created' ? resources.replicas : undefined;
       const status = await s.updateRevisionStatus(key, replicas !== undefined && readyWaitMs > 0 ? { replicas, ms: readyWaitMs } : undefined);

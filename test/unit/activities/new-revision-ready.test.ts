@@ -8,11 +8,12 @@ import { podLikeOf, revisionConditionSet } from '../../../api/lifecycle/revision
 import type { KubeObject } from '../../../api/meta.js';
 import type { Revision } from '../../../api/serving.js';
 import { revision, withContainers, withRevAnnotations } from '../../fixtures/revision.js';
+import type { DigestResolver } from '../../../activities/digests.js';
 import { KubeFake, fakeDeps } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello-00001' };
 
-function setup(readyWaitMs: number, opts: { cache?: boolean } = {}) {
+function setup(readyWaitMs: number, opts: { cache?: boolean; digests?: DigestResolver } = {}) {
   const fake = new KubeFake();
   fake.seed(
     Resources.Revision,
@@ -23,7 +24,7 @@ function setup(readyWaitMs: number, opts: { cache?: boolean } = {}) {
       withRevAnnotations({ 'autoscaling.knative.dev/min-scale': '2' }),
     ),
   );
-  const { deps } = fakeDeps(fake, { digests: { resolve: async () => `ghcr.io/example/hello@sha256:${'a'.repeat(64)}` } });
+  const { deps } = fakeDeps(fake, { digests: opts.digests ?? { resolve: async () => `ghcr.io/example/hello@sha256:${'a'.repeat(64)}` } });
   // The watcher's pod cache: the test makes the pods Ready while the step waits, as kwok would.
   const pods: KubeObject[] = [];
   const waits: { labels: Readonly<Record<string, string>>; timeoutMs: number }[] = [];
@@ -46,6 +47,40 @@ function setup(readyWaitMs: number, opts: { cache?: boolean } = {}) {
   const combined = createCombinedActivities(createRevisionActivities(deps) as unknown as PartSteps, readyWaitMs);
   return { fake, combined, waits };
 }
+
+describe('reconcileNewRevision: the children beside the digests', () => {
+  it('reads the children while the registry answers, and builds the Deployment from the digests it gave', async () => {
+    const box: { fake?: KubeFake } = {};
+    // The registry answers only once the resources part has asked for the Deployment (the test times out otherwise).
+    const digests: DigestResolver = {
+      resolve: async () => {
+        while (!box.fake!.calls.some((c) => c.kind === 'Deployment' && c.verb === 'get')) await new Promise((r) => setTimeout(r, 5));
+        return `ghcr.io/example/hello@sha256:${'b'.repeat(64)}`;
+      },
+    };
+    const { fake, combined } = setup(0, { digests });
+    box.fake = fake;
+    const parts = await combined.reconcileNewRevision(key);
+    expect(parts.digests).toMatchObject({ outcome: 'resolved', cached: false });
+    expect(parts.resources).toMatchObject({ outcome: 'applied', deployment: 'created' });
+    const deployment = fake.get<KubeObject & { spec: { template: { spec: { containers: { image: string }[] } } } }>(
+      Resources.Deployment,
+      'default',
+      'hello-00001-deployment',
+    )!;
+    expect(deployment.spec.template.spec.containers[0]!.image).toBe(`ghcr.io/example/hello@sha256:${'b'.repeat(64)}`);
+    expect(fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status!.containerStatuses).toEqual([
+      { name: 'user-container', imageDigest: `ghcr.io/example/hello@sha256:${'b'.repeat(64)}` },
+    ]);
+  });
+
+  it('a registry that refuses: the step fails and nothing is created (the digest step is retried on its own)', async () => {
+    const { fake, combined } = setup(1000, { digests: { resolve: async () => Promise.reject(new Error('MANIFEST_UNKNOWN')) } });
+    await expect(combined.reconcileNewRevision(key)).rejects.toThrow('MANIFEST_UNKNOWN');
+    expect(fake.writes().map((c) => `${c.verb} ${c.kind}`)).toEqual(['status Revision']);
+    expect(fake.get(Resources.Deployment, 'default', 'hello-00001-deployment')).toBeUndefined();
+  });
+});
 
 describe('reconcileNewRevision: the status part waits for the new pods', () => {
   it('a Deployment just made: waits (by the Revision name, up to readyWaitMs) and reports the Revision Ready in the same pass', async () => {
