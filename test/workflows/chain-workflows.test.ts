@@ -6,6 +6,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ObjectKey } from '../../api/meta.js';
+import type { Revision } from '../../api/serving.js';
+import type { HandOverResolved } from '../../activities/revision.js';
 import type {
   DelegationOutcome,
   DigestOutcome,
@@ -37,16 +39,25 @@ const activities = {
       ? { outcome: 'written', ready: createError ? 'False' : 'Unknown', ...(createError ? { reason: 'RevisionFailed' } : {}) }
       : { outcome: 'gone' };
   },
-  resolveRevisionDigests: async (key: ObjectKey): Promise<DigestOutcome> => {
-    calls.push({ step: 'digests', name: key.name });
-    const failures = registryFailures.get(key.name) ?? 0;
-    if (failures > 0) {
-      registryFailures.set(key.name, failures - 1);
-      throw new Error('registry unreachable');
+  // As the real pair in a new Revision's combined step: the digests hand the resolved Revision over (or nothing, on
+  // any other way out), and the resources part, handed nothing, stops before it does anything.
+  resolveRevisionDigests: async (key: ObjectKey, handOver?: HandOverResolved): Promise<DigestOutcome> => {
+    try {
+      calls.push({ step: 'digests', name: key.name });
+      const failures = registryFailures.get(key.name) ?? 0;
+      if (failures > 0) {
+        registryFailures.set(key.name, failures - 1);
+        throw new Error('registry unreachable');
+      }
+      if (!exists.has(key.name)) return { outcome: 'gone' };
+      handOver?.({ metadata: { name: key.name, namespace: key.namespace } } as Revision);
+      return { outcome: 'resolved', cached: false, images: 1 };
+    } finally {
+      handOver?.(undefined);
     }
-    return exists.has(key.name) ? { outcome: 'resolved', cached: false, images: 1 } : { outcome: 'gone' };
   },
-  reconcileRevisionResources: async (key: ObjectKey): Promise<ResourcesOutcome> => {
+  reconcileRevisionResources: async (key: ObjectKey, resolved?: Promise<Revision | undefined>): Promise<ResourcesOutcome> => {
+    if (resolved && !(await resolved)) return { outcome: 'gone' };
     calls.push({ step: 'resources', name: key.name });
     return exists.has(key.name)
       ? { outcome: 'applied', deployment: 'created', service: 'created', hpa: 'none', pdb: 'created', replicas: 2 }
