@@ -1,16 +1,17 @@
 // Steps that run several steps of a pass in one local activity. Between two local activities the result goes back
 // to the workflow and the next step is scheduled: a few milliseconds each on an idle machine, 5–20 ms on two busy
 // cores, on the path from a Revision's pods to the Service Ready and from a new Revision to its Deployment. Each part
-// is the step it replaces, with its own observations (activities/observe.ts), returned in the order the parts ran:
-// the workflow pools them one after the other, exactly as it pools separate steps (workflows/activities.ts
-// `combinedStep`). A part that throws fails the whole step; the parts are idempotent, so a retry runs them again.
+// is the step it replaces, with its own observations (activities/observe.ts), returned in the order of the steps it
+// replaces (parts may run side by side): the workflow pools them one after the other, exactly as it pools separate
+// steps (workflows/activities.ts `combinedStep`). A part that throws fails the whole step once every part has
+// settled; the parts are idempotent, so a retry runs them again.
 import type { ObjectKey } from '../api/meta.js';
-import type { Revision } from '../api/serving.js';
+import type { Revision, Route } from '../api/serving.js';
 import { settleAll } from './apply.js';
-import type { createConfigurationActivities } from './configuration.js';
+import type { createConfigurationActivities, HandOverConfiguration, SeenConfiguration } from './configuration.js';
 import type { createRevisionActivities, HandOverResolved } from './revision.js';
 import type { createRouteActivities } from './route.js';
-import type { createServiceActivities } from './service.js';
+import type { createServiceActivities, WrittenChildren } from './service.js';
 import type { ObservedResult } from './observe.js';
 import type { WrittenVersions } from './written.js';
 
@@ -31,7 +32,7 @@ type Part<K extends Parts> = Awaited<ReturnType<Steps[K]>> & ObservedResult;
 /** The steps the combined ones are made of, each already wrapped with its own observations (activities/observe.ts). */
 export type PartSteps = { [K in Parts]: (...args: Parameters<Steps[K]>) => Promise<Part<K>> };
 
-/** What a combined step returns: its parts by name, in the order they ran (a part not run is absent). */
+/** What a combined step returns: its parts by name, in the order of the steps they replace (a part not run is absent). */
 export interface ServiceStatusParts {
   configuration?: Part<'updateConfigurationStatus'>;
   route?: Part<'reconcileRoute'>;
@@ -48,16 +49,37 @@ export interface NewRevisionParts {
 export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
   return {
     /**
-     * A Service's status-only pass (workflows/service.ts): the Configuration's status, then its Route programmed, then
-     * the Service's status — the three steps that stand between a Revision turning Ready and the Service Ready.
+     * A Service's status-only pass (workflows/service.ts): the Configuration's status, its Route programmed and the
+     * Service's status — the three steps that stand between a Revision turning Ready and the Service Ready — side by
+     * side (ADR 0011, "Later"). The Route is programmed from the Configuration and Revisions the Configuration's part
+     * read, with the status that part computed, handed over beside its status write. The Service's part reads the
+     * Service meanwhile, and computes its status from the two children as they were written, once both parts are done.
      */
     async reconcileServiceStatus(
       key: ObjectKey,
       opts: { configuration: boolean; route: boolean; written: WrittenVersions; expectSpec: string },
     ): Promise<ServiceStatusParts> {
-      const configuration = opts.configuration ? await s.updateConfigurationStatus(key, undefined, { written: opts.written }) : undefined;
-      const route = opts.route ? await s.reconcileRoute(key, { reportNotOwned: true, written: opts.written }) : undefined;
-      const service = await s.updateServiceStatus(key, opts.expectSpec);
+      let handOver: HandOverConfiguration = () => undefined;
+      const seen = opts.configuration ? new Promise<SeenConfiguration | undefined>((resolve) => (handOver = resolve)) : undefined;
+      let routeAsWritten: Route | undefined;
+      // Handed nothing on any way out without a hand-over, so the Route's part reads for itself (a no-op once handed).
+      const cfgPart = opts.configuration
+        ? s.updateConfigurationStatus(key, undefined, { written: opts.written, handOver }).finally(() => handOver(undefined))
+        : undefined;
+      const routePart = opts.route
+        ? s.reconcileRoute(key, {
+            reportNotOwned: true,
+            written: opts.written,
+            ...(seen ? { seen } : {}),
+            asWritten: (route) => (routeAsWritten = route),
+          })
+        : undefined;
+      // Both parts done (a failed one fails this too): the children as written; one not handed over is read.
+      const children = Promise.all([cfgPart, routePart]).then(async ([cfg]): Promise<WrittenChildren> => ({
+        configuration: cfg && cfg.outcome !== 'gone' ? (await seen)?.configuration : undefined,
+        route: routeAsWritten,
+      }));
+      const [configuration, route, service] = await settleAll([cfgPart, routePart, s.updateServiceStatus(key, opts.expectSpec, children)] as const);
       return { ...(configuration ? { configuration } : {}), ...(route ? { route } : {}), service };
     },
 

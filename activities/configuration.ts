@@ -22,6 +22,16 @@ export type RevisionOutcome =
   | ({ outcome: 'created' | 'exists'; uid: string; generation: number; revision: string; resourceVersion?: string } & Written)
   | ({ outcome: 'failed'; uid: string; generation: number; revision: string; message: string } & Written);
 
+/**
+ * What the Configuration's status step hands the Route's step running beside it (activities/combined.ts): the
+ * Configuration with the status it is about to write, and the Revisions it read — what the Route would read next.
+ */
+export interface SeenConfiguration {
+  configuration: Configuration;
+  revisions: Revision[];
+}
+export type HandOverConfiguration = (seen: SeenConfiguration | undefined) => void;
+
 /** More Revisions than this, and the Configuration's step lists them whole instead of reading each one. */
 const MaxRevisionReads = 8;
 
@@ -36,7 +46,7 @@ export function createConfigurationActivities(deps: ActivityDeps) {
   async function readConfiguration(
     key: ObjectKey,
     written: WrittenVersions,
-  ): Promise<{ cfg: Configuration; revisions: Revision[]; defaults: DefaultsConfig } | undefined> {
+  ): Promise<{ raw: Configuration; cfg: Configuration; revisions: Revision[]; defaults: DefaultsConfig } | undefined> {
     // The Revisions are selected by the Configuration's name: both read side by side.
     const [raw, revisions] = await Promise.all([
       kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
@@ -44,7 +54,7 @@ export function createConfigurationActivities(deps: ActivityDeps) {
     ]);
     if (!raw || raw.metadata.deletionTimestamp) return undefined;
     const defaults = defaultsInForce(config.revisionConfig().defaults, raw, revisions);
-    return { cfg: setConfigurationDefaults(raw, defaults), revisions, defaults };
+    return { raw, cfg: setConfigurationDefaults(raw, defaults), revisions, defaults };
   }
 
   /**
@@ -106,17 +116,25 @@ export function createConfigurationActivities(deps: ActivityDeps) {
       return { outcome: 'created', ...base, revision: name, resourceVersion: created.metadata.resourceVersion ?? '', written: writtenSoFar(prior) };
     },
 
-    /** latestCreated/latestReady and Ready from the Revisions (spec §2.3); `createError` from the step before. */
-    async updateConfigurationStatus(key: ObjectKey, createError?: string, opts: Written = {}): Promise<StatusOutcome> {
+    /**
+     * latestCreated/latestReady and Ready from the Revisions (spec §2.3); `createError` from the step before.
+     * `handOver` gets the Configuration with its new status and the Revisions read, just before the status write.
+     */
+    async updateConfigurationStatus(
+      key: ObjectKey,
+      createError?: string,
+      opts: Written & { handOver?: HandOverConfiguration } = {},
+    ): Promise<StatusOutcome> {
       const read = await readConfiguration(key, opts.written ?? {});
       if (!read) return { outcome: 'gone' };
-      const { cfg, revisions } = read;
+      const { raw, cfg, revisions } = read;
       // The spec moved on since the Revision step ran: do not report a generation whose Revision does not exist
       // yet. The change poked this workflow, so the next pass creates the Revision and writes the status.
       if (createError === undefined && !findRevisionForGeneration(cfg, revisions)) {
         return { outcome: 'unchanged', reason: `waiting for the Revision of generation ${cfg.metadata.generation ?? 0}` };
       }
       const { status, events: toRecord } = computeConfigurationStatus({ configuration: cfg, revisions, createError }, nowOf(deps));
+      opts.handOver?.({ configuration: { ...raw, status }, revisions });
       return statusOutcome(await writeStatusWithEvents(kube, events, Resources.Configuration, cfg, status, toRecord), status);
     },
   };

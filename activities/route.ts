@@ -1,6 +1,7 @@
 // Activities of the Route workflow (spec §4): resolve traffic, program placeholder Services (and their Endpoints)
-// and the KIngress, write the Route's status (traffic, url, address, conditions), then keep the labeler's
-// bookkeeping on the Revisions and Configurations it references (§4.7). Children are applied through
+// and the KIngress, write the Route's status (traffic, url, address, conditions), and keep the labeler's bookkeeping
+// on the Revisions and Configurations it references (§4.7): its marks beside the programming, its clear before the
+// status write. Children are applied through
 // activities/apply.ts, so a field the Route stops asking for leaves the child too.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
@@ -63,6 +64,7 @@ import {
   type RoutingTargets,
 } from '../resources/labeler.js';
 import { applyIfChanged, eventsInFlight, exactSpecInSync, needsApply, settleAll, type RecordLater } from './apply.js';
+import type { SeenConfiguration } from './configuration.js';
 import { isIstioIngress, programIngress, readVirtualServices } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { listOwnWrites, writtenSoFar, type WrittenVersions } from './written.js';
@@ -102,6 +104,18 @@ export type RouteOutcome =
       /** A gradual rollout this pass stepped, holds or just finished (spec §5, issue 11); absent when there is none. */
       rollout?: RolloutSummary;
     });
+
+/** How a Route's pass is asked for (`reconcileRoute`). */
+export interface RouteOptions {
+  /** A Service's pass: a placeholder name held by a foreign object is reported in the outcome, not thrown. */
+  reportNotOwned?: boolean;
+  /** The versions the workflow's passes wrote before (activities/written.ts). */
+  written?: WrittenVersions;
+  /** What the Configuration's status step beside this one hands over (activities/combined.ts). */
+  seen?: Promise<SeenConfiguration | undefined>;
+  /** Gets the Route with the status this pass wrote (or found already there), once it is stored. */
+  asWritten?: (route: Route) => void;
+}
 
 /** A rollout as the Route's pass left it, for the workflow's history and its durable timer. */
 export interface RolloutSummary {
@@ -148,12 +162,22 @@ export function createRouteActivities(deps: ActivityDeps) {
 
   /**
    * Reads objects of one type by name, each at most once (concurrent callers share the request), into `known`, which
-   * may start with objects read before.
+   * may start with objects read before; a name in `given` (read by the step beside this one) is taken from there.
    */
-  function readOnce<T extends KubeObject>(type: ResourceType, ns: string, known: Record<string, T>): (name: string) => Promise<T | undefined> {
+  function readOnce<T extends KubeObject>(
+    type: ResourceType,
+    ns: string,
+    known: Record<string, T>,
+    given: ReadonlyMap<string, T> = new Map(),
+  ): (name: string) => Promise<T | undefined> {
     const reads = new Map<string, Promise<T | undefined>>();
     return (name) => {
       if (Object.hasOwn(known, name)) return Promise.resolve(known[name]);
+      const had = given.get(name);
+      if (had) {
+        known[name] = had;
+        return Promise.resolve(had);
+      }
       let read = reads.get(name);
       if (!read) {
         read = kube.get<T>(type, ns, name).then((obj) => {
@@ -166,12 +190,20 @@ export function createRouteActivities(deps: ActivityDeps) {
     };
   }
 
-  /** The Configurations and Revisions the Route's traffic names (and the latest ready Revisions of those Configurations). */
-  async function referenced(route: Route, ns: string): Promise<{ configs: Record<string, Configuration>; revs: Record<string, Revision> }> {
+  /**
+   * The Configurations and Revisions the Route's traffic names (and the latest ready Revisions of those Configurations).
+   * `seen`: a Configuration (with the status its step is writing) and its Revisions, taken instead of reading them.
+   */
+  async function referenced(
+    route: Route,
+    ns: string,
+    seen: SeenConfiguration | undefined,
+  ): Promise<{ configs: Record<string, Configuration>; revs: Record<string, Revision> }> {
     const configs: Record<string, Configuration> = {};
     const revs: Record<string, Revision> = {};
-    const getRev = readOnce(Resources.Revision, ns, revs);
-    const readCfg = readOnce(Resources.Configuration, ns, configs);
+    const byName = <T extends KubeObject>(objs: T[]) => new Map(objs.map((o) => [o.metadata.name ?? '', o]));
+    const getRev = readOnce(Resources.Revision, ns, revs, byName(seen?.revisions ?? []));
+    const readCfg = readOnce(Resources.Configuration, ns, configs, byName(seen ? [seen.configuration] : []));
     const getCfg = async (name: string) => {
       const latestReady = (await readCfg(name))?.status?.latestReadyRevisionName;
       if (latestReady) await getRev(latestReady);
@@ -282,20 +314,10 @@ export function createRouteActivities(deps: ActivityDeps) {
   }
 
   /**
-   * The labeler's writes: every target lists this Route in `serving.knative.dev/routes` (Revisions are `active` too);
-   * once the Route is Ready or Failed for its generation, Revisions and Configurations it no longer references lose it
-   * (a Revision then becomes `reserve` when no Route is left). The Configuration's annotation is what leads its changes
-   * (a new latest ready Revision) to the Routes that follow it. `listed`: the clear's lists, when already started.
-   * Runs before the status write, so a pass that fails half-way clears on its retry.
+   * The labeler's marks: every target lists this Route in `serving.knative.dev/routes` (Revisions are `active` too).
+   * The Configuration's annotation is what leads its changes (a new latest ready Revision) to the Routes that follow it.
    */
-  async function syncRouting(
-    key: ObjectKey,
-    routing: Routing,
-    settled: boolean,
-    now: string,
-    wrote: WrittenVersions,
-    listed?: Promise<Listed | undefined>,
-  ): Promise<void> {
+  async function markRouting(key: ObjectKey, routing: Routing, now: string): Promise<void> {
     const { targets, getRev, configurations } = routing;
     await settleAll([
       eachConcurrently([...targets.revisions], async (name) => {
@@ -309,11 +331,27 @@ export function createRouteActivities(deps: ActivityDeps) {
         if (patch) await patchIfPresent(Resources.Configuration, key.namespace, name, { metadata: patch });
       }),
     ]);
+  }
+
+  /**
+   * The labeler's clear: once the Route is Ready or Failed for its generation, Revisions and Configurations it no
+   * longer references lose it (a Revision then becomes `reserve` when no Route is left). `listed`: the clear's lists,
+   * when already started. Runs after the marks and before the status write, so a pass that fails half-way clears on
+   * its retry.
+   */
+  async function clearIfSettled(
+    key: ObjectKey,
+    routing: Routing,
+    settled: boolean,
+    now: string,
+    wrote: WrittenVersions,
+    listed?: Promise<Listed | undefined>,
+  ): Promise<void> {
     if (!settled || !routing.clear) {
       await listed?.catch(() => undefined); // started for nothing: the Route did not settle
       return;
     }
-    await clearRouting(key, targets, now, (await listed) ?? (await listRouted(key.namespace, wrote)));
+    await clearRouting(key, routing.targets, now, (await listed) ?? (await listRouted(key.namespace, wrote)));
   }
 
   /**
@@ -397,247 +435,297 @@ export function createRouteActivities(deps: ActivityDeps) {
     return action;
   }
 
-  return {
-    /**
-     * One Route pass (spec §4.1): traffic → placeholder Services → KIngress → status; then the labeler. A placeholder
-     * name taken by a foreign object fails the step after reporting it, so it is retried with backoff — unless
-     * `reportNotOwned` (a Service's pass, which must go on to write the Service's status): then the outcome names it
-     * and the caller schedules the retry.
-     */
-    async reconcileRoute(key: ObjectKey, opts: { reportNotOwned?: boolean; written?: WrittenVersions } = {}): Promise<RouteOutcome> {
-      const wrote = opts.written ?? {};
-      const raw = await kube.get<Route>(Resources.Route, key.namespace, key.name);
-      if (!raw) return { outcome: 'gone' };
-      if (raw.metadata.deletionTimestamp) {
-        await finalizeRoute(key, raw, wrote);
-        return { outcome: 'gone' };
-      }
-      if (!(raw.metadata.finalizers ?? []).includes(RouteFinalizer)) {
-        await kube.mergePatch(Resources.Route, key.namespace, key.name, {
-          metadata: { finalizers: [...(raw.metadata.finalizers ?? []), RouteFinalizer] },
-        });
-      }
-      const route = setRouteDefaults(raw);
-      const now = nowOf(deps);
-      const net = config.networkConfig();
-      const dom = config.domainConfig();
-      const r = cloneJson(route);
-      const before = beginReconcile(r, routeConditionSet, now);
-      const status = r.status as RouteStatus;
-      // A new generation is not Ready before its Ingress is programmed, whatever stops the pass (route.go).
-      if ((raw.status?.observedGeneration ?? 0) !== (raw.metadata.generation ?? 0)) markIngressNotConfigured(status, now);
-      const { configs, revs } = await referenced(route, key.namespace);
-      const { config: traffic, error } = buildTrafficConfiguration(route, configs, revs);
-      let ingressAction: IngressAction = 'none';
-      let ingressResourceVersion: string | undefined;
-      let placeholders: PlaceholderOutcome | undefined;
-      let moved: Promise<PlaceholderOutcome> | undefined;
-      let routed: Promise<Routing> | undefined;
-      let listed: Promise<Listed | undefined> | undefined;
-      const { record, settled: eventsRecorded } = eventsInFlight(events);
-      // The rollout's clock: real time, read when each decision is taken (a step's due time is compared with it).
-      const clock = (): number => (deps.now?.() ?? new Date()).getTime();
-      let plan: RolloutPlan | undefined;
-      let programmed = false; // the KIngress carries `plan` (its events and summary are news only then)
-      let previousRollout: Rollout | undefined;
+  /**
+   * What programming reads that does not depend on the Route: its KIngress, the KIngress's VirtualServices when the
+   * configured class is Tidal's, its default placeholder and the Services labelled with it — read beside the Route in
+   * a Service's status pass.
+   */
+  function readForProgramming(key: ObjectKey, wrote: WrittenVersions) {
+    const early = {
+      ingress: kube.get<Ingress>(Resources.KIngress, key.namespace, key.name),
+      virtualServices: config.networkConfig().ingressClass === IstioIngressClassName ? readVirtualServices(kube, key.namespace, key.name) : undefined,
+      placeholder: kube.get<LiveService>(Resources.KubeService, key.namespace, placeholderServiceName(key.name, '')),
+      labelled: listOwnWrites<KubeObject>(deps, 'Service', key.namespace, { [Labels.route]: key.name }, wrote).then((l) => l.items),
+    };
+    // Awaited only by a pass that programs; the catch keeps a failure from counting as unhandled before that.
+    for (const read of Object.values(early)) void read?.catch(() => undefined);
+    return early;
+  }
 
-      // As route.go: the URL comes first, so a domain-template error wins over a traffic target error.
-      const url = routeURL(route, net, dom);
-      let domainError = url.ok ? undefined : url.error;
-      if (url.ok) status.url = url.value;
+  /** One Route pass (`reconcileRoute`); each write it starts beside the rest goes into `inFlight`. */
+  async function programRoute(key: ObjectKey, opts: RouteOptions, inFlight: Promise<unknown>[]): Promise<RouteOutcome> {
+    const wrote = opts.written ?? {};
+    // Handed what the Configuration's part read (a Service's status pass: a Revision turned Ready, so the Route is
+    // about to be programmed), the pass reads what programming needs meanwhile. Otherwise it reads it only once it
+    // knows it will program: a Route's first pass, with no Revision Ready yet, programs nothing.
+    const early = opts.seen ? readForProgramming(key, wrote) : undefined;
+    const raw = await kube.get<Route>(Resources.Route, key.namespace, key.name);
+    if (!raw) return { outcome: 'gone' };
+    if (raw.metadata.deletionTimestamp) {
+      await finalizeRoute(key, raw, wrote);
+      return { outcome: 'gone' };
+    }
+    if (!(raw.metadata.finalizers ?? []).includes(RouteFinalizer)) {
+      await kube.mergePatch(Resources.Route, key.namespace, key.name, {
+        metadata: { finalizers: [...(raw.metadata.finalizers ?? []), RouteFinalizer] },
+      });
+    }
+    const route = setRouteDefaults(raw);
+    const now = nowOf(deps);
+    const net = config.networkConfig();
+    const dom = config.domainConfig();
+    const r = cloneJson(route);
+    const before = beginReconcile(r, routeConditionSet, now);
+    const status = r.status as RouteStatus;
+    // A new generation is not Ready before its Ingress is programmed, whatever stops the pass (route.go).
+    if ((raw.status?.observedGeneration ?? 0) !== (raw.metadata.generation ?? 0)) markIngressNotConfigured(status, now);
+    const { configs, revs } = await referenced(route, key.namespace, await opts.seen);
+    const { config: traffic, error } = buildTrafficConfiguration(route, configs, revs);
+    let ingressAction: IngressAction = 'none';
+    let ingressResourceVersion: string | undefined;
+    let placeholders: PlaceholderOutcome | undefined;
+    let moved: Promise<PlaceholderOutcome> | undefined;
+    let routed: Promise<Routing> | undefined;
+    let listed: Promise<Listed | undefined> | undefined;
+    let marked: Promise<void> | undefined;
+    const track = <T>(p: Promise<T>): Promise<T> => (inFlight.push(p), p);
+    const { record, settled: eventsRecorded } = eventsInFlight(events);
+    // The rollout's clock: real time, read when each decision is taken (a step's due time is compared with it).
+    const clock = (): number => (deps.now?.() ?? new Date()).getTime();
+    let plan: RolloutPlan | undefined;
+    let programmed = false; // the KIngress carries `plan` (its events and summary are news only then)
+    let previousRollout: Rollout | undefined;
 
-      const hosts: Record<string, TrafficHosts> = {};
-      const domains: Record<string, string> = {};
-      const tagUrls: Record<string, string> = {};
-      const names = error || domainError ? [] : trafficNames(traffic);
-      const local = targetVisibility(route, dom) === 'ClusterLocal';
-      for (const name of names) {
-        const host = targetDomain(route, name, net, dom);
-        const u = name !== '' ? tagURL(route, name, net, dom) : undefined;
-        if (!host.ok) {
-          domainError = host.error;
-          break;
-        }
-        if (u && !u.ok) {
-          domainError = u.error;
-          break;
-        }
-        hosts[name] = { clusterLocal: clusterLocalHost(placeholderServiceName(key.name, name), key.namespace), external: local ? [] : [host.value] };
-        domains[name] = host.value;
-        if (u?.ok) tagUrls[name] = u.value;
+    // As route.go: the URL comes first, so a domain-template error wins over a traffic target error.
+    const url = routeURL(route, net, dom);
+    let domainError = url.ok ? undefined : url.error;
+    if (url.ok) status.url = url.value;
+
+    const hosts: Record<string, TrafficHosts> = {};
+    const domains: Record<string, string> = {};
+    const tagUrls: Record<string, string> = {};
+    const names = error || domainError ? [] : trafficNames(traffic);
+    const local = targetVisibility(route, dom) === 'ClusterLocal';
+    for (const name of names) {
+      const host = targetDomain(route, name, net, dom);
+      const u = name !== '' ? tagURL(route, name, net, dom) : undefined;
+      if (!host.ok) {
+        domainError = host.error;
+        break;
       }
+      if (u && !u.ok) {
+        domainError = u.error;
+        break;
+      }
+      hosts[name] = { clusterLocal: clusterLocalHost(placeholderServiceName(key.name, name), key.namespace), external: local ? [] : [host.value] };
+      domains[name] = host.value;
+      if (u?.ok) tagUrls[name] = u.value;
+    }
 
-      if (domainError !== undefined) {
-        // Knative's ErrDomainName: nothing is programmed; a config-network/config-domain or Route change pokes again.
-        markDomainNameError(status, domainNameErrorMessage(domainError), now);
-      } else if (error) {
-        markBadTrafficTarget(status, error, now);
-      } else {
-        markTrafficAssigned(status, now);
-        status.traffic = statusTraffic(traffic, tagUrls);
-        status.address = { url: routeAddressURL(route) };
-        const ingressClass = ingressClassForRoute(route, net.ingressClass);
-        const { tagHeaderBasedRouting } = config.featuresConfig();
-        // The labeler's targets are known now that status.traffic is. A KIngress of Tidal's class is programmed in this
-        // step and then settles the Route: the clear's two lists, when it will need them, go meanwhile. (Both are
-        // awaited later; the catch only keeps a failure from counting as unhandled before that.)
+    if (domainError !== undefined) {
+      // Knative's ErrDomainName: nothing is programmed; a config-network/config-domain or Route change pokes again.
+      markDomainNameError(status, domainNameErrorMessage(domainError), now);
+    } else if (error) {
+      markBadTrafficTarget(status, error, now);
+    } else {
+      markTrafficAssigned(status, now);
+      status.traffic = statusTraffic(traffic, tagUrls);
+      status.address = { url: routeAddressURL(route) };
+      const ingressClass = ingressClassForRoute(route, net.ingressClass);
+      const { tagHeaderBasedRouting } = config.featuresConfig();
+      // The labeler's targets are known now that status.traffic is. A KIngress of Tidal's class is programmed in this
+      // step and then settles the Route: the clear's two lists, when it will need them, go meanwhile. (Both are
+      // awaited later; the catch only keeps a failure from counting as unhandled before that.)
+      routed = routingOf(key, r, raw, revs, configs);
+      if (ingressClass === IstioIngressClassName) listed = routed.then((routing) => (routing.clear ? listRouted(key.namespace, wrote) : undefined));
+      for (const p of [routed, listed]) void p?.catch(() => undefined);
+      // What programming reads, in one round (in a Service's status pass, most of it read beside the Route already):
+      // the KIngress, each placeholder, the Services labelled with the Route (orphans) and, for a KIngress of Tidal's
+      // class, its VirtualServices.
+      const [currentIngress, services, labelled, virtualServices] = await Promise.all([
+        early?.ingress ?? kube.get<Ingress>(Resources.KIngress, key.namespace, key.name),
+        Promise.all(
+          names.map((name) =>
+            name === '' && early
+              ? early.placeholder
+              : kube.get<LiveService>(Resources.KubeService, key.namespace, placeholderServiceName(key.name, name)),
+          ),
+        ),
+        early?.labelled ?? listOwnWrites<KubeObject>(deps, 'Service', key.namespace, { [Labels.route]: key.name }, wrote).then((l) => l.items),
+        ingressClass === IstioIngressClassName ? (early?.virtualServices ?? readVirtualServices(kube, key.namespace, key.name)) : undefined,
+      ]);
+      // The gradual rollout (spec §5): planned from the state the KIngress carries, programmed into it below. A
+      // pass started by the step's early timer (RolloutWakeLeadMs) waits here for the step's exact time.
+      // A timer may wake a millisecond early by the wall clock: wait until the step's time has really come, or the
+      // plan would find it not yet due and ask for another timer.
+      const stepRollout = deps.now ? undefined : parseRolloutAnnotation(currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout]);
+      for (let wait = stepWaitMs(stepRollout, clock()); wait > 0; wait = stepWaitMs(stepRollout, clock())) await sleep(wait);
+      const planInput: RolloutPlanInput = {
+        desired: buildRollout(traffic),
+        previousAnnotation: currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout],
+        ingressExists: currentIngress !== undefined,
+        ingressReady: currentIngress !== undefined && isIngressReady(currentIngress),
+        routeIngressReady: routeConditionSet.get(raw.status, RouteConditionIngressReady)?.status === 'True',
+        nowMs: clock(),
+        durationSeconds: rolloutDurationSeconds(route.metadata.annotations, net),
+        control: parseRolloutControl(route.metadata.annotations),
+        revisions: traffic.revisions,
+      };
+      plan = planRollout(planInput);
+      previousRollout = parseRolloutAnnotation(planInput.previousAnnotation);
+      const rolled = applyRolloutToTraffic(traffic, plan.rollout, tagUrls);
+      if (JSON.stringify(rolled) !== JSON.stringify(status.traffic)) {
+        // The split names Revisions the plain traffic does not (the rollout's older ones): the labeler must keep
+        // them routed, so its targets are taken again from this status.traffic.
+        status.traffic = rolled;
         routed = routingOf(key, r, raw, revs, configs);
         if (ingressClass === IstioIngressClassName) listed = routed.then((routing) => (routing.clear ? listRouted(key.namespace, wrote) : undefined));
         for (const p of [routed, listed]) void p?.catch(() => undefined);
-        // What programming reads, in one round: the KIngress, each placeholder, the Services labelled with the Route
-        // (orphans) and, for a KIngress of Tidal's class, its VirtualServices.
-        const [currentIngress, services, labelled, virtualServices] = await Promise.all([
-          kube.get<Ingress>(Resources.KIngress, key.namespace, key.name),
-          Promise.all(names.map((name) => kube.get<LiveService>(Resources.KubeService, key.namespace, placeholderServiceName(key.name, name)))),
-          listOwnWrites<KubeObject>(deps, 'Service', key.namespace, { [Labels.route]: key.name }, wrote).then((l) => l.items),
-          ingressClass === IstioIngressClassName ? readVirtualServices(kube, key.namespace, key.name) : undefined,
-        ]);
-        // The gradual rollout (spec §5): planned from the state the KIngress carries, programmed into it below. A
-        // pass started by the step's early timer (RolloutWakeLeadMs) waits here for the step's exact time.
-        // A timer may wake a millisecond early by the wall clock: wait until the step's time has really come, or the
-        // plan would find it not yet due and ask for another timer.
-        const stepRollout = deps.now ? undefined : parseRolloutAnnotation(currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout]);
-        for (let wait = stepWaitMs(stepRollout, clock()); wait > 0; wait = stepWaitMs(stepRollout, clock())) await sleep(wait);
-        const planInput: RolloutPlanInput = {
-          desired: buildRollout(traffic),
-          previousAnnotation: currentIngress?.metadata.annotations?.[NetworkingAnnotations.rollout],
-          ingressExists: currentIngress !== undefined,
-          ingressReady: currentIngress !== undefined && isIngressReady(currentIngress),
-          routeIngressReady: routeConditionSet.get(raw.status, RouteConditionIngressReady)?.status === 'True',
-          nowMs: clock(),
-          durationSeconds: rolloutDurationSeconds(route.metadata.annotations, net),
-          control: parseRolloutControl(route.metadata.annotations),
-          revisions: traffic.revisions,
-        };
-        plan = planRollout(planInput);
-        previousRollout = parseRolloutAnnotation(planInput.previousAnnotation);
-        const rolled = applyRolloutToTraffic(traffic, plan.rollout, tagUrls);
-        if (JSON.stringify(rolled) !== JSON.stringify(status.traffic)) {
-          // The split names Revisions the plain traffic does not (the rollout's older ones): the labeler must keep
-          // them routed, so its targets are taken again from this status.traffic.
-          status.traffic = rolled;
-          routed = routingOf(key, r, raw, revs, configs);
-          if (ingressClass === IstioIngressClassName)
-            listed = routed.then((routing) => (routing.clear ? listRouted(key.namespace, wrote) : undefined));
-          for (const p of [routed, listed]) void p?.catch(() => undefined);
-        }
-        const hold = plan.holds[0];
-        if (hold) markRolloutHeld(status, hold.reason, hold.message, now);
-        const live = new Map(names.map((name, i) => [placeholderServiceName(key.name, name), { service: services[i] }]));
-        const desiredPlaceholders = (ingress: Ingress | undefined): DesiredPlaceholder[] =>
-          names.map((name) => {
-            const svcName = placeholderServiceName(key.name, name);
-            // Once the Ingress reports its load balancer, the placeholder points at it (checklist 54).
-            const balanced = ingress?.status ? makeLoadBalancedPlaceholder(route, name, ingress, local) : undefined;
-            if (balanced?.ok) return { name: svcName, service: balanced.service, endpoints: balanced.endpoints };
-            return { name: svcName, service: makePlaceholderService(route, name, domains[name] ?? '') };
-          });
-        // Placeholders before the KIngress, as upstream: a placeholder that cannot be applied leaves the KIngress alone.
-        // But a KIngress of Tidal's class, with readiness probing off, is programmed in this step and Ready at once: when
-        // every placeholder name is free or already this Route's ClusterIP-less placeholder (nothing foreign can stop the
-        // KIngress), each is written once, at the load balancer, beside the KIngress's status — not first at its own
-        // domain and moved there a moment later (one write and two round trips less on the way to Ready).
-        const uid = route.metadata.uid;
-        const once =
-          ingressClass === IstioIngressClassName &&
-          net.ingressReadinessProbing !== 'enabled' &&
-          (currentIngress === undefined || (isControlledBy(currentIngress, uid) && isIstioIngress(currentIngress))) &&
-          services.every((svc) => svc === undefined || (isControlledBy(svc, uid) && svc.spec?.clusterIP !== 'None'));
-        if (!once) placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress), { live, record, labelled });
-        const pointAt = (ingress: Ingress) =>
-          (moved ??= reconcilePlaceholders(route, desiredPlaceholders(ingress), { live, record, ...(once ? { labelled } : {}) }));
-        if (placeholders?.notOwned) {
-          if (placeholders.notOwned.kind === 'Service') markServiceNotOwned(status, placeholders.notOwned.name, now);
-          else markEndpointNotOwned(status, placeholders.notOwned.name, now);
-        } else {
-          markCertificateNotEnabled(status, now);
-          const desired = makeIngress(route, traffic, hosts, ingressClass, { rollout: plan.rollout, tagHeaderBasedRouting });
-          const existing = currentIngress;
-          if (existing && !isControlledBy(existing, route.metadata.uid)) {
-            ingressAction = 'notOwned';
-          } else {
-            const applied = await applyIfChanged(kube, Resources.KIngress, existing, desired, { inSync: exactSpecInSync() });
-            ingressAction = applied.action;
-            programmed = true;
-            if (applied.action !== 'unchanged') ingressResourceVersion = applied.obj.metadata.resourceVersion;
-            if (applied.action === 'created') record(route, 'Normal', 'Created', `Created Ingress "${key.name}"`);
-            // A KIngress of Tidal's class is programmed here, in the same step, instead of by a workflow of its own
-            // (ADR 0005): the Route sees it Ready without another round trip.
-            let ingress = applied.obj;
-            if (isIstioIngress(ingress))
-              ingress = (
-                await programIngress(deps, ingress, virtualServices, (ready) =>
-                  once || !sameLoadBalancer(currentIngress, ready) ? pointAt(ready) : undefined,
-                )
-              ).ingress;
-            if (plan.inProgress && isIstioIngress(ingress) && isIngressReady(ingress)) {
-              // This KIngress was programmed in this step and is Ready now: its 1 % step became ready within this
-              // pass, which no later event would announce. Observe it here, as upstream's next pass would
-              // (`ObserveReady`: the step took under a second), so the schedule starts now.
-              const observed = planRollout({
-                ...planInput,
-                previousAnnotation: plan.annotation,
-                ingressReady: true,
-                routeIngressReady: false,
-                nowMs: clock(),
-              });
-              if (observed.annotation !== plan.annotation) {
-                const again = await applyIfChanged(
-                  kube,
-                  Resources.KIngress,
-                  ingress,
-                  makeIngress(route, traffic, hosts, ingressClass, { rollout: observed.rollout, tagHeaderBasedRouting }),
-                  { inSync: exactSpecInSync() },
-                );
-                ingressResourceVersion = again.obj.metadata.resourceVersion;
-                // Only the annotation moves unless a step fell due meanwhile: then the new split is programmed too.
-                ingress =
-                  (again.obj.metadata.generation ?? 0) === (ingress.metadata.generation ?? 0)
-                    ? { ...again.obj, status: ingress.status }
-                    : (await programIngress(deps, again.obj)).ingress;
-                plan = { ...observed, events: [...plan.events, ...observed.events.filter((e) => e.reason !== 'RolloutControlInvalid')] };
-              }
-            }
-            propagateIngressStatus(status, ingress, now);
-            // Upstream does not propagate the KIngress's readiness while a rollout is in progress.
-            if (plan.inProgress) (plan.paused ? markIngressRolloutPaused : markIngressRolloutInProgress)(status, now);
-            // The load balancer it reports now moves the placeholders (checklist 54) in this pass too, unless they went
-            // beside its status already: from what the first round left (which deleted the orphans), or, written once,
-            // in the only round (orphans included).
-            if (once || !sameLoadBalancer(currentIngress, ingress)) void pointAt(ingress);
-          }
-        }
       }
-      endReconcile(r, before, now);
-      // The moved placeholders and the labeler's bookkeeping touch different objects: side by side, both before the
-      // status write.
-      const settled = isRouteReady(r) || isRouteFailed(r);
-      const bookkeeping = (routed ?? routingOf(key, r, raw, revs, configs)).then((routing) => syncRouting(key, routing, settled, now, wrote, listed));
-      const [again] = await settleAll([moved, bookkeeping]);
-      if (again) placeholders = placeholders ? mergePlaceholderOutcomes(placeholders, again) : again;
-      const written = await writeStatus(kube, Resources.Route, raw, r.status);
-      // Each step and control action of the rollout as an Event on the Route (issue 11).
-      for (const e of programmed ? (plan?.events ?? []) : []) record(route, e.type, e.reason, e.message);
-      await eventsRecorded();
+      // The labeler's targets are final: its marks go now, beside the programming (upstream's labeler is a reconciler
+      // of its own, not one ordered after the KIngress); its clear waits for the Route to settle, below.
+      marked = track(routed.then((x) => markRouting(key, x, now)));
+      void marked.catch(() => undefined);
+      const hold = plan.holds[0];
+      if (hold) markRolloutHeld(status, hold.reason, hold.message, now);
+      const live = new Map(names.map((name, i) => [placeholderServiceName(key.name, name), { service: services[i] }]));
+      const desiredPlaceholders = (ingress: Ingress | undefined): DesiredPlaceholder[] =>
+        names.map((name) => {
+          const svcName = placeholderServiceName(key.name, name);
+          // Once the Ingress reports its load balancer, the placeholder points at it (checklist 54).
+          const balanced = ingress?.status ? makeLoadBalancedPlaceholder(route, name, ingress, local) : undefined;
+          if (balanced?.ok) return { name: svcName, service: balanced.service, endpoints: balanced.endpoints };
+          return { name: svcName, service: makePlaceholderService(route, name, domains[name] ?? '') };
+        });
+      // Placeholders before the KIngress, as upstream: a placeholder that cannot be applied leaves the KIngress alone.
+      // But a KIngress of Tidal's class, with readiness probing off, is programmed in this step and Ready at once: when
+      // every placeholder name is free or already this Route's ClusterIP-less placeholder (nothing foreign can stop the
+      // KIngress), each is written once, at the load balancer, beside the KIngress's status — not first at its own
+      // domain and moved there a moment later (one write and two round trips less on the way to Ready).
+      const uid = route.metadata.uid;
+      const once =
+        ingressClass === IstioIngressClassName &&
+        net.ingressReadinessProbing !== 'enabled' &&
+        (currentIngress === undefined || (isControlledBy(currentIngress, uid) && isIstioIngress(currentIngress))) &&
+        services.every((svc) => svc === undefined || (isControlledBy(svc, uid) && svc.spec?.clusterIP !== 'None'));
+      if (!once) placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress), { live, record, labelled });
+      const pointAt = (ingress: Ingress) =>
+        (moved ??= track(reconcilePlaceholders(route, desiredPlaceholders(ingress), { live, record, ...(once ? { labelled } : {}) })));
       if (placeholders?.notOwned) {
-        // As upstream, the pass fails after reporting it (status and one InternalError Event), so it is retried with
-        // backoff until the foreign object goes: nothing pokes the Route when a Service it does not own changes.
-        const message = `route "${key.name}" does not own ${placeholders.notOwned.kind} "${placeholders.notOwned.name}"`;
-        await events.record(route, 'Warning', 'InternalError', message);
-        if (!opts.reportNotOwned) throw new Error(message);
+        if (placeholders.notOwned.kind === 'Service') markServiceNotOwned(status, placeholders.notOwned.name, now);
+        else markEndpointNotOwned(status, placeholders.notOwned.name, now);
+      } else {
+        markCertificateNotEnabled(status, now);
+        const desired = makeIngress(route, traffic, hosts, ingressClass, { rollout: plan.rollout, tagHeaderBasedRouting });
+        const existing = currentIngress;
+        if (existing && !isControlledBy(existing, route.metadata.uid)) {
+          ingressAction = 'notOwned';
+        } else {
+          const applied = await applyIfChanged(kube, Resources.KIngress, existing, desired, { inSync: exactSpecInSync() });
+          ingressAction = applied.action;
+          programmed = true;
+          if (applied.action !== 'unchanged') ingressResourceVersion = applied.obj.metadata.resourceVersion;
+          if (applied.action === 'created') record(route, 'Normal', 'Created', `Created Ingress "${key.name}"`);
+          // A KIngress of Tidal's class is programmed here, in the same step, instead of by a workflow of its own
+          // (ADR 0005): the Route sees it Ready without another round trip.
+          let ingress = applied.obj;
+          if (isIstioIngress(ingress))
+            ingress = (
+              await programIngress(deps, ingress, virtualServices, (ready) =>
+                once || !sameLoadBalancer(currentIngress, ready) ? pointAt(ready) : undefined,
+              )
+            ).ingress;
+          if (plan.inProgress && isIstioIngress(ingress) && isIngressReady(ingress)) {
+            // This KIngress was programmed in this step and is Ready now: its 1 % step became ready within this
+            // pass, which no later event would announce. Observe it here, as upstream's next pass would
+            // (`ObserveReady`: the step took under a second), so the schedule starts now.
+            const observed = planRollout({
+              ...planInput,
+              previousAnnotation: plan.annotation,
+              ingressReady: true,
+              routeIngressReady: false,
+              nowMs: clock(),
+            });
+            if (observed.annotation !== plan.annotation) {
+              const again = await applyIfChanged(
+                kube,
+                Resources.KIngress,
+                ingress,
+                makeIngress(route, traffic, hosts, ingressClass, { rollout: observed.rollout, tagHeaderBasedRouting }),
+                { inSync: exactSpecInSync() },
+              );
+              ingressResourceVersion = again.obj.metadata.resourceVersion;
+              // Only the annotation moves unless a step fell due meanwhile: then the new split is programmed too.
+              ingress =
+                (again.obj.metadata.generation ?? 0) === (ingress.metadata.generation ?? 0)
+                  ? { ...again.obj, status: ingress.status }
+                  : (await programIngress(deps, again.obj)).ingress;
+              plan = { ...observed, events: [...plan.events, ...observed.events.filter((e) => e.reason !== 'RolloutControlInvalid')] };
+            }
+          }
+          propagateIngressStatus(status, ingress, now);
+          // Upstream does not propagate the KIngress's readiness while a rollout is in progress.
+          if (plan.inProgress) (plan.paused ? markIngressRolloutPaused : markIngressRolloutInProgress)(status, now);
+          // The load balancer it reports now moves the placeholders (checklist 54) in this pass too, unless they went
+          // beside its status already: from what the first round left (which deleted the orphans), or, written once,
+          // in the only round (orphans included).
+          if (once || !sameLoadBalancer(currentIngress, ingress)) void pointAt(ingress);
+        }
       }
-      const touched = placeholders ? describePlaceholders(placeholders) : '';
-      const rollout = plan && programmed ? rolloutSummary(previousRollout, plan, clock()) : undefined;
-      return {
-        ...statusOutcome(written, r.status),
-        ingress: ingressAction,
-        ...(ingressResourceVersion ? { ingressResourceVersion } : {}),
-        ...(touched ? { placeholders: touched } : {}),
-        ...(domainError !== undefined ? { domainError } : {}),
-        ...(placeholders?.notOwned ? { notOwned: `${placeholders.notOwned.kind} ${placeholders.notOwned.name}` } : {}),
-        written: writtenSoFar(wrote),
-        ...(rollout ? { rollout } : {}),
-      };
+    }
+    endReconcile(r, before, now);
+    // The moved placeholders and the labeler's bookkeeping touch different objects: side by side, both before the
+    // status write.
+    const settled = isRouteReady(r) || isRouteFailed(r);
+    const routing = routed ?? routingOf(key, r, raw, revs, configs);
+    const bookkeeping = Promise.all([routing, marked ?? routing.then((x) => markRouting(key, x, now))]).then(([x]) =>
+      clearIfSettled(key, x, settled, now, wrote, listed),
+    );
+    const [again] = await settleAll([moved, bookkeeping]);
+    if (again) placeholders = placeholders ? mergePlaceholderOutcomes(placeholders, again) : again;
+    const written = await writeStatus(kube, Resources.Route, raw, r.status);
+    opts.asWritten?.({ ...raw, status: r.status });
+    // Each step and control action of the rollout as an Event on the Route (issue 11).
+    for (const e of programmed ? (plan?.events ?? []) : []) record(route, e.type, e.reason, e.message);
+    await eventsRecorded();
+    if (placeholders?.notOwned) {
+      // As upstream, the pass fails after reporting it (status and one InternalError Event), so it is retried with
+      // backoff until the foreign object goes: nothing pokes the Route when a Service it does not own changes.
+      const message = `route "${key.name}" does not own ${placeholders.notOwned.kind} "${placeholders.notOwned.name}"`;
+      await events.record(route, 'Warning', 'InternalError', message);
+      if (!opts.reportNotOwned) throw new Error(message);
+    }
+    const touched = placeholders ? describePlaceholders(placeholders) : '';
+    const rollout = plan && programmed ? rolloutSummary(previousRollout, plan, clock()) : undefined;
+    return {
+      ...statusOutcome(written, r.status),
+      ingress: ingressAction,
+      ...(ingressResourceVersion ? { ingressResourceVersion } : {}),
+      ...(touched ? { placeholders: touched } : {}),
+      ...(domainError !== undefined ? { domainError } : {}),
+      ...(placeholders?.notOwned ? { notOwned: `${placeholders.notOwned.kind} ${placeholders.notOwned.name}` } : {}),
+      written: writtenSoFar(wrote),
+      ...(rollout ? { rollout } : {}),
+    };
+  }
+
+  return {
+    /**
+     * One Route pass (spec §4.1): traffic → placeholder Services → KIngress → status, the labeler's marks beside the
+     * programming and its clear before the status write (spec §4.7). A placeholder
+     * name taken by a foreign object fails the step after reporting it, so it is retried with backoff — unless
+     * `reportNotOwned` (a Service's pass, which must go on to write the Service's status): then the outcome names it
+     * and the caller schedules the retry. `seen`: what the Configuration's status step beside it hands over
+     * (activities/combined.ts), awaited before the Route reads what its traffic names; `asWritten`: for the Service's
+     * status step beside it.
+     */
+    async reconcileRoute(key: ObjectKey, opts: RouteOptions = {}): Promise<RouteOutcome> {
+      const inFlight: Promise<unknown>[] = [];
+      try {
+        return await programRoute(key, opts, inFlight);
+      } finally {
+        await Promise.allSettled(inFlight); // no write of the pass outlives its step, even one that fails
+      }
     },
   };
 }

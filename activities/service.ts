@@ -31,6 +31,12 @@ export type ChildOutcome =
       resourceVersion: string;
     };
 
+/** A Service's children as the steps beside its status step wrote them (activities/combined.ts); absent: not handed. */
+export interface WrittenChildren {
+  configuration?: Configuration | undefined;
+  route?: Route | undefined;
+}
+
 /**
  * A Route is in sync when Tidal last applied exactly this and its spec, defaulted, equals the desired one (upstream's
  * routeSemanticEquals): a subset test would leave a `tag` someone added to the one traffic target in force.
@@ -120,16 +126,18 @@ export function createServiceActivities(deps: ActivityDeps) {
       return applyChild(svc, Resources.Route, existing, makeRoute(svc), ServiceConditionRoutesReady, { inSync: routeInSync });
     },
 
-    /** Writes the Service's status from its Configuration and Route (spec §1.4). */
     /**
-     * Writes the Service's status from its children. `expectSpec` (a status-only pass): the spec hash the children
-     * were applied from; a Service whose spec moved on since is left alone (`stale`), for a full pass to apply first —
-     * its status must never report a generation whose children were not applied.
+     * Writes the Service's status from its Configuration and Route (spec §1.4). `expectSpec` (a status-only pass): the
+     * spec hash the children were applied from; a Service whose spec moved on since is left alone (`stale`), for a full
+     * pass to apply first — its status must never report a generation whose children were not applied. `written`: the
+     * children as the steps beside this one wrote them (activities/combined.ts), awaited while the Service is read; a
+     * child it does not hold is read once it has settled.
      */
-    async updateServiceStatus(key: ObjectKey, expectSpec?: string): Promise<StatusOutcome> {
+    async updateServiceStatus(key: ObjectKey, expectSpec?: string, written?: Promise<WrittenChildren>): Promise<StatusOutcome> {
+      const given = written ?? Promise.resolve<WrittenChildren>({});
       const [configuration, route, raw] = await Promise.all([
-        kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
-        kube.get<Route>(Resources.Route, key.namespace, key.name),
+        given.then((w) => w.configuration ?? kube.get<Configuration>(Resources.Configuration, key.namespace, key.name)),
+        given.then((w) => w.route ?? kube.get<Route>(Resources.Route, key.namespace, key.name)),
         kube.get<Service>(Resources.Service, key.namespace, key.name),
       ]);
       const read = withDefaults(raw, configuration);

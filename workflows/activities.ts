@@ -88,8 +88,8 @@ export function step(summary: string, overrides: Partial<LocalActivityOptions> =
 
 /**
  * Several steps in one local activity (activities/combined.ts): one marker and no step boundaries between them. Its
- * result holds each part's result in the order the parts ran; their observations are pooled in that order, as if each
- * part were a step of its own.
+ * result holds each part's result in the order of the steps they replace; their observations are pooled in that
+ * order, as if each part were a step of its own.
  */
 export function combinedStep(summary: string, overrides: Partial<LocalActivityOptions> = {}): Activities {
   return pooled(proxyLocalActivities<Activities>({ ...baseOptions, ...overrides, summary }), (result) => {

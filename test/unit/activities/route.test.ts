@@ -131,6 +131,8 @@ function harness(net: Record<string, string> = {}, opts: { delayMs?: (verb: stri
       if (parsed.ok) featuresCfg = parsed.value;
     },
     pass: (name: string, written?: WrittenVersions) => observing(() => acts.reconcileRoute({ namespace: NS, name }, written ? { written } : {})),
+    /** A pass as a Service's status pass makes it: handed what the Configuration's part read (here: nothing). */
+    statusPass: (name: string) => observing(() => acts.reconcileRoute({ namespace: NS, name }, { seen: Promise.resolve(undefined) })),
     route: (name: string) => kube.get<Route>(Resources.Route, NS, name)!,
     cond: (name: string, type: string) => kube.get<Route>(Resources.Route, NS, name)?.status?.conditions?.find((c) => c.type === type),
     annotation: (type: typeof Resources.Configuration, name: string, key = 'serving.knative.dev/routes') =>
@@ -166,6 +168,13 @@ async function readyDirectRoute(h: H, traffic: TrafficTarget[] = [{ configuratio
   h.ingressReady('direct');
   const o = ok(await h.pass('direct'));
   expect(o.ready).toBe('True');
+}
+
+/** `direct` at Configuration `cfg`, whose Revision `cfg-00001` is Ready: nothing programmed yet. */
+function seedDirect(h: H): void {
+  h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+  h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+  h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
 }
 
 /** `direct` at `cfg`, with `old` and its Revision still listing it from before (the labeler's clear has work). */
@@ -640,6 +649,56 @@ describe('a KIngress of class istio is programmed in the Route’s own pass (ADR
       type: 'ExternalName',
       externalName: 'knative-local-gateway.istio-system.svc.cluster.local',
     });
+  });
+
+  it('the labeler marks its Revision while the KIngress is programmed, not after the Route is', async () => {
+    // The KIngress's apply answers 50 ms late: a mark made only after programming would land after it.
+    const h = harness(ISTIO, { delayMs: (verb, name) => (verb === 'apply' && name === 'direct' ? 50 : 0) });
+    seedDirect(h);
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    const at = (verb: string, kind: string) => h.kube.calls.findIndex((c) => c.verb === verb && c.kind === kind);
+    expect(at('patch', 'Revision')).toBeGreaterThanOrEqual(0);
+    expect(at('patch', 'Revision')).toBeLessThan(at('apply', 'Ingress'));
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00001')!.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+    // The Route's status comes after both.
+    expect(at('status', 'Route')).toBeGreaterThan(Math.max(at('patch', 'Revision'), at('status', 'Ingress')));
+  });
+
+  it('in a Service’s status pass, reads what programming needs beside the Route itself; in its own pass, only to program', async () => {
+    // The Route's read answers 50 ms late: the KIngress, its VirtualServices and the placeholder are asked for meanwhile.
+    const h = harness(ISTIO, { delayMs: (verb, name) => (verb === 'get' && name === 'direct' ? 50 : 0) });
+    seedDirect(h);
+    expect(ok(await h.statusPass('direct')).ready).toBe('True');
+    const first = (kind: string, name: string) => h.kube.calls.findIndex((c) => c.verb === 'get' && c.kind === kind && c.name === name);
+    expect(first('VirtualService', 'direct-ingress')).toBeGreaterThanOrEqual(0);
+    expect(first('VirtualService', 'direct-ingress')).toBeLessThan(first('Route', 'direct'));
+    expect(first('Configuration', 'cfg')).toBeGreaterThan(first('Route', 'direct'));
+    // Each read once: the pass reads nothing again for its programming.
+    for (const [kind, name] of [
+      ['Ingress', 'direct'],
+      ['Service', 'direct'],
+      ['VirtualService', 'direct-mesh'],
+    ] as const) {
+      expect(h.kube.calls.filter((c) => c.verb === 'get' && c.kind === kind && c.name === name)).toHaveLength(1);
+      expect(first(kind, name)).toBeLessThan(first('Route', 'direct'));
+    }
+    // A Route's own pass that programs nothing (no ready Revision yet) reads none of it.
+    h.kube.seed(Resources.Configuration, configuration('fresh', undefined, 'fresh-00001'));
+    h.kube.seed(Resources.Route, route('first', [{ configurationName: 'fresh', percent: 100 }]));
+    h.kube.calls = [];
+    expect(ok(await h.pass('first')).ready).not.toBe('True');
+    expect(h.kube.calls.filter((c) => ['Ingress', 'VirtualService', 'Service'].includes(c.kind))).toEqual([]);
+  });
+
+  it('a pass that fails while its mark is in flight returns only once the mark has landed', async () => {
+    // The mark answers 50 ms late; the KIngress's apply is refused at once.
+    const h = harness(ISTIO, { delayMs: (verb) => (verb === 'mergePatch' ? 50 : 0) });
+    seedDirect(h);
+    h.kube.failNext('apply', Resources.KIngress, refused(500, 'InternalError', 'etcd timeout'));
+    await expect(h.pass('direct')).rejects.toThrow('etcd timeout');
+    const marks = h.kube.calls.filter((c) => c.verb === 'patch' && c.kind === 'Revision');
+    expect(marks).toHaveLength(1);
+    expect(h.cond('direct', 'Ready')?.status).not.toBe('True');
   });
 
   it('with readiness probing on, the placeholder is created at its domain before the KIngress, as upstream', async () => {
