@@ -5,11 +5,13 @@
 //   Ready exceeds 2 s or the backlog grows;
 // - passes: reconcile passes per object for one Service create and one image update.
 // BENCH_WORKERS=n adds n − 1 worker-only Tidal processes (throughput with more workers; CPU and memory summed).
+// BENCH_API_LATENCY_MS=d puts d ms each way between Tidal and the API server (bench/latency-proxy.ts): a remote API
+// server in front of an etcd that syncs to disk, where requests wait on latency rather than on these two cores.
 // Per phase: head (create → Deployment), tail (last pod Ready → Service Ready), create → Revision/Service Ready, CPU
 // seconds of the controller and the Temporal server, API writes, passes and history events per Service, memory.
 // Times are when this process's watches saw the events arrive. It asserts nothing.
 import path from 'node:path';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { Resources } from '../api/kinds.js';
 import { KubeClient } from '../activities/kube/client.js';
@@ -40,6 +42,7 @@ import {
   type Memory,
   type ServiceCost,
 } from './measure.js';
+import { startLatencyProxy } from './latency-proxy.js';
 import { createService } from './services.js';
 import { ServiceTimeline, type ServiceIntervals } from './timeline.js';
 
@@ -59,6 +62,7 @@ const dir = path.join(repoRoot, '.tidal', 'bench');
 const phases = envList('BENCH_PHASES', '1,50,200,rate,passes');
 const singles = envNumber('BENCH_SINGLES', 10);
 const workers = envNumber('BENCH_WORKERS', 1);
+const apiLatencyMs = envNumber('BENCH_API_LATENCY_MS', 0);
 // From 1/s: on a small machine the answer is a few Services a second, and it should still be a number.
 const rates = envList('BENCH_RATES', '1,2,3,4,5,10,20,30,40,50,60').map(Number);
 const rateWindowSeconds = envNumber('BENCH_RATE_SECONDS', 15);
@@ -462,6 +466,17 @@ async function main(): Promise<void> {
   const nodes = nodesFor();
   progress(`starting the stack (unthrottled, ${nodes} kwok Nodes of ${podsPerNode} pods)`);
   const info: StackInfo = await stackUp({ dir, ports, ui: false, nodes, podsPerNode, unthrottled: true, controller: true, log: progress });
+  if (apiLatencyMs > 0) {
+    // Tidal (only) reaches the API server through the proxy: its controller restarts with a kubeconfig that says so.
+    const proxy = await startLatencyProxy(ports.apiserver, apiLatencyMs);
+    process.once('exit', proxy.close);
+    const kubeconfig = path.join(dir, 'kubeconfig-latency');
+    writeFileSync(kubeconfig, readFileSync(info.kubeconfig, 'utf8').replaceAll(`127.0.0.1:${ports.apiserver}`, `127.0.0.1:${proxy.port}`));
+    const procs = new ProcessTable(dir);
+    await procs.stop('tidal-controller');
+    progress(`Tidal reaches the API server ${apiLatencyMs} ms away each way (127.0.0.1:${proxy.port})`);
+    await startController(info, procs, { ports, controllerEnv: { KUBECONFIG: kubeconfig } }, progress);
+  }
   // BENCH_WORKERS=n: n − 1 more Tidal processes, workers only (TIDAL_WATCHER=false), on the same task queue.
   for (let i = 2; i <= workers; i++) {
     const extraPorts = { ...ports, controllerMetrics: ports.controllerMetrics + i };
