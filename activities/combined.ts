@@ -8,8 +8,8 @@
 import type { ObjectKey } from '../api/meta.js';
 import type { Revision, Route } from '../api/serving.js';
 import { settleAll } from './apply.js';
-import type { createConfigurationActivities, HandOverConfiguration, SeenConfiguration } from './configuration.js';
-import type { createRevisionActivities, HandOverResolved } from './revision.js';
+import type { createConfigurationActivities, SeenConfiguration } from './configuration.js';
+import type { createRevisionActivities } from './revision.js';
 import type { createRouteActivities } from './route.js';
 import type { createServiceActivities, WrittenChildren } from './service.js';
 import type { ObservedResult } from './observe.js';
@@ -45,6 +45,16 @@ export interface NewRevisionParts {
   status?: Part<'updateRevisionStatus'>;
 }
 
+/**
+ * A value one part hands another running beside it. `settledBy(part)` hands nothing once that part settles without
+ * handing over (a no-op once handed), so the taker never waits for a hand-over that will not come.
+ */
+function handOff<T>() {
+  let give!: (value: T | undefined) => void;
+  const taken = new Promise<T | undefined>((resolve) => (give = resolve));
+  return { give, taken, settledBy: <R>(part: Promise<R>): Promise<R> => part.finally(() => give(undefined)) };
+}
+
 /** `readyWaitMs`: how long a new Revision's first pass waits for its pods to be Ready (ADR 0012; 0 not at all). */
 export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
   return {
@@ -59,24 +69,22 @@ export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
       key: ObjectKey,
       opts: { configuration: boolean; route: boolean; written: WrittenVersions; expectSpec: string },
     ): Promise<ServiceStatusParts> {
-      let handOver: HandOverConfiguration = () => undefined;
-      const seen = opts.configuration ? new Promise<SeenConfiguration | undefined>((resolve) => (handOver = resolve)) : undefined;
+      const seen = handOff<SeenConfiguration>();
       let routeAsWritten: Route | undefined;
-      // Handed nothing on any way out without a hand-over, so the Route's part reads for itself (a no-op once handed).
       const cfgPart = opts.configuration
-        ? s.updateConfigurationStatus(key, undefined, { written: opts.written, handOver }).finally(() => handOver(undefined))
+        ? seen.settledBy(s.updateConfigurationStatus(key, undefined, { written: opts.written, handOver: seen.give }))
         : undefined;
       const routePart = opts.route
         ? s.reconcileRoute(key, {
             reportNotOwned: true,
             written: opts.written,
-            ...(seen ? { seen } : {}),
+            ...(opts.configuration ? { seen: seen.taken } : {}),
             asWritten: (route) => (routeAsWritten = route),
           })
         : undefined;
       // Both parts done (a failed one fails this too): the children as written; one not handed over is read.
-      const children = Promise.all([cfgPart, routePart]).then(async ([cfg]): Promise<WrittenChildren> => ({
-        configuration: cfg && cfg.outcome !== 'gone' ? (await seen)?.configuration : undefined,
+      const children = Promise.all([cfgPart, routePart]).then(async (): Promise<WrittenChildren> => ({
+        configuration: opts.configuration ? (await seen.taken)?.configuration : undefined,
         route: routeAsWritten,
       }));
       const [configuration, route, service] = await settleAll([cfgPart, routePart, s.updateServiceStatus(key, opts.expectSpec, children)] as const);
@@ -93,9 +101,11 @@ export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
     async reconcileNewRevision(key: ObjectKey): Promise<NewRevisionParts> {
       // The children are read while the registry answers, and built from the digests it gave beside their status
       // write (upstream applies the Deployment from the digests in memory and writes the status last).
-      let handOver!: HandOverResolved;
-      const resolved = new Promise<Revision | undefined>((resolve) => (handOver = resolve));
-      const [digests, resources] = await settleAll([s.resolveRevisionDigests(key, handOver), s.reconcileRevisionResources(key, resolved)] as const);
+      const resolved = handOff<Revision>();
+      const [digests, resources] = await settleAll([
+        resolved.settledBy(s.resolveRevisionDigests(key, resolved.give)),
+        s.reconcileRevisionResources(key, resolved.taken),
+      ] as const);
       if (digests.outcome === 'gone') return { digests };
       // A Deployment just made: its pods are Ready a moment later, so the status part waits for them (ADR 0012).
       const replicas = resources.outcome === 'applied' && resources.deployment === 'created' ? resources.replicas : undefined;

@@ -182,96 +182,87 @@ export function createRevisionActivities(deps: ActivityDeps) {
     return 'deleted';
   }
 
-  /**
-   * Resolves every image of the Revision to a digest once and stores them in status.containerStatuses (§3.1). A
-   * failure is written to the status (ContainerMissing) and thrown, so Temporal retries with backoff. `handOver` gets
-   * the Revision with its digests as soon as they are known — before the status write, as upstream builds the
-   * Deployment from the digests in memory and writes the status at the end of its reconcile.
-   */
-  async function resolveDigests(key: ObjectKey, handOver?: HandOverResolved): Promise<DigestOutcome> {
-    const rev = await readRevision(key);
-    if (!rev) return { outcome: 'gone' };
-    const containers = rev.spec.containers;
-    const inits = (rev.spec.initContainers as { name?: string; image: string }[] | undefined) ?? [];
-    if (digestsResolved(rev)) {
-      handOver?.(rev);
-      return { outcome: 'resolved', cached: true, images: containers.length + inits.length };
-    }
-    const dc = config.revisionConfig().deployment;
-    const ctx = {
-      namespace: key.namespace,
-      serviceAccountName: rev.spec.serviceAccountName,
-      imagePullSecrets: (rev.spec.imagePullSecrets ?? []).map((s) => s.name),
-      skipRegistries: dc.registriesSkippingTagResolving,
-      timeoutSeconds: dc.digestResolutionTimeoutSeconds,
-    };
-    let readVersion = rev.metadata.resourceVersion;
-    // One resolution per distinct image; a failure carries the image it was for (not the last one started).
-    const cache = new Map<string, Promise<string>>();
-    const resolveOne = async (c: { name?: string; image: string }): Promise<ContainerStatus> => {
-      if (!cache.has(c.image)) {
-        cache.set(
-          c.image,
-          deps.digests.resolve(c.image, ctx).catch((err: unknown) => Promise.reject(new ImageResolveError(c.image, err))),
-        );
-      }
-      const digest = await cache.get(c.image)!;
-      return { name: c.name ?? '', ...(digest ? { imageDigest: digest } : {}) };
-    };
-    const resolution = Promise.all([Promise.all(containers.map((c) => resolveOne(c))), Promise.all(inits.map((c) => resolveOne(c)))]);
-    // ResourcesAvailable Unknown ResolvingDigests while this runs (and while it retries) — unless the registry
-    // answers within a moment, as it usually does: then no reader could act on the interim status, and the
-    // Revision's way to its Deployment is one write shorter.
-    const reason = rev.status?.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason;
-    const reported =
-      reason === 'ResolvingDigests' || rev.status?.conditions?.find((c) => c.type === 'ContainerHealthy')?.reason === 'ContainerMissing';
-    if (!reported && !(await settlesWithin(resolution, RESOLVING_DIGESTS_GRACE_MS))) {
-      const { status } = computeRevisionStatus(
-        { revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false },
-        nowOf(deps),
-      );
-      // The version this write made is what the hand-over write below is preconditioned on (a foreign module's).
-      readVersion = (await writeStatus(kube, Resources.Revision, rev, status)) ?? readVersion;
-    }
-    let containerStatuses: ContainerStatus[];
-    let initContainerStatuses: ContainerStatus[];
-    try {
-      [containerStatuses, initContainerStatuses] = await resolution;
-    } catch (err) {
-      const image = err instanceof ImageResolveError ? err.image : '';
-      const cause = err instanceof ImageResolveError ? err.cause : err;
-      const resolveError = containerMissingMessage(
-        image,
-        `failed to resolve image to digest: ${cause instanceof Error ? cause.message : String(cause)}`,
-      );
-      const { status } = computeRevisionStatus(
-        { revision: rev, digestsResolved: false, resolveError, deployment: undefined, podIsAlwaysSchedulable: false },
-        nowOf(deps),
-      );
-      await writeStatus(kube, Resources.Revision, rev, status);
-      throw new Error(resolveError);
-    }
-    const resolved: Revision = { ...rev, status: { ...rev.status, containerStatuses, ...(inits.length ? { initContainerStatuses } : {}) } };
-    handOver?.(resolved);
-    // A foreign module's operator waits for the digests: this write hands it ResourcesAvailable and ContainerHealthy.
-    const module = moduleObservation(rev, true);
-    const { status } = computeRevisionStatus(
-      { revision: resolved, digestsResolved: true, deployment: undefined, podIsAlwaysSchedulable: false, module },
-      nowOf(deps),
-    );
-    const current = { ...rev, metadata: { ...rev.metadata, ...(readVersion !== undefined ? { resourceVersion: readVersion } : {}) } };
-    await writeStatus(kube, Resources.Revision, current, status, module !== undefined);
-    return { outcome: 'resolved', cached: false, images: cache.size };
-  }
-
   return {
-    /** The image digests (`resolveDigests`); `handOver` gets the Revision with them, or undefined on any other way out. */
+    /**
+     * Resolves every image of the Revision to a digest once and stores them in status.containerStatuses (§3.1). A
+     * failure is written to the status (ContainerMissing) and thrown, so Temporal retries with backoff. `handOver` gets
+     * the Revision with its digests as soon as they are known — before the status write, as upstream builds the
+     * Deployment from the digests in memory and writes the status at the end of its reconcile.
+     */
     async resolveRevisionDigests(key: ObjectKey, handOver?: HandOverResolved): Promise<DigestOutcome> {
-      try {
-        return await resolveDigests(key, handOver);
-      } finally {
-        handOver?.(undefined); // on every way out, so the resources part never waits for nothing (a no-op once handed)
+      const rev = await readRevision(key);
+      if (!rev) return { outcome: 'gone' };
+      const containers = rev.spec.containers;
+      const inits = (rev.spec.initContainers as { name?: string; image: string }[] | undefined) ?? [];
+      if (digestsResolved(rev)) {
+        handOver?.(rev);
+        return { outcome: 'resolved', cached: true, images: containers.length + inits.length };
       }
+      const dc = config.revisionConfig().deployment;
+      const ctx = {
+        namespace: key.namespace,
+        serviceAccountName: rev.spec.serviceAccountName,
+        imagePullSecrets: (rev.spec.imagePullSecrets ?? []).map((s) => s.name),
+        skipRegistries: dc.registriesSkippingTagResolving,
+        timeoutSeconds: dc.digestResolutionTimeoutSeconds,
+      };
+      let readVersion = rev.metadata.resourceVersion;
+      // One resolution per distinct image; a failure carries the image it was for (not the last one started).
+      const cache = new Map<string, Promise<string>>();
+      const resolveOne = async (c: { name?: string; image: string }): Promise<ContainerStatus> => {
+        if (!cache.has(c.image)) {
+          cache.set(
+            c.image,
+            deps.digests.resolve(c.image, ctx).catch((err: unknown) => Promise.reject(new ImageResolveError(c.image, err))),
+          );
+        }
+        const digest = await cache.get(c.image)!;
+        return { name: c.name ?? '', ...(digest ? { imageDigest: digest } : {}) };
+      };
+      const resolution = Promise.all([Promise.all(containers.map((c) => resolveOne(c))), Promise.all(inits.map((c) => resolveOne(c)))]);
+      // ResourcesAvailable Unknown ResolvingDigests while this runs (and while it retries) — unless the registry
+      // answers within a moment, as it usually does: then no reader could act on the interim status, and the
+      // Revision's way to its Deployment is one write shorter.
+      const reason = rev.status?.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason;
+      const reported =
+        reason === 'ResolvingDigests' || rev.status?.conditions?.find((c) => c.type === 'ContainerHealthy')?.reason === 'ContainerMissing';
+      if (!reported && !(await settlesWithin(resolution, RESOLVING_DIGESTS_GRACE_MS))) {
+        const { status } = computeRevisionStatus(
+          { revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false },
+          nowOf(deps),
+        );
+        // The version this write made is what the hand-over write below is preconditioned on (a foreign module's).
+        readVersion = (await writeStatus(kube, Resources.Revision, rev, status)) ?? readVersion;
+      }
+      let containerStatuses: ContainerStatus[];
+      let initContainerStatuses: ContainerStatus[];
+      try {
+        [containerStatuses, initContainerStatuses] = await resolution;
+      } catch (err) {
+        const image = err instanceof ImageResolveError ? err.image : '';
+        const cause = err instanceof ImageResolveError ? err.cause : err;
+        const resolveError = containerMissingMessage(
+          image,
+          `failed to resolve image to digest: ${cause instanceof Error ? cause.message : String(cause)}`,
+        );
+        const { status } = computeRevisionStatus(
+          { revision: rev, digestsResolved: false, resolveError, deployment: undefined, podIsAlwaysSchedulable: false },
+          nowOf(deps),
+        );
+        await writeStatus(kube, Resources.Revision, rev, status);
+        throw new Error(resolveError);
+      }
+      const resolved: Revision = { ...rev, status: { ...rev.status, containerStatuses, ...(inits.length ? { initContainerStatuses } : {}) } };
+      handOver?.(resolved);
+      // A foreign module's operator waits for the digests: this write hands it ResourcesAvailable and ContainerHealthy.
+      const module = moduleObservation(rev, true);
+      const { status } = computeRevisionStatus(
+        { revision: resolved, digestsResolved: true, deployment: undefined, podIsAlwaysSchedulable: false, module },
+        nowOf(deps),
+      );
+      const current = { ...rev, metadata: { ...rev.metadata, ...(readVersion !== undefined ? { resourceVersion: readVersion } : {}) } };
+      await writeStatus(kube, Resources.Revision, current, status, module !== undefined);
+      return { outcome: 'resolved', cached: false, images: cache.size };
     },
 
     /**

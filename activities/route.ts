@@ -436,20 +436,21 @@ export function createRouteActivities(deps: ActivityDeps) {
   }
 
   /**
-   * What programming reads that does not depend on the Route: its KIngress, the KIngress's VirtualServices when the
-   * configured class is Tidal's, its default placeholder and the Services labelled with it — read beside the Route in
-   * a Service's status pass.
+   * What programming reads of the Route's children by their names alone: its KIngress, the KIngress's VirtualServices
+   * when `ingressClass` is Tidal's, its default placeholder (every traffic target is in the default name) and the
+   * Services labelled with it. A Service's status pass starts them beside the Route's own read, with the configured
+   * class.
    */
-  function readForProgramming(key: ObjectKey, wrote: WrittenVersions) {
-    const early = {
+  function readForProgramming(key: ObjectKey, wrote: WrittenVersions, ingressClass: string) {
+    const reads = {
       ingress: kube.get<Ingress>(Resources.KIngress, key.namespace, key.name),
-      virtualServices: config.networkConfig().ingressClass === IstioIngressClassName ? readVirtualServices(kube, key.namespace, key.name) : undefined,
+      virtualServices: ingressClass === IstioIngressClassName ? readVirtualServices(kube, key.namespace, key.name) : undefined,
       placeholder: kube.get<LiveService>(Resources.KubeService, key.namespace, placeholderServiceName(key.name, '')),
       labelled: listOwnWrites<KubeObject>(deps, 'Service', key.namespace, { [Labels.route]: key.name }, wrote).then((l) => l.items),
     };
     // Awaited only by a pass that programs; the catch keeps a failure from counting as unhandled before that.
-    for (const read of Object.values(early)) void read?.catch(() => undefined);
-    return early;
+    for (const read of Object.values(reads)) void read?.catch(() => undefined);
+    return reads;
   }
 
   /** One Route pass (`reconcileRoute`); each write it starts beside the rest goes into `inFlight`. */
@@ -458,7 +459,7 @@ export function createRouteActivities(deps: ActivityDeps) {
     // Handed what the Configuration's part read (a Service's status pass: a Revision turned Ready, so the Route is
     // about to be programmed), the pass reads what programming needs meanwhile. Otherwise it reads it only once it
     // knows it will program: a Route's first pass, with no Revision Ready yet, programs nothing.
-    const early = opts.seen ? readForProgramming(key, wrote) : undefined;
+    const early = opts.seen ? readForProgramming(key, wrote, config.networkConfig().ingressClass) : undefined;
     const raw = await kube.get<Route>(Resources.Route, key.namespace, key.name);
     if (!raw) return { outcome: 'gone' };
     if (raw.metadata.deletionTimestamp) {
@@ -542,17 +543,17 @@ export function createRouteActivities(deps: ActivityDeps) {
       // What programming reads, in one round (in a Service's status pass, most of it read beside the Route already):
       // the KIngress, each placeholder, the Services labelled with the Route (orphans) and, for a KIngress of Tidal's
       // class, its VirtualServices.
+      const reads = early ?? readForProgramming(key, wrote, ingressClass);
       const [currentIngress, services, labelled, virtualServices] = await Promise.all([
-        early?.ingress ?? kube.get<Ingress>(Resources.KIngress, key.namespace, key.name),
+        reads.ingress,
         Promise.all(
           names.map((name) =>
-            name === '' && early
-              ? early.placeholder
-              : kube.get<LiveService>(Resources.KubeService, key.namespace, placeholderServiceName(key.name, name)),
+            name === '' ? reads.placeholder : kube.get<LiveService>(Resources.KubeService, key.namespace, placeholderServiceName(key.name, name)),
           ),
         ),
-        early?.labelled ?? listOwnWrites<KubeObject>(deps, 'Service', key.namespace, { [Labels.route]: key.name }, wrote).then((l) => l.items),
-        ingressClass === IstioIngressClassName ? (early?.virtualServices ?? readVirtualServices(kube, key.namespace, key.name)) : undefined,
+        reads.labelled,
+        // Read early under the configured class, which this Route's annotation may override.
+        ingressClass === IstioIngressClassName ? (reads.virtualServices ?? readVirtualServices(kube, key.namespace, key.name)) : undefined,
       ]);
       // The gradual rollout (spec §5): planned from the state the KIngress carries, programmed into it below. A
       // pass started by the step's early timer (RolloutWakeLeadMs) waits here for the step's exact time.

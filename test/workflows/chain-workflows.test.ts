@@ -39,22 +39,18 @@ const activities = {
       ? { outcome: 'written', ready: createError ? 'False' : 'Unknown', ...(createError ? { reason: 'RevisionFailed' } : {}) }
       : { outcome: 'gone' };
   },
-  // As the real pair in a new Revision's combined step: the digests hand the resolved Revision over (or nothing, on
-  // any other way out), and the resources part, handed nothing, stops before it does anything.
+  // As the real pair in a new Revision's combined step: the digests hand the resolved Revision over (the combined
+  // step hands nothing on any other way out), and the resources part, handed nothing, stops before it does anything.
   resolveRevisionDigests: async (key: ObjectKey, handOver?: HandOverResolved): Promise<DigestOutcome> => {
-    try {
-      calls.push({ step: 'digests', name: key.name });
-      const failures = registryFailures.get(key.name) ?? 0;
-      if (failures > 0) {
-        registryFailures.set(key.name, failures - 1);
-        throw new Error('registry unreachable');
-      }
-      if (!exists.has(key.name)) return { outcome: 'gone' };
-      handOver?.({ metadata: { name: key.name, namespace: key.namespace } } as Revision);
-      return { outcome: 'resolved', cached: false, images: 1 };
-    } finally {
-      handOver?.(undefined);
+    calls.push({ step: 'digests', name: key.name });
+    const failures = registryFailures.get(key.name) ?? 0;
+    if (failures > 0) {
+      registryFailures.set(key.name, failures - 1);
+      throw new Error('registry unreachable');
     }
+    if (!exists.has(key.name)) return { outcome: 'gone' };
+    handOver?.({ metadata: { name: key.name, namespace: key.namespace } } as Revision);
+    return { outcome: 'resolved', cached: false, images: 1 };
   },
   reconcileRevisionResources: async (key: ObjectKey, resolved?: Promise<Revision | undefined>): Promise<ResourcesOutcome> => {
     if (resolved && !(await resolved)) return { outcome: 'gone' };
