@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import type { Counter, Registry } from 'prom-client';
 import { counterIn } from './metrics.js';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { entityWorkflowId, POKE_SIGNAL, SearchAttributeNames, workflowTypeOf, type EntityKind, type Poke } from '../api/entity.js';
 import type { PokeTarget } from './poke-map.js';
 import type { OwnWrites } from './own-writes.js';
@@ -47,6 +47,12 @@ export interface PokerOptions {
    * pokes wait while one of its steps runs here (watcher/own-writes.ts).
    */
   ownWrites?: Pick<OwnWrites, 'wrote' | 'inStep' | 'onStepEnded'>;
+  /**
+   * A client on the NativeConnection of a worker polling `taskQueue` in this process (undefined until it runs): a new
+   * object's workflow is started through it with Temporal's eager workflow start, so its first workflow task comes
+   * back in the start's response and goes straight to that worker, not through the task queue.
+   */
+  eagerClient?: () => Client | undefined;
 }
 
 interface Pending {
@@ -95,6 +101,7 @@ export class Poker {
   private readonly delivered: Counter;
   private readonly failed: Counter;
   private readonly ownEchoes: Counter;
+  private readonly eagerStarts: Counter;
   private readonly unsubscribe: (() => void) | undefined;
   private readonly loopDone: Promise<void>;
 
@@ -118,6 +125,11 @@ export class Poker {
       name: 'tidal_pokes_own_echoes_total',
       help: 'Pokes not sent: the version was written by the target workflow’s own step in this process',
       labelNames: ['kind'],
+    });
+    this.eagerStarts = counterIn(registry, {
+      name: 'tidal_pokes_started_total',
+      help: 'New objects whose workflow a poke started instead of signalling it; eager: its first task came back with the start',
+      labelNames: ['kind', 'eager'],
     });
     this.unsubscribe = opts.ownWrites?.onStepEnded(() => this.wake?.());
     this.burst = opts.signalBurst ?? 20;
@@ -284,7 +296,8 @@ export class Poker {
     try {
       // A fresh run always passes once, so a sweep needs no signal: a running workflow is left as it is.
       if (pokes.every(isSweep)) await this.client.workflow.start(workflowTypeOf(kind), start);
-      else await this.client.workflow.signalWithStart(workflowTypeOf(kind), { ...start, signal: POKE_SIGNAL, signalArgs: [pokes] });
+      else if (!(await this.startedEagerly(id, p, start, pokes)))
+        await this.client.workflow.signalWithStart(workflowTypeOf(kind), { ...start, signal: POKE_SIGNAL, signalArgs: [pokes] });
       this.delivered.inc({ kind });
       for (const poke of p.pokes.values()) {
         const content = contentOf(poke);
@@ -310,6 +323,31 @@ export class Poker {
         catchUp: p.catchUp && (newer?.catchUp ?? true),
         replaced,
       });
+    }
+  }
+
+  /**
+   * A new object (its own poke says it was added, outside the start-up catch-up) most likely has no run yet: its
+   * workflow is started with the pokes as input and its first task handed to this process's worker (`eagerClient`).
+   * A run that exists after all refuses the start (conflict policy FAIL) and false sends the signal as usual, so no
+   * poke is lost either way. Saves the task queue's hop on the way to a new object's first pass.
+   */
+  private async startedEagerly(id: string, p: Pending, start: WorkflowStartOptions, pokes: Poke[]): Promise<boolean> {
+    const client = this.opts.eagerClient?.();
+    if (!client || p.catchUp || p.pokes.get(id)?.reason !== 'added') return false;
+    const [input] = start.args as [Record<string, unknown>];
+    try {
+      const handle = await client.workflow.start(workflowTypeOf(p.target.kind), {
+        ...start,
+        args: [{ ...input, pokes }],
+        workflowIdConflictPolicy: 'FAIL',
+        requestEagerStart: true,
+      });
+      this.eagerStarts.inc({ kind: p.target.kind, eager: String(handle.eagerlyStarted) });
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw err;
     }
   }
 

@@ -33,6 +33,11 @@ export interface TidalConfig {
   workflowWatchdog: boolean;
   /** Keep the SDK's per-Promise stack traces for the UI's "Stack Trace" query (workers/stack-traces.ts). */
   workflowStackTraces: boolean;
+  /**
+   * A new object's workflow is started with the watcher's poke as its input and its first task handed straight to this
+   * process's worker (Temporal's eager workflow start), not sent through the task queue (watcher/poker.ts).
+   */
+  eagerStart: boolean;
   /** Steps read objects this process just read or wrote from memory while the watch cache vouches for them (activities/kube/recent-objects.ts). */
   recentObjects: boolean;
   identity: string | undefined;
@@ -113,6 +118,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     workflowStackTraces: bool(env, 'TIDAL_WORKFLOW_STACK_TRACES', false),
     workflowWatchdog: bool(env, 'TIDAL_WORKFLOW_WATCHDOG', false),
     recentObjects: bool(env, 'TIDAL_RECENT_OBJECTS', true),
+    eagerStart: bool(env, 'TIDAL_EAGER_START', true),
     identity: env.TIDAL_IDENTITY || undefined,
     registryCAFiles: list(env.TIDAL_REGISTRY_CA_FILES),
     insecureRegistries: list(env.TIDAL_INSECURE_REGISTRIES),

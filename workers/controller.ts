@@ -132,6 +132,8 @@ async function main(): Promise<void> {
   }
   // What this process's steps wrote, so its poker sends no workflow the echo of its own write (watcher/own-writes.ts).
   const ownWrites = new OwnWrites();
+  // A client on the worker's own connection, once it runs: new objects' workflows start eagerly (watcher/poker.ts).
+  let eagerClient: Client | undefined;
   if (clientConnection) {
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
     // Lease requests time out within the renew deadline: a renewal that hangs longer is worth nothing.
@@ -161,6 +163,7 @@ async function main(): Promise<void> {
             catchUpPerSecond: cfg.catchUpPokesPerSecond,
             mayDeliver: isCurrent,
             ownWrites,
+            eagerClient: () => eagerClient,
           },
           log.child({ component: 'poker' }),
           registry,
@@ -251,6 +254,7 @@ async function main(): Promise<void> {
   const built = steps
     ? await createWorker(cfg, steps, configStore, log.child({ component: 'worker' }), leadership?.cache, registry, ownWrites)
     : undefined;
+  if (built && cfg.eagerStart) eagerClient = new Client({ connection: built.connection, namespace: cfg.temporalNamespace });
   // The client connection's call fails fast while the server is down; the worker's (Core) retries until it answers.
   const temporalHealth = clientConnection?.healthService ?? built?.connection.healthService;
   const health = new Health(

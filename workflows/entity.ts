@@ -51,6 +51,11 @@ export interface EntityInput {
   options?: Partial<EntityOptions>;
   /** State carried over continue-as-new; absent on a fresh start. */
   carried?: CarriedState;
+  /**
+   * The pokes that started this run when the watcher started it instead of signalling it (a new object, eager start:
+   * watcher/poker.ts); acted on as if signalled, so the history shows what the first pass was for.
+   */
+  pokes?: Poke[];
 }
 
 /** Plain JSON only: it crosses continue-as-new. */
@@ -178,6 +183,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     for (const poke of Array.isArray(batch) ? batch : [batch]) onPoke(st, poke, traits);
   });
   setHandler(stateQuery, () => st);
+  for (const poke of input.pokes ?? []) onPoke(st, poke, traits);
   // The first pass needs none of the options (they time what comes after a pass): a fresh run passes at once and
   // reads them after, so its object is not kept waiting for another local step. Runs recorded before read them first.
   let optionsRead = !(input.options === undefined && patched('options-after-first-pass'));

@@ -4,7 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { Poker } from '../../watcher/poker.js';
 import { contentToken, observationOf } from '../../api/content-token.js';
 import { Resources } from '../../api/kinds.js';
 import { noteObject, observing } from '../../activities/observe.js';
@@ -476,6 +479,57 @@ describe('entity loop: no lost updates', () => {
       return st?.uid === `uid-${name}-2` ? st : undefined;
     });
     expect(s.totalReconciles).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('entity loop: a new object’s run started eagerly by the poker', () => {
+  const quiet = { warn() {}, error() {}, info() {}, debug() {}, child: () => quiet } as unknown as Logger;
+  const target = (name: string) => ({ kind: 'Route' as const, key: { namespace: 'default', name } });
+  const started = async (registry: Registry, eager: string) =>
+    (await registry.getMetricsAsJSON()).find((m) => m.name === 'tidal_pokes_started_total')?.values.find((v) => v.labels.eager === eager)?.value ?? 0;
+
+  it('starts it with the poke as input and its first task handed to this worker; a run that exists gets the signal', async () => {
+    const registry = new Registry();
+    // The worker's own connection: Temporal returns the first workflow task with the start, to this worker.
+    const eager = new Client({ connection: env.nativeConnection, namespace: env.namespace ?? 'default' });
+    const poker = new Poker(env.client, { taskQueue, concurrency: 4, maxBackoffMs: 1000, eagerClient: () => eager }, quiet, registry);
+    try {
+      const name = uniqueName('eager');
+      const route = fake.create(name, [{ percent: 100 }]);
+      const first = selfPoke(route, 'added');
+      poker.poke(target(name), first);
+      const h = env.client.workflow.getHandle(`Route/default/${name}`);
+      const s = await eventually('first pass', () => idle(h, name));
+      expect(s.trigger).toBe(`added Route/default/${name}`);
+      expect(s.totalPokes).toBe(1);
+      expect(fake.count(name)).toBe(1);
+      expect(await started(registry, 'true')).toBe(1);
+      // The history shows what started the run: the poke is the start's input, and no signal was sent.
+      const events = (await h.fetchHistory()).events ?? [];
+      const input = JSON.parse(
+        Buffer.from(events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data ?? []).toString(),
+      ) as EntityInput;
+      expect(input.pokes).toEqual([first]);
+      expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes)).toEqual([]);
+
+      // Deleted and created again under the same name while the run still runs: the eager start is refused, and
+      // the poke goes in as a signal; nothing is lost.
+      const again = fake.create(name, [{ percent: 50 }]);
+      again.metadata.uid = `uid-${name}-2`;
+      poker.poke(target(name), selfPoke(again, 'added'));
+      const after = await eventually('signalled and passed', async () => {
+        const st = await idle(h, name);
+        return st?.uid === `uid-${name}-2` ? st : undefined;
+      });
+      expect(after.totalPokes).toBe(2);
+      // A new uid: a pass for the poke, then one with fresh facts (as any re-creation).
+      expect(fake.count(name)).toBeGreaterThanOrEqual(2);
+      expect(await started(registry, 'true')).toBe(1);
+      const signals = ((await h.fetchHistory()).events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes);
+      expect(signals).toHaveLength(1);
+    } finally {
+      await poker.close();
+    }
   });
 });
 

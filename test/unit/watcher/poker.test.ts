@@ -1,5 +1,6 @@
 // Poker against a fake Temporal client (signalWithStart only), a fresh metrics registry and fake timers.
 import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -488,6 +489,93 @@ describe('Poker: the catch-up lane (a restart re-pokes every object)', () => {
     poker.poke(target('b'), poke('3', 'Configuration/ns/b'));
     await settle();
     expect(temporal.signalled).toEqual(['Service/ns/a 1', 'Service/ns/b 2,3']);
+  });
+});
+
+describe('Poker: a new object’s workflow started eagerly', () => {
+  /** A client on the worker's connection: its starts succeed (eagerly), find the run there, or fail. */
+  function eagerClient(outcomes: ('eager' | 'queued' | 'exists' | Error)[]) {
+    const starts: { workflowType: string; opts: Record<string, unknown> }[] = [];
+    const start = vi.fn((workflowType: string, opts: Record<string, unknown>) => {
+      starts.push({ workflowType, opts });
+      const outcome = outcomes.shift() ?? 'eager';
+      if (outcome === 'exists')
+        return Promise.reject(new WorkflowExecutionAlreadyStartedError('already started', String(opts.workflowId), workflowType));
+      if (outcome instanceof Error) return Promise.reject(outcome);
+      return Promise.resolve({ eagerlyStarted: outcome === 'eager' });
+    });
+    return { starts, client: { workflow: { start } } as unknown as Client };
+  }
+  const started = async (eager: string) =>
+    (await registry.getMetricsAsJSON()).find((m) => m.name === 'tidal_pokes_started_total')?.values.find((v) => v.labels.eager === eager)?.value ?? 0;
+
+  it('starts the workflow of an object its own poke says was added, with the pokes as input, refusing a run that exists', async () => {
+    const eager = eagerClient(['eager']);
+    const { temporal, poker } = make([], { workflowOptions: { resyncSeconds: 60 }, eagerClient: () => eager.client });
+    const added = poke('7', 'Revision/ns/r-00001', 'added');
+    const owner = poke('7', 'Revision/ns/r-00001', 'added');
+    poker.poke(target('r-00001', 'Revision'), added);
+    poker.poke(target('r', 'Configuration'), owner); // the owner's poke is a dependency's: signalled as ever
+    await settle();
+    expect(eager.starts).toHaveLength(1);
+    expect(eager.starts[0]?.workflowType).toBe('revisionWorkflow');
+    expect(eager.starts[0]?.opts).toMatchObject({
+      workflowId: 'Revision/ns/r-00001',
+      taskQueue: 'tidal',
+      args: [{ kind: 'Revision', namespace: 'ns', name: 'r-00001', options: { resyncSeconds: 60 }, pokes: [added] }],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      requestEagerStart: true,
+      staticSummary: 'Revision ns/r-00001',
+    });
+    expect(temporal.signalled).toEqual(['Configuration/ns/r 7']);
+    expect(await started('true')).toBe(1);
+    // Delivered: the same poke again is not sent.
+    poker.poke(target('r-00001', 'Revision'), added);
+    await settle();
+    expect(eager.starts).toHaveLength(1);
+    expect(temporal.calls).toHaveLength(1);
+  });
+
+  it('signals instead when the run exists, and counts a start whose first task went through the queue', async () => {
+    const eager = eagerClient(['exists', 'queued']);
+    const { temporal, poker } = make([], { eagerClient: () => eager.client });
+    poker.poke(target('a'), poke('1', 'Service/ns/a', 'added'));
+    await settle();
+    expect(eager.starts).toHaveLength(1);
+    expect(temporal.signalled).toEqual(['Service/ns/a 1']);
+    poker.poke(target('b'), poke('2', 'Service/ns/b', 'added'));
+    await settle();
+    expect(eager.starts).toHaveLength(2);
+    expect(temporal.calls).toHaveLength(1);
+    expect([await started('true'), await started('false')]).toEqual([0, 1]);
+  });
+
+  it('a failed start is retried like any failed delivery, and nothing is dropped', async () => {
+    const eager = eagerClient([new Error('unavailable')]);
+    const { temporal, poker } = make([], { eagerClient: () => eager.client });
+    poker.poke(target('a'), poke('1', 'Service/ns/a', 'added'));
+    await settle();
+    expect(eager.starts).toHaveLength(1);
+    expect(await counter('tidal_pokes_failed_total', 'Service')).toBe(1);
+    await vi.advanceTimersByTimeAsync(500);
+    expect(eager.starts).toHaveLength(2);
+    expect(temporal.calls).toHaveLength(0);
+    expect(await started('true')).toBe(1);
+  });
+
+  it('updates, the start-up catch-up and a poker without a running worker signal as ever', async () => {
+    const eager = eagerClient([]);
+    const { temporal, poker } = make([], { concurrency: 100, eagerClient: () => eager.client });
+    poker.poke(target('a'), poke('1', 'Service/ns/a', 'updated'));
+    poker.poke(target('b'), poke('2', 'Service/ns/b', 'added'), { catchUp: true });
+    await settle();
+    expect(temporal.signalled).toEqual(['Service/ns/a 1', 'Service/ns/b 2']);
+    const { temporal: other, poker: noWorker } = make([], { eagerClient: () => undefined });
+    noWorker.poke(target('c'), poke('3', 'Service/ns/c', 'added'));
+    await settle();
+    expect(other.signalled).toEqual(['Service/ns/c 3']);
+    expect(eager.starts).toHaveLength(0);
   });
 });
 

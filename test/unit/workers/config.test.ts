@@ -18,6 +18,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ TIDAL_WORKFLOW_WATCHDOG: 'true' }).workflowWatchdog).toBe(true);
   });
 
+  it('starts new objects’ workflows eagerly by default (issue 9); false sends every poke as a signal', () => {
+    expect(loadConfig({}).eagerStart).toBe(true);
+    expect(loadConfig({ TIDAL_EAGER_START: 'false' }).eagerStart).toBe(false);
+  });
+
   it("lets a new Revision's first pass wait up to a second for its pods by default (ADR 0012); 0 turns it off", () => {
     expect(loadConfig({}).newRevisionReadyWaitMs).toBe(1000);
     expect(loadConfig({ TIDAL_NEW_REVISION_READY_WAIT_MS: '0' }).newRevisionReadyWaitMs).toBe(0);
