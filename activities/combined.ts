@@ -20,6 +20,9 @@ type Steps = ReturnType<typeof createServiceActivities> &
   ReturnType<typeof createRevisionActivities> &
   ReturnType<typeof createRouteActivities>;
 type Parts =
+  | 'reconcileServiceConfiguration'
+  | 'reconcileConfigurationRevision'
+  | 'reconcileServiceRoute'
   | 'updateConfigurationStatus'
   | 'reconcileRoute'
   | 'updateServiceStatus'
@@ -37,6 +40,15 @@ export interface ServiceStatusParts {
   configuration?: Part<'updateConfigurationStatus'>;
   route?: Part<'reconcileRoute'>;
   service: Part<'updateServiceStatus'>;
+}
+
+export interface ServiceFullParts {
+  configuration: Part<'reconcileServiceConfiguration'>;
+  revision?: Part<'reconcileConfigurationRevision'>;
+  configurationStatus?: Part<'updateConfigurationStatus'>;
+  routeApply?: Part<'reconcileServiceRoute'>;
+  route?: Part<'reconcileRoute'>;
+  service?: Part<'updateServiceStatus'>;
 }
 
 export interface NewRevisionParts {
@@ -58,6 +70,41 @@ function handOff<T>() {
 /** `readyWaitMs`: how long a new Revision's first pass waits for its pods to be Ready (ADR 0012; 0 not at all). */
 export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
   return {
+    /**
+     * A Service's full pass (workflows/service.ts), its six steps one after the other in upstream's order, each as it
+     * ran as a step of its own: the Configuration applied, its Revision for the generation ensured, its status; the
+     * Route applied and programmed; the Service's status. A new Service's Revision is created without a step boundary
+     * after its Configuration, and the pass takes one workflow activation where it took six.
+     */
+    async reconcileServiceFull(key: ObjectKey, opts: { written: WrittenVersions }): Promise<ServiceFullParts> {
+      const configuration = await s.reconcileServiceConfiguration(key);
+      if (configuration.outcome === 'gone') return { configuration };
+      let written = opts.written;
+      let revision: Part<'reconcileConfigurationRevision'> | undefined;
+      let configurationStatus: Part<'updateConfigurationStatus'> | undefined;
+      if (configuration.outcome === 'applied') {
+        revision = await s.reconcileConfigurationRevision(key, { written });
+        if (revision.outcome !== 'gone') written = revision.written ?? written;
+        const createError = revision.outcome === 'failed' ? revision.message : undefined;
+        configurationStatus = await s.updateConfigurationStatus(key, createError, { written });
+      }
+      const routeApply = await s.reconcileServiceRoute(key);
+      // A held Route (bring-your-own Revision not there yet) is not re-applied, but the Route as it stands is still ours.
+      const route =
+        routeApply.outcome === 'applied' || routeApply.outcome === 'held'
+          ? await s.reconcileRoute(key, { reportNotOwned: true, written })
+          : undefined;
+      const service = await s.updateServiceStatus(key);
+      return {
+        configuration,
+        ...(revision ? { revision } : {}),
+        ...(configurationStatus ? { configurationStatus } : {}),
+        routeApply,
+        ...(route ? { route } : {}),
+        service,
+      };
+    },
+
     /**
      * A Service's status-only pass (workflows/service.ts): the Configuration's status, its Route programmed and the
      * Service's status — the three steps that stand between a Revision turning Ready and the Service Ready — side by

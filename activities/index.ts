@@ -59,4 +59,4 @@ export type { IngressOutcome } from './ingress.js';
 export type { DelegationOutcome } from './delegation.js';
 export type { DomainMappingOutcome } from './domainmapping.js';
 export type { RevisionGcOutcome } from './revision-gc.js';
-export type { NewRevisionParts, ServiceStatusParts } from './combined.js';
+export type { NewRevisionParts, ServiceFullParts, ServiceStatusParts } from './combined.js';

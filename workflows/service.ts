@@ -4,7 +4,7 @@
 import { patched } from '@temporalio/workflow';
 import type { ObjectKey } from '../api/meta.js';
 import { specOfObservation } from '../api/content-token.js';
-import type { RevisionGcOutcome, RouteOutcome, StatusOutcome, WrittenVersions } from '../activities/index.js';
+import type { ChildOutcome, RevisionGcOutcome, RevisionOutcome, RouteOutcome, StatusOutcome, WrittenVersions } from '../activities/index.js';
 import { runEntity, type EntityInput, type EntityState, type PassResult } from './entity.js';
 import { combinedStep, step } from './activities.js';
 import { describeChild, describeGc, describeRollout, describeStatus, earliestWake, gcWake, isSettled, rolloutWake } from './summaries.js';
@@ -85,27 +85,47 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     }
     // One after the other: local steps run in parallel would resolve in completion order, which a replay cannot
     // reproduce (ADR 0004). Upstream's order: the Configuration (and so the Revision) first, then the Route.
-    const cfg = await step(`apply Configuration ${id}`).reconcileServiceConfiguration(key);
-    if (cfg.outcome === 'gone') return { gone: true, summary: 'Service deleted; its children go with their ownerReferences' };
-    let revision = '';
-    let revisionFailed = false;
-    let cfgStatus: StatusOutcome | undefined;
     let written = writtenBefore(st);
-    if (cfg.outcome === 'applied') {
-      const rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key, { written });
-      revisionFailed = rev.outcome === 'failed';
-      if (rev.outcome !== 'gone') {
-        revision = `Revision ${rev.revision} ${rev.outcome}`;
-        written = rev.written ?? written;
+    let cfg: ChildOutcome;
+    let rev: RevisionOutcome | undefined;
+    let cfgStatus: StatusOutcome | undefined;
+    let routeApply: ChildOutcome | undefined;
+    let route: RouteOutcome | undefined;
+    let status: StatusOutcome | undefined;
+    if (patched('full-pass-in-one-step')) {
+      // The six steps in one local activity, in the same order (activities/combined.ts): a new Service's Revision
+      // is created with no step boundary after its Configuration. Histories recorded before replay the six steps.
+      ({
+        configuration: cfg,
+        revision: rev,
+        configurationStatus: cfgStatus,
+        routeApply,
+        route,
+        service: status,
+      } = await combinedStep(
+        `apply Configuration ${id}, ensure its Revision, update its status, apply Route ${id}, program it, update Service ${id} status`,
+      ).reconcileServiceFull(key, { written }));
+      if (rev && rev.outcome !== 'gone') written = rev.written ?? written;
+    } else {
+      cfg = await step(`apply Configuration ${id}`).reconcileServiceConfiguration(key);
+      if (cfg.outcome === 'applied') {
+        rev = await step(`ensure Revision of Configuration ${id}`).reconcileConfigurationRevision(key, { written });
+        if (rev.outcome !== 'gone') written = rev.written ?? written;
+        const createError = rev.outcome === 'failed' ? rev.message : undefined;
+        cfgStatus = await step(`update Configuration ${id} status`).updateConfigurationStatus(key, createError, { written });
       }
-      const createError = rev.outcome === 'failed' ? rev.message : undefined;
-      cfgStatus = await step(`update Configuration ${id} status`).updateConfigurationStatus(key, createError, { written });
+      if (cfg.outcome !== 'gone') {
+        routeApply = await step(`apply Route ${id}`).reconcileServiceRoute(key);
+        // A held Route (bring-your-own Revision not there yet) is not re-applied, but the Route as it stands is still ours.
+        route = routeApply.outcome === 'applied' || routeApply.outcome === 'held' ? await programRoute(written) : undefined;
+        status = await step(`update Service ${id} status`).updateServiceStatus(key);
+      }
     }
-    const routeApply = await step(`apply Route ${id}`).reconcileServiceRoute(key);
-    // A held Route (bring-your-own Revision not there yet) is not re-applied, but the Route as it stands is still ours.
+    if (cfg.outcome === 'gone' || !routeApply || !status)
+      return { gone: true, summary: 'Service deleted; its children go with their ownerReferences' };
+    const revisionFailed = rev?.outcome === 'failed';
+    const revision = rev && rev.outcome !== 'gone' ? `Revision ${rev.revision} ${rev.outcome}` : '';
     const routeOwned = routeApply.outcome === 'applied' || routeApply.outcome === 'held';
-    const route = routeOwned ? await programRoute(written) : undefined;
-    const status = await step(`update Service ${id} status`).updateServiceStatus(key);
     if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
     const gc = cfg.outcome === 'applied' ? await collectRevisions(key, writtenAfter(route, written)) : undefined;
     const uid = cfg.outcome === 'applied' ? cfg.ownerUid : routeApply.outcome === 'applied' ? routeApply.ownerUid : undefined;
