@@ -13,6 +13,13 @@ import type { createRevisionActivities } from './revision.js';
 import type { createRouteActivities } from './route.js';
 import type { createServiceActivities, WrittenChildren } from './service.js';
 import type { ObservedResult } from './observe.js';
+import type { MetadataCache } from './deps.js';
+import { firstAttempt } from './attempt.js';
+import { Resources } from '../api/kinds.js';
+import { Labels } from '../api/labels.js';
+import type { KubeObject } from '../api/meta.js';
+import { isRevisionFailed, isRevisionReady } from '../api/lifecycle/revision.js';
+import { specOfObservation, statusOnlyObservations } from '../api/content-token.js';
 import type { WrittenVersions } from './written.js';
 
 type Steps = ReturnType<typeof createServiceActivities> &
@@ -49,6 +56,20 @@ export interface ServiceFullParts {
   routeApply?: Part<'reconcileServiceRoute'>;
   route?: Part<'reconcileRoute'>;
   service?: Part<'updateServiceStatus'>;
+  /** The new Revision settled while the step waited for it: the status-only pass's parts, in its order. */
+  statusConfiguration?: Part<'updateConfigurationStatus'>;
+  statusRoute?: Part<'reconcileRoute'>;
+  statusService?: Part<'updateServiceStatus'>;
+}
+
+/** The last of `parts` that observed `source`. */
+function lastObservation(source: string, parts: ObservedResult[]): string | undefined {
+  return parts.reduce<string | undefined>((last, p) => p.observed?.[source] ?? last, undefined);
+}
+
+/** The sources a part applied (wrote whole), as the entity loop counts them applied. */
+function appliedBy(part: ObservedResult): ReadonlySet<string> {
+  return new Set(Object.entries(part.wrote ?? {}).flatMap(([source, how]) => (how === 'all' ? [source] : [])));
 }
 
 export interface NewRevisionParts {
@@ -67,8 +88,66 @@ function handOff<T>() {
   return { give, taken, settledBy: <R>(part: Promise<R>): Promise<R> => part.finally(() => give(undefined)) };
 }
 
-/** `readyWaitMs`: how long a new Revision's first pass waits for its pods to be Ready (ADR 0012; 0 not at all). */
-export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
+/** At most this many Service passes wait for their new Revision at once: in a burst a pass's slot is worth more. */
+const MAX_SERVICE_PASSES_WAITING = 4;
+
+/**
+ * `readyWaitMs`: how long a new Revision's first pass waits for its pods to be Ready, and a Service's pass that made
+ * a Revision waits for it (ADR 0012; 0 not at all). `cache`: the watcher's, where they wait.
+ */
+export function createCombinedActivities(s: PartSteps, readyWaitMs = 0, cache?: Pick<MetadataCache, 'until'>) {
+  let servicePassesWaiting = 0;
+
+  /**
+   * After a Service's full pass that created its Configuration's Revision: waits up to `readyWaitMs` in the watcher's
+   * cache for that Revision to be Ready (or to fail), so the same step can go on with the status-only pass its
+   * readiness would have poked (ADR 0012, "Later"). Only on a first attempt, with the cache's watcher running here,
+   * and for a few passes at once.
+   */
+  async function newRevisionSettled(key: ObjectKey, revision: string): Promise<boolean> {
+    if (readyWaitMs <= 0 || !cache?.until || !firstAttempt() || servicePassesWaiting >= MAX_SERVICE_PASSES_WAITING) return false;
+    servicePassesWaiting += 1;
+    try {
+      const settled = (revs: KubeObject[]) => revs.some((r) => r.metadata.name === revision && (isRevisionReady(r) || isRevisionFailed(r)));
+      return await cache.until(Resources.Revision, key.namespace, { [Labels.configuration]: key.name }, settled, readyWaitMs);
+    } finally {
+      servicePassesWaiting -= 1;
+    }
+  }
+
+  /**
+   * A Service's status-only pass (workflows/service.ts): the Configuration's status, its Route programmed and the
+   * Service's status — the three steps that stand between a Revision turning Ready and the Service Ready — side by
+   * side (ADR 0011, "Later"). The Route is programmed from the Configuration and Revisions the Configuration's part
+   * read, with the status that part computed, handed over beside its status write. The Service's part reads the
+   * Service meanwhile, and computes its status from the two children as they were written, once both parts are done.
+   */
+  async function reconcileServiceStatus(
+    key: ObjectKey,
+    opts: { configuration: boolean; route: boolean; written: WrittenVersions; expectSpec: string },
+  ): Promise<ServiceStatusParts> {
+    const seen = handOff<SeenConfiguration>();
+    let routeAsWritten: Route | undefined;
+    const cfgPart = opts.configuration
+      ? seen.settledBy(s.updateConfigurationStatus(key, undefined, { written: opts.written, handOver: seen.give }))
+      : undefined;
+    const routePart = opts.route
+      ? s.reconcileRoute(key, {
+          reportNotOwned: true,
+          written: opts.written,
+          ...(opts.configuration ? { seen: seen.taken } : {}),
+          asWritten: (route) => (routeAsWritten = route),
+        })
+      : undefined;
+    // Both parts done (a failed one fails this too): the children as written; one not handed over is read.
+    const children = Promise.all([cfgPart, routePart]).then(async (): Promise<WrittenChildren> => ({
+      configuration: opts.configuration ? (await seen.taken)?.configuration : undefined,
+      route: routeAsWritten,
+    }));
+    const [configuration, route, service] = await settleAll([cfgPart, routePart, s.updateServiceStatus(key, opts.expectSpec, children)] as const);
+    return { ...(configuration ? { configuration } : {}), ...(route ? { route } : {}), service };
+  }
+
   return {
     /**
      * A Service's full pass (workflows/service.ts), its six steps one after the other in upstream's order, each as it
@@ -95,7 +174,7 @@ export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
           ? await s.reconcileRoute(key, { reportNotOwned: true, written })
           : undefined;
       const service = await s.updateServiceStatus(key);
-      return {
+      const full: ServiceFullParts = {
         configuration,
         ...(revision ? { revision } : {}),
         ...(configurationStatus ? { configurationStatus } : {}),
@@ -103,40 +182,40 @@ export function createCombinedActivities(s: PartSteps, readyWaitMs = 0) {
         ...(route ? { route } : {}),
         service,
       };
+      // A Revision made by this pass: its readiness would poke this workflow for a status-only pass a moment from
+      // now. Waited for here, that pass runs in this step, with no Temporal round trip (ADR 0012, "Later").
+      const made = revision?.outcome === 'created' ? revision.revision : undefined;
+      // The spec the children were applied for, as the workflow would take it from the pass's observations.
+      const expectSpec = specOfObservation(lastObservation(`Service/${key.namespace}/${key.name}`, [configuration, routeApply, service]));
+      if (!made || expectSpec === '-' || service.outcome === 'gone' || service.outcome === 'stale' || !(await newRevisionSettled(key, made)))
+        return full;
+      const after = route && route.outcome !== 'gone' && route.written ? route.written : written;
+      const then = await reconcileServiceStatus(key, { configuration: true, route: route !== undefined, written: after, expectSpec });
+      // A Service whose spec moved on meanwhile keeps its status: its reads then win nothing, so the Revision's
+      // readiness is still news after the full pass its own poke brings.
+      const stale = then.service.outcome === 'stale';
+      // Its reads as a status-only pass's: a child's spec it only read stays news (statusOnlyObservations). And as
+      // a pass of its own, its reads of the children's status win over the full pass's (pooled as a status write):
+      // it recomputed everything the full pass computed from them.
+      const seenBefore = Object.assign({}, ...Object.values(full).map((p: ObservedResult) => p.observed ?? {})) as Record<string, string>;
+      const asStatusOnly = <P extends ObservedResult>(part: P | undefined): P | undefined => {
+        if (!part?.observed) return part;
+        const wrote = stale
+          ? part.wrote
+          : { ...Object.fromEntries(Object.keys(part.observed).map((source) => [source, 'status' as const])), ...part.wrote };
+        return { ...part, observed: statusOnlyObservations(seenBefore, part.observed, appliedBy(part)), ...(wrote ? { wrote } : {}) };
+      };
+      const statusConfiguration = asStatusOnly(then.configuration);
+      const statusRoute = asStatusOnly(then.route);
+      return {
+        ...full,
+        ...(statusConfiguration ? { statusConfiguration } : {}),
+        ...(statusRoute ? { statusRoute } : {}),
+        statusService: asStatusOnly(then.service)!,
+      };
     },
 
-    /**
-     * A Service's status-only pass (workflows/service.ts): the Configuration's status, its Route programmed and the
-     * Service's status — the three steps that stand between a Revision turning Ready and the Service Ready — side by
-     * side (ADR 0011, "Later"). The Route is programmed from the Configuration and Revisions the Configuration's part
-     * read, with the status that part computed, handed over beside its status write. The Service's part reads the
-     * Service meanwhile, and computes its status from the two children as they were written, once both parts are done.
-     */
-    async reconcileServiceStatus(
-      key: ObjectKey,
-      opts: { configuration: boolean; route: boolean; written: WrittenVersions; expectSpec: string },
-    ): Promise<ServiceStatusParts> {
-      const seen = handOff<SeenConfiguration>();
-      let routeAsWritten: Route | undefined;
-      const cfgPart = opts.configuration
-        ? seen.settledBy(s.updateConfigurationStatus(key, undefined, { written: opts.written, handOver: seen.give }))
-        : undefined;
-      const routePart = opts.route
-        ? s.reconcileRoute(key, {
-            reportNotOwned: true,
-            written: opts.written,
-            ...(opts.configuration ? { seen: seen.taken } : {}),
-            asWritten: (route) => (routeAsWritten = route),
-          })
-        : undefined;
-      // Both parts done (a failed one fails this too): the children as written; one not handed over is read.
-      const children = Promise.all([cfgPart, routePart]).then(async (): Promise<WrittenChildren> => ({
-        configuration: opts.configuration ? (await seen.taken)?.configuration : undefined,
-        route: routeAsWritten,
-      }));
-      const [configuration, route, service] = await settleAll([cfgPart, routePart, s.updateServiceStatus(key, opts.expectSpec, children)] as const);
-      return { ...(configuration ? { configuration } : {}), ...(route ? { route } : {}), service };
-    },
+    reconcileServiceStatus,
 
     /**
      * A new Revision's first pass (workflows/revision.ts) when the registry answers: digests, and beside them its

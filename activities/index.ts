@@ -31,7 +31,7 @@ export function createActivities(deps: ActivityDeps) {
     deps.ownWrites,
   );
   // Made of the steps above, each part with its own observations (activities/combined.ts).
-  return { ...steps, ...createCombinedActivities(steps, deps.newRevisionReadyWaitMs ?? 0) };
+  return { ...steps, ...createCombinedActivities(steps, deps.newRevisionReadyWaitMs ?? 0, deps.cache) };
 }
 
 /** What every activity result may carry besides its outcome. */

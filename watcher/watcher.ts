@@ -7,7 +7,7 @@ import { Resources, SERVING_GROUP, type ResourceType } from '../api/kinds.js';
 import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
 import { contentToken } from '../api/content-token.js';
 import { Annotations, Labels } from '../api/labels.js';
-import { podLikeOf, type PodLike } from '../api/lifecycle/revision.js';
+import { podLikeOf, readinessOf, type PodLike } from '../api/lifecycle/revision.js';
 import type { KubeObject, ObjectKey } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import type { MetadataCache } from '../activities/deps.js';
@@ -36,7 +36,8 @@ export interface WatcherOptions {
 const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: string; status?: (o: KubeObject) => unknown }> = {
   Service: { type: Resources.Service },
   Configuration: { type: Resources.Configuration },
-  Revision: { type: Resources.Revision },
+  // Revisions keep their readiness: a Service's pass that made one waits there for it (ADR 0012, "Later").
+  Revision: { type: Resources.Revision, status: (o) => readinessOf(o) },
   Route: { type: Resources.Route },
   Ingress: { type: Resources.KIngress },
   // Only the objects Tidal made for Revisions.

@@ -92,20 +92,26 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     let routeApply: ChildOutcome | undefined;
     let route: RouteOutcome | undefined;
     let status: StatusOutcome | undefined;
+    let settledAfter = '';
+    /** The Route and the Service's status as the status-only pass in the same step left them, if it ran. */
+    let later: { route: RouteOutcome | undefined; status: StatusOutcome } | undefined;
     if (patched('full-pass-in-one-step')) {
       // The six steps in one local activity, in the same order (activities/combined.ts): a new Service's Revision
       // is created with no step boundary after its Configuration. Histories recorded before replay the six steps.
-      ({
-        configuration: cfg,
-        revision: rev,
-        configurationStatus: cfgStatus,
-        routeApply,
-        route,
-        service: status,
-      } = await combinedStep(
-        `apply Configuration ${id}, ensure its Revision, update its status, apply Route ${id}, program it, update Service ${id} status`,
-      ).reconcileServiceFull(key, { written }));
+      const parts = await combinedStep(
+        `apply Configuration ${id}, ensure its Revision, update its status, apply Route ${id}, program it, update Service ${id} status; ` +
+          'a Revision it creates is waited for, then the children’s status',
+      ).reconcileServiceFull(key, { written });
+      ({ configuration: cfg, revision: rev, configurationStatus: cfgStatus, routeApply, route, service: status } = parts);
       if (rev && rev.outcome !== 'gone') written = rev.written ?? written;
+      // The Revision it created settled while the step waited: the status-only pass its readiness would have poked
+      // ran in the same step (ADR 0012, "Later"). A Service whose spec moved on meanwhile keeps the status written
+      // before; its own poke brings the next pass.
+      if (parts.statusService && parts.statusService.outcome !== 'stale') {
+        const { statusConfiguration: c, statusRoute: r, statusService: sv } = parts;
+        settledAfter = [c ? `Configuration ${describeStatus(c)}` : '', r ? describeRoute(r) : '', describeStatus(sv)].filter(Boolean).join('; ');
+        later = { route: r ?? route, status: sv };
+      }
     } else {
       cfg = await step(`apply Configuration ${id}`).reconcileServiceConfiguration(key);
       if (cfg.outcome === 'applied') {
@@ -126,18 +132,19 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const revisionFailed = rev?.outcome === 'failed';
     const revision = rev && rev.outcome !== 'gone' ? `Revision ${rev.revision} ${rev.outcome}` : '';
     const routeOwned = routeApply.outcome === 'applied' || routeApply.outcome === 'held';
-    if (status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
-    const gc = cfg.outcome === 'applied' ? await collectRevisions(key, writtenAfter(route, written)) : undefined;
+    if (status.outcome === 'gone' || later?.status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
+    const lastRoute = later ? later.route : route;
+    const gc = cfg.outcome === 'applied' ? await collectRevisions(key, writtenAfter(lastRoute, written)) : undefined;
     const uid = cfg.outcome === 'applied' ? cfg.ownerUid : routeApply.outcome === 'applied' ? routeApply.ownerUid : undefined;
-    const retry = routeResult(st, route, gc);
+    const retry = routeResult(st, lastRoute, gc);
     return {
       gone: false,
-      settled: isSettled(status),
+      settled: isSettled(later?.status ?? status),
       ...(uid ? { uid } : {}),
       ...retry,
       facts: {
         ...retry.facts,
-        ...writtenFacts({ written }, route),
+        ...writtenFacts({ written }, lastRoute),
         routeHeld: routeApply.outcome === 'held' ? 'yes' : '',
         revisionFailed: revisionFailed ? 'yes' : '',
         configurationOwned: cfg.outcome === 'applied' ? 'yes' : '',
@@ -150,6 +157,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
         describeChild('Route', routeApply),
         route ? describeRoute(route) : '',
         describeStatus(status),
+        settledAfter ? `new Revision settled: ${settledAfter}` : '',
         describeGc(gc),
       ]
         .filter(Boolean)

@@ -123,7 +123,17 @@ export function resourceNotOwnedMessage(kind: string, name: string): string {
 
 // --- Predicates ---
 
-type RevisionLike = { metadata: { generation?: number }; status?: Status };
+export type RevisionLike = { metadata: { generation?: number }; status?: Status };
+
+/** What the watcher's cache keeps of a Revision's status: enough for `isRevisionReady` and `isRevisionFailed`. */
+export function readinessOf(rev: RevisionLike): Status | undefined {
+  const ready = revisionConditionSet.get(rev.status, RevisionConditionReady);
+  if (!rev.status) return undefined;
+  return {
+    ...(rev.status.observedGeneration !== undefined ? { observedGeneration: rev.status.observedGeneration } : {}),
+    conditions: ready ? [ready] : [],
+  };
+}
 
 /** Ready True AND the latest generation observed (upstream `Revision.IsReady`). */
 export function isRevisionReady(rev: RevisionLike): boolean {

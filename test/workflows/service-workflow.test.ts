@@ -34,6 +34,10 @@ class FakeCluster {
   /** Service name → the generation of the KIngress its Route step applies. */
   ingressGeneration = new Map<string, number>();
   calls: string[] = [];
+  /** Service names whose next pass creates their Revision (it exists otherwise). */
+  newRevision = new Set<string>();
+  /** Service names whose new Revision the cache shows settled when their pass waits for it. */
+  settles = new Set<string>();
   delayMs = 0;
   steps: string[] = [];
   activities = {
@@ -66,7 +70,8 @@ class FakeCluster {
       this.steps.push(`${key.name}:revision`);
       const uid = this.services.get(key.name);
       if (uid === undefined) return { outcome: 'gone' };
-      return { outcome: 'exists', uid: `cfg-${uid}`, generation: 1, revision: `${key.name}-00001` };
+      const outcome = this.newRevision.delete(key.name) ? 'created' : 'exists';
+      return { outcome, uid: `cfg-${uid}`, generation: 1, revision: `${key.name}-00001` };
     },
     updateConfigurationStatus: async (key: ObjectKey): Promise<StatusOutcome & Observed> => {
       this.steps.push(`${key.name}:configuration status`);
@@ -141,7 +146,10 @@ beforeAll(async () => {
   wfBundle = await bundle();
   worker = await startWorker(env, wfBundle, taskQueue, {
     ...cluster.activities,
-    ...createCombinedActivities(cluster.activities as unknown as PartSteps),
+    // A cache in which a new Revision settles at once for the names in `settles`.
+    ...createCombinedActivities(cluster.activities as unknown as PartSteps, 1000, {
+      until: async (_type, _ns, labels) => cluster.settles.has(labels['serving.knative.dev/configuration'] ?? ''),
+    }),
   });
   running = worker.run();
 });
@@ -184,7 +192,8 @@ describe('serviceWorkflow', () => {
       ['collectRevisions', true],
     ]);
     expect(steps.map((st) => st.summary)).toEqual([
-      `apply Configuration default/${name}, ensure its Revision, update its status, apply Route default/${name}, program it, update Service default/${name} status`,
+      `apply Configuration default/${name}, ensure its Revision, update its status, apply Route default/${name}, program it, update Service default/${name} status; ` +
+        'a Revision it creates is waited for, then the children’s status',
       expect.stringContaining(`collect Revisions of Configuration default/${name} (config-gc)`),
     ]);
     // Its parts ran in upstream's order.
@@ -194,6 +203,27 @@ describe('serviceWorkflow', () => {
     expect(s.lastReconcile?.summary).toBe(
       `Configuration unchanged; Revision ${name}-00001 exists; Configuration status unchanged, Ready=True; Route created; Route: Ingress unchanged, status unchanged, Ready=True; status written, Ready=Unknown (OutOfDate); GC: no reserve Revision`,
     );
+  });
+
+  it('a pass that created its Revision waits for it and runs the status pass in the same step: one pass, the later status', async () => {
+    const name = uniqueName('settles');
+    cluster.services.set(name, 'uid-w');
+    cluster.newRevision.add(name);
+    cluster.settles.add(name);
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    const s = await eventually('first pass', async () => ((await state(h)).totalReconciles === 1 ? state(h) : undefined));
+    const stepsOf = () => cluster.steps.filter((x) => x.startsWith(`${name}:`)).map((x) => x.slice(name.length + 1));
+    expect(stepsOf()).toEqual([...FULL_PASS.slice(0, -1), 'configuration status', 'program route', 'status', 'gc']);
+    expect(historySteps(await h.fetchHistory()).map((st) => st.type)).toEqual(['reconcileServiceFull', 'collectRevisions']);
+    expect(s.lastReconcile?.summary).toContain('; new Revision settled: Configuration status unchanged, Ready=True; Route: ');
+    // A Revision whose readiness the cache does not show in time: the full pass alone, as before.
+    const other = uniqueName('waits');
+    cluster.services.set(other, 'uid-x');
+    cluster.newRevision.add(other);
+    const h2 = await poke(other, { source: `Service/default/${other}`, resourceVersion: '1', reason: 'added' });
+    const s2 = await eventually('first pass', async () => ((await state(h2)).totalReconciles === 1 ? state(h2) : undefined));
+    expect(s2.lastReconcile?.summary).not.toContain('new Revision settled');
+    expect(cluster.steps.filter((x) => x.startsWith(`${other}:`)).map((x) => x.slice(other.length + 1))).toEqual(FULL_PASS);
   });
 
   it('coalesces a burst of 1,000 pokes, delivered by the watcher’s poker, into a handful of reconcile passes', async () => {

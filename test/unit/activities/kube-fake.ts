@@ -14,7 +14,7 @@ import { revisionConfig as testRevisionConfig } from '../../fixtures/revision.js
 import type { ResourceType } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import { KubeApiError } from '../../../activities/kube/errors.js';
-import { noteWritten } from '../../../activities/observe.js';
+import { noteObject, noteWritten } from '../../../activities/observe.js';
 import type { KubeClient } from '../../../activities/kube/client.js';
 
 type Json = Record<string, unknown>;
@@ -139,6 +139,30 @@ export class KubeFake {
     }
     this.objects.set(id, next);
     return clone(next);
+  }
+
+  /**
+   * The client, reporting what it reads and writes to the running step's observations as the real client does
+   * (activities/kube/client.ts `noted`), for tests of what a pass covers.
+   */
+  observingClient(): KubeClient {
+    const c = this.client();
+    const noted = <T>(type: ResourceType, obj: T, how: 'read' | 'write' | 'create' | 'status'): T => {
+      if (obj) noteObject(type, obj as unknown as KubeObject, how);
+      if (obj && how !== 'read') noteWritten(type, obj as unknown as KubeObject, how === 'status');
+      return obj;
+    };
+    return Object.assign(Object.create(c) as KubeClient, {
+      get: async (type: ResourceType, ns: string, name: string) => noted(type, await c.get(type, ns, name), 'read'),
+      list: async (type: ResourceType, ns?: string, opts?: { labelSelector?: string }) => {
+        const list = await c.list(type, ns, opts);
+        for (const item of list.items) noteObject(type, item, 'read', list.items.length);
+        return list;
+      },
+      apply: async (type: ResourceType, obj: KubeObject, sub?: 'status') =>
+        noted(type, await c.apply(type, obj, sub), sub === 'status' ? 'status' : 'write'),
+      create: async (type: ResourceType, obj: KubeObject) => noted(type, await c.create(type, obj), 'create'),
+    });
   }
 
   client(): KubeClient {
