@@ -73,17 +73,15 @@ describe('Service → Configuration slice', () => {
     expect(desc.searchAttributes).toMatchObject({ KnativeKind: ['Service'], KnativeNamespace: ['default'], KnativeName: [name] });
     const history = await handle.fetchHistory();
     const steps = historySteps(history).filter((st) => st.type !== 'readEntityOptions');
-    // The Service's pass reconciles its Configuration and Route too (ADR 0005).
-    expect(steps.slice(0, 6).map((st) => st.type)).toEqual([
-      'reconcileServiceConfiguration',
-      'reconcileConfigurationRevision',
-      'updateConfigurationStatus',
-      'reconcileServiceRoute',
-      'reconcileRoute',
-      'updateServiceStatus',
+    // The Service's pass reconciles its Configuration and Route too (ADR 0005), in one local activity named part by
+    // part (ADR 0011), then collects old Revisions.
+    expect(steps.slice(0, 2).map((st) => [st.type, st.local])).toEqual([
+      ['reconcileServiceFull', true],
+      ['collectRevisions', true],
     ]);
-    expect(steps[0]?.summary).toContain(`apply Configuration default/${name}`);
-    expect(steps[4]?.summary).toContain(`program Route default/${name}`);
+    expect(steps[0]?.summary).toContain(
+      `apply Configuration default/${name}, ensure its Revision, update its status, apply Route default/${name}, program it, update Service default/${name} status`,
+    );
   });
 
   it('is found by the Temporal UI filter on the Knative search attributes', async () => {

@@ -16,6 +16,9 @@ import type { KubeObject } from '../../../api/meta.js';
 import { KubeApiError } from '../../../activities/kube/errors.js';
 import { noteObject, noteWritten } from '../../../activities/observe.js';
 import type { KubeClient } from '../../../activities/kube/client.js';
+import { parseDomainConfig } from '../../../api/config/domain.js';
+import { defaultFeaturesConfig } from '../../../api/config/features.js';
+import { parseNetworkConfig } from '../../../api/config/network.js';
 
 type Json = Record<string, unknown>;
 
@@ -260,4 +263,31 @@ export function fakeDeps(
     now: () => new Date('2025-01-01T00:00:00Z'),
   } as unknown as ActivityDeps;
   return { deps, recorded };
+}
+
+function valueOf<T>(p: { ok: true; value: T } | { ok: false; error: string }): T {
+  if (!p.ok) throw new Error(p.error);
+  return p.value;
+}
+
+/**
+ * Dependencies of a Service's pass — the Service's, Configuration's and Route's steps — over `kube`: Istio's ingress
+ * class, the example.com domain, today's features and revision defaults, a fixed clock, no events kept.
+ */
+export function servicePassDeps(kube: KubeClient): ActivityDeps {
+  const config = {
+    revisionConfig: () => testRevisionConfig(),
+    networkConfig: () => valueOf(parseNetworkConfig({ 'ingress-class': 'istio.ingress.networking.knative.dev' })),
+    domainConfig: () => valueOf(parseDomainConfig({ 'example.com': '' })),
+    featuresConfig: () => defaultFeaturesConfig(),
+    systemNamespace: 'knative-serving',
+  } as unknown as ConfigSource;
+  return {
+    kube,
+    events: { record: async () => undefined },
+    log: pino({ level: 'silent' }),
+    config,
+    digests: { resolve: async () => '' },
+    now: () => new Date('2026-11-27T10:00:00Z'),
+  };
 }

@@ -1,34 +1,23 @@
 // A Service's full pass as one local activity (activities/combined.ts reconcileServiceFull): the six steps it
 // replaces, in the same order, with the same writes and the same results as when each ran as a step of its own; and,
 // when it created a Revision, its wait in the watcher's cache for that Revision and the status-only pass after it.
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createCombinedActivities, type PartSteps } from '../../../activities/combined.js';
 import { createConfigurationActivities } from '../../../activities/configuration.js';
-import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
 import { withObservations } from '../../../activities/observe.js';
 import { createRouteActivities } from '../../../activities/route.js';
 import { createServiceActivities } from '../../../activities/service.js';
-import { parseDomainConfig } from '../../../api/config/domain.js';
-import { defaultFeaturesConfig } from '../../../api/config/features.js';
-import { parseNetworkConfig } from '../../../api/config/network.js';
 import { Resources } from '../../../api/kinds.js';
 import type { MetadataCache } from '../../../activities/deps.js';
 import type { ObservedResult } from '../../../activities/observe.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { Configuration, Revision } from '../../../api/serving.js';
-import { revisionConfig } from '../../fixtures/revision.js';
 import { service } from '../../fixtures/serving.js';
 import { contentToken, observationCovers } from '../../../api/content-token.js';
 import { beginPassObservations, endPassObservations, poolStepObservations } from '../../../workflows/activities.js';
-import { KubeFake } from './kube-fake.js';
+import { KubeFake, servicePassDeps } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello' };
-
-function valueOf<T>(p: { ok: true; value: T } | { ok: false; error: string }): T {
-  if (!p.ok) throw new Error(p.error);
-  return p.value;
-}
 
 type Until = NonNullable<MetadataCache['until']>;
 
@@ -36,21 +25,7 @@ type Until = NonNullable<MetadataCache['until']>;
 function setup(opts: { until?: (fake: KubeFake) => Until; names?: string[] } = {}) {
   const fake = new KubeFake();
   for (const name of ['hello', ...(opts.names ?? [])]) fake.seed(Resources.Service, service(name, 'default'));
-  const config = {
-    revisionConfig: () => revisionConfig(),
-    networkConfig: () => valueOf(parseNetworkConfig({ 'ingress-class': 'istio.ingress.networking.knative.dev' })),
-    domainConfig: () => valueOf(parseDomainConfig({ 'example.com': '' })),
-    featuresConfig: () => defaultFeaturesConfig(),
-    systemNamespace: 'knative-serving',
-  } as unknown as ConfigSource;
-  const deps = {
-    kube: fake.observingClient(),
-    events: { record: async () => undefined },
-    log: pino({ level: 'silent' }),
-    config,
-    digests: { resolve: async () => '' },
-    now: () => new Date('2026-11-27T10:00:00Z'),
-  } as unknown as ActivityDeps;
+  const deps = servicePassDeps(fake.observingClient());
   const steps = withObservations({ ...createServiceActivities(deps), ...createConfigurationActivities(deps), ...createRouteActivities(deps) });
   const cache = opts.until ? { until: opts.until(fake) } : undefined;
   return { fake, steps, combined: createCombinedActivities(steps as unknown as PartSteps, 1000, cache) };

@@ -1,32 +1,21 @@
 // A Service's status-only pass (activities/combined.ts reconcileServiceStatus): the Route is programmed from the
 // Configuration and Revisions the Configuration's part read, with the status that part computed, beside its status
 // write (ADR 0011, "Later") — and reads them itself when that part hands nothing over.
-import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createCombinedActivities, type PartSteps } from '../../../activities/combined.js';
 import { createConfigurationActivities } from '../../../activities/configuration.js';
-import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
 import type { KubeClient } from '../../../activities/kube/client.js';
 import { withObservations } from '../../../activities/observe.js';
 import { createRouteActivities } from '../../../activities/route.js';
 import { createServiceActivities } from '../../../activities/service.js';
-import { parseDomainConfig } from '../../../api/config/domain.js';
-import { defaultFeaturesConfig } from '../../../api/config/features.js';
-import { parseNetworkConfig } from '../../../api/config/network.js';
 import { observationOf, specOfObservation } from '../../../api/content-token.js';
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
 import type { Configuration, Revision, Route, Service } from '../../../api/serving.js';
-import { revisionConfig } from '../../fixtures/revision.js';
 import { service } from '../../fixtures/serving.js';
-import { KubeFake, refused } from './kube-fake.js';
+import { KubeFake, refused, servicePassDeps } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello' };
-
-function valueOf<T>(p: { ok: true; value: T } | { ok: false; error: string }): T {
-  if (!p.ok) throw new Error(p.error);
-  return p.value;
-}
 
 /**
  * A Service whose Configuration and Route exist and whose first Revision has just turned Ready. The client holds the
@@ -36,13 +25,6 @@ function valueOf<T>(p: { ok: true; value: T } | { ok: false; error: string }): T
 async function setup() {
   const fake = new KubeFake();
   fake.seed(Resources.Service, service('hello', 'default'));
-  const config = {
-    revisionConfig: () => revisionConfig(),
-    networkConfig: () => valueOf(parseNetworkConfig({ 'ingress-class': 'istio.ingress.networking.knative.dev' })),
-    domainConfig: () => valueOf(parseDomainConfig({ 'example.com': '' })),
-    featuresConfig: () => defaultFeaturesConfig(),
-    systemNamespace: 'knative-serving',
-  } as unknown as ConfigSource;
   const client = fake.client();
   const held: KubeClient = Object.assign(Object.create(client) as KubeClient, {
     apply: async (type: Parameters<KubeClient['apply']>[0], obj: KubeObject, sub?: 'status') => {
@@ -53,14 +35,7 @@ async function setup() {
       return client.apply(type, obj, sub);
     },
   });
-  const deps = {
-    kube: held,
-    events: { record: async () => undefined },
-    log: pino({ level: 'silent' }),
-    config,
-    digests: { resolve: async () => '' },
-    now: () => new Date('2026-11-27T10:00:00Z'),
-  } as unknown as ActivityDeps;
+  const deps = servicePassDeps(held);
   const svc = createServiceActivities(deps);
   const cfg = createConfigurationActivities(deps);
   const steps = withObservations({ ...svc, ...cfg, ...createRouteActivities(deps) });
