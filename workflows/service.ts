@@ -94,7 +94,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     let status: StatusOutcome | undefined;
     let settledAfter = '';
     /** The Route and the Service's status as the status-only pass in the same step left them, if it ran. */
-    let later: { route: RouteOutcome | undefined; status: StatusOutcome } | undefined;
+    let later: { route: RouteOutcome | undefined; status?: StatusOutcome } | undefined;
     if (patched('full-pass-in-one-step')) {
       // The six steps in one local activity, in the same order (activities/combined.ts): a new Service's Revision
       // is created with no step boundary after its Configuration. Histories recorded before replay the six steps.
@@ -106,11 +106,18 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
       if (rev && rev.outcome !== 'gone') written = rev.written ?? written;
       // The Revision it created settled while the step waited: the status-only pass its readiness would have poked
       // ran in the same step (ADR 0012, "Later"). A Service whose spec moved on meanwhile keeps the status written
-      // before; its own poke brings the next pass.
-      if (parts.statusService && parts.statusService.outcome !== 'stale') {
+      // before (the Route as programmed last still counts for what the pass wrote); its own poke brings the next pass.
+      if (parts.statusService) {
         const { statusConfiguration: c, statusRoute: r, statusService: sv } = parts;
-        settledAfter = [c ? `Configuration ${describeStatus(c)}` : '', r ? describeRoute(r) : '', describeStatus(sv)].filter(Boolean).join('; ');
-        later = { route: r ?? route, status: sv };
+        const stale = sv.outcome === 'stale';
+        settledAfter = [
+          c ? `Configuration ${describeStatus(c)}` : '',
+          r ? describeRoute(r) : '',
+          stale ? 'Service spec moved on' : describeStatus(sv),
+        ]
+          .filter(Boolean)
+          .join('; ');
+        later = { route: r ?? route, ...(stale ? {} : { status: sv }) };
       }
     } else {
       cfg = await step(`apply Configuration ${id}`).reconcileServiceConfiguration(key);
@@ -132,7 +139,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const revisionFailed = rev?.outcome === 'failed';
     const revision = rev && rev.outcome !== 'gone' ? `Revision ${rev.revision} ${rev.outcome}` : '';
     const routeOwned = routeApply.outcome === 'applied' || routeApply.outcome === 'held';
-    if (status.outcome === 'gone' || later?.status.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
+    if (status.outcome === 'gone' || later?.status?.outcome === 'gone') return { gone: true, summary: 'Service deleted' };
     const lastRoute = later ? later.route : route;
     const gc = cfg.outcome === 'applied' ? await collectRevisions(key, writtenAfter(lastRoute, written)) : undefined;
     const uid = cfg.outcome === 'applied' ? cfg.ownerUid : routeApply.outcome === 'applied' ? routeApply.ownerUid : undefined;

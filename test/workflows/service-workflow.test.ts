@@ -38,6 +38,8 @@ class FakeCluster {
   newRevision = new Set<string>();
   /** Service names whose new Revision the cache shows settled when their pass waits for it. */
   settles = new Set<string>();
+  /** Service names whose spec moves on (to `svc2`) while their pass waits. */
+  specMovesDuringWait = new Set<string>();
   delayMs = 0;
   steps: string[] = [];
   activities = {
@@ -148,7 +150,11 @@ beforeAll(async () => {
     ...cluster.activities,
     // A cache in which a new Revision settles at once for the names in `settles`.
     ...createCombinedActivities(cluster.activities as unknown as PartSteps, 1000, {
-      until: async (_type, _ns, labels) => cluster.settles.has(labels['serving.knative.dev/configuration'] ?? ''),
+      until: async (_type, _ns, labels) => {
+        const name = labels['serving.knative.dev/configuration'] ?? '';
+        if (cluster.specMovesDuringWait.delete(name)) cluster.serviceSpec.set(name, 'svc2');
+        return cluster.settles.has(name);
+      },
     }),
   });
   running = worker.run();
@@ -224,6 +230,24 @@ describe('serviceWorkflow', () => {
     const s2 = await eventually('first pass', async () => ((await state(h2)).totalReconciles === 1 ? state(h2) : undefined));
     expect(s2.lastReconcile?.summary).not.toContain('new Revision settled');
     expect(cluster.steps.filter((x) => x.startsWith(`${other}:`)).map((x) => x.slice(other.length + 1))).toEqual(FULL_PASS);
+  });
+
+  it('a Service whose spec moved on during the wait keeps its status, and the spec change brings a full pass', async () => {
+    const name = uniqueName('moved');
+    cluster.services.set(name, 'uid-m');
+    cluster.newRevision.add(name);
+    cluster.settles.add(name);
+    cluster.specMovesDuringWait.add(name);
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added' });
+    const s = await eventually('first pass', async () => ((await state(h)).totalReconciles === 1 ? state(h) : undefined));
+    expect(s.lastReconcile?.summary).toContain('; new Revision settled: Configuration status unchanged, Ready=True; Route: ');
+    expect(s.lastReconcile?.summary).toContain('Service spec moved on');
+    // The status part read the new spec but applied nothing for it: the Service's own poke is news.
+    await h.signal('poke', { source: `Service/default/${name}`, resourceVersion: '2', reason: 'updated', token: 's.svc2' });
+    const s2 = await eventually('full pass', async () => ((await state(h)).totalReconciles === 2 ? state(h) : undefined));
+    expect(s2.statusOnly).toBe(false);
+    const stepsOf = cluster.steps.filter((x) => x.startsWith(`${name}:`)).map((x) => x.slice(name.length + 1));
+    expect(stepsOf.slice(-FULL_PASS.length)).toEqual(FULL_PASS);
   });
 
   it('coalesces a burst of 1,000 pokes, delivered by the watcher’s poker, into a handful of reconcile passes', async () => {
