@@ -1,6 +1,6 @@
 // Delivers pokes to entity workflows with signalWithStart — a new object's first poke as a start with the pokes as
-// input, its first task handed eagerly to this process's worker (ADR 0013). Pokes for one workflow coalesce while they wait — the
-// newest poke of each source, all sources in one signal, so one source's poke never hides another's; a failed
+// input, its first task handed eagerly to this process's worker (ADR 0013). Pokes for one workflow coalesce while
+// they wait — the newest poke of each source, all sources in one signal, so one source's poke never hides another's; a failed
 // delivery (Temporal unreachable, say) is retried with backoff, never dropped; a poke announcing the same content
 // (token, else resourceVersion) as the last one delivered from that source is not sent again.
 //
