@@ -73,7 +73,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
       if (status.outcome !== 'stale') {
         // Last, off the path to Ready: a Revision the Route just stopped routing to may be collectable now.
         const gc = gcFirst ?? (st.facts.configurationOwned === 'yes' ? await collectRevisions(key, writtenAfter(route, written)) : undefined);
-        const parts = [cfg ? `Configuration ${describeStatus(cfg)}` : '', route ? describeRoute(route) : '', describeStatus(status), describeGc(gc)];
+        const parts = [describeStatusPass(cfg, route, status), describeGc(gc)];
         return {
           gone: false,
           statusOnly: true,
@@ -110,13 +110,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
       if (parts.statusService) {
         const { statusConfiguration: c, statusRoute: r, statusService: sv } = parts;
         const stale = sv.outcome === 'stale';
-        settledAfter = [
-          c ? `Configuration ${describeStatus(c)}` : '',
-          r ? describeRoute(r) : '',
-          stale ? 'Service spec moved on' : describeStatus(sv),
-        ]
-          .filter(Boolean)
-          .join('; ');
+        settledAfter = stale ? `${describeStatusPass(c, r, undefined)}; Service spec moved on` : describeStatusPass(c, r, sv);
         later = { route: r ?? route, ...(stale ? {} : { status: sv }) };
       }
     } else {
@@ -176,6 +170,13 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
 /** What the passes wrote, the Route step's writes included (it carries the versions it was given forward). */
 function writtenAfter(route: RouteOutcome | undefined, written: WrittenVersions): WrittenVersions {
   return route !== undefined && route.outcome !== 'gone' && route.written ? route.written : written;
+}
+
+/** A status-only pass's parts, as its summary names them (a Service status left out is not named). */
+function describeStatusPass(cfg: StatusOutcome | undefined, route: RouteOutcome | undefined, status: StatusOutcome | undefined): string {
+  return [cfg ? `Configuration ${describeStatus(cfg)}` : '', route ? describeRoute(route) : '', status ? describeStatus(status) : '']
+    .filter(Boolean)
+    .join('; ');
 }
 
 function describeRoute(r: RouteOutcome): string {
