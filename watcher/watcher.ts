@@ -27,6 +27,11 @@ export interface WatcherOptions {
   relistMs: number;
   maxBackoffMs: number;
   /**
+   * Told of every object a watch delivers (added or updated) of `kinds`, before anyone waiting in the cache is woken:
+   * the steps' memory of recent objects (activities/kube/recent-objects.ts `delivered`).
+   */
+  delivered?: { kinds: readonly WatchedKind[]; to: (type: ResourceType, obj: KubeObject) => void };
+  /**
    * A new leader's start-up list (epoch ms): an object some manager wrote at or after this time is poked in the
    * first lane even when its status looks settled — it may have changed during the handover, when no one watched.
    */
@@ -267,6 +272,7 @@ export class Watcher {
 
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject): void {
     this.events.inc({ kind, type: change });
+    if (change !== 'deleted' && this.opts.delivered?.kinds.includes(kind)) this.opts.delivered.to(watchedTypes[kind].type, obj);
     this.waiters.changed(watchedTypes[kind].type, obj);
     if (kind === 'Route') this.routeIndex.update(obj, change === 'deleted');
     if (kind === 'DomainMapping') this.mappingIndex.update(obj, change === 'deleted');

@@ -134,6 +134,8 @@ async function main(): Promise<void> {
   const ownWrites = new OwnWrites();
   // A client on the worker's own connection, once it runs: new objects' workflows start eagerly (watcher/poker.ts).
   let eagerClient: Client | undefined;
+  // The steps' memory of recent objects (stepClient), which the leader's watcher feeds.
+  const recent: { memo?: RecentObjects | undefined } = {};
   if (clientConnection) {
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
     // Lease requests time out within the renew deadline: a renewal that hangs longer is worth nothing.
@@ -190,6 +192,9 @@ async function main(): Promise<void> {
             relistMs: cfg.relistSeconds * 1000,
             maxBackoffMs: 30_000,
             ...(recentSince !== undefined ? { recentSince } : {}),
+            // What steps read right after an event wakes them: a Revision's Deployment once its pods are Ready, a
+            // Service's Revision once it is Ready.
+            delivered: { kinds: ['Revision', 'Deployment'], to: (type, obj) => recent.memo?.delivered(type, obj) },
           },
           log.child({ component: 'watcher' }),
           registry,
@@ -250,7 +255,9 @@ async function main(): Promise<void> {
   const webhook = webhookSettings.enabled
     ? await runWebhook({ settings: webhookSettings, kube, config: configStore, log: log.child({ component: 'webhook' }), registry })
     : undefined;
-  const steps = cfg.runWorker ? stepClient(cfg, kube, leadership, onRequest, registry) : undefined;
+  const stepKube = cfg.runWorker ? stepClient(cfg, kube, leadership, onRequest, registry) : undefined;
+  const steps = stepKube?.client;
+  recent.memo = stepKube?.memo;
   const built = steps
     ? await createWorker(cfg, steps, configStore, log.child({ component: 'worker' }), leadership?.cache, registry, ownWrites)
     : undefined;
@@ -343,9 +350,9 @@ main().catch((err: unknown) => {
 });
 
 /**
- * The steps' Kubernetes client: with the watcher in this process, a GET of an object a step just read or wrote is
- * answered from memory while the watch cache vouches nothing newer exists (activities/kube/recent-objects.ts);
- * without it, the process's own client.
+ * The steps' Kubernetes client: with the watcher in this process, a GET of an object a step just read or wrote (or
+ * the watch just delivered) is answered from memory while the watch cache vouches nothing newer exists
+ * (activities/kube/recent-objects.ts), and `memo` is that memory; without it, the process's own client.
  */
 function stepClient(
   cfg: TidalConfig,
@@ -353,9 +360,9 @@ function stepClient(
   leadership: Leadership | undefined,
   onRequest: (verb: string, resource: string, code: number, seconds: number) => void,
   registry: Registry,
-): KubeClient {
+): { client: KubeClient; memo?: RecentObjects } {
   const cache = leadership?.cache;
-  if (!cfg.recentObjects || !cache) return kube;
+  if (!cfg.recentObjects || !cache) return { client: kube };
   const recent = new RecentObjects((type, ns, name) => cache.versionOf?.(type, ns, name));
   const served = new Counter({
     name: 'tidal_recent_objects_total',
@@ -371,5 +378,5 @@ function stepClient(
     served.inc({ served: 'api' }, recent.misses - counted.misses);
     counted = { hits: recent.hits, misses: recent.misses };
   }, 5_000).unref();
-  return new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, onRequest, memo: recent });
+  return { client: new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, onRequest, memo: recent }), memo: recent };
 }

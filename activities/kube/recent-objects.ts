@@ -99,6 +99,17 @@ export class RecentObjects implements ObjectMemo {
     this.sweep();
   }
 
+  /**
+   * An object the watch just delivered (the watcher hands over the kinds steps read right after an event wakes them):
+   * remembered as a GET of that version would return it, managedFields aside. The cache holds that very version, so
+   * it vouches for it, and a step woken by the event — a Revision's status part by its pods, a Service's by its
+   * Revision turning Ready — reads it without a round trip. A write of ours that is newer stays (see `remember`).
+   */
+  delivered(type: ResourceType, obj: KubeObject): void {
+    const { managedFields: _mf, ...metadata } = obj.metadata as KubeObject['metadata'] & { managedFields?: unknown };
+    this.remember(type, obj, JSON.stringify({ ...obj, metadata }));
+  }
+
   forget(type: ResourceType, namespace: string, name: string): void {
     this.entries.delete(keyOf(type, namespace, name));
   }

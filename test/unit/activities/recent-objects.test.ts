@@ -86,6 +86,32 @@ describe('RecentObjects', () => {
     expect(other.size).toBe(0);
   });
 
+  it('serves what the watch delivered (managedFields aside) while the cache holds it; a newer write of ours stays', () => {
+    const cache = watchCache();
+    const recent = new RecentObjects(cache.versionOf);
+    cache.state.rv = '40';
+    cache.state.newest = '40';
+    const delivered: KubeObject = {
+      ...route('40'),
+      metadata: { ...route('40').metadata, managedFields: [{ manager: 'kube-controller-manager' }] } as KubeObject['metadata'],
+    };
+    recent.delivered(Resources.Route, delivered);
+    expect(JSON.parse(served(recent) ?? 'null')).toEqual(route('40'));
+    // Our write (42) answered, its event not delivered yet; an older event (41) arrives meanwhile: the write stays.
+    cache.state.newest = '41';
+    recent.remember(Resources.Route, route('42'), JSON.stringify(route('42')));
+    cache.state.rv = '41';
+    recent.delivered(Resources.Route, route('41'));
+    expect(JSON.parse(served(recent) ?? 'null')).toMatchObject({ metadata: { resourceVersion: '42' } });
+    // A kind the cache does not follow is not remembered.
+    cache.state.follows = false;
+    recent.forget(Resources.Route, 'default', 'r');
+    recent.delivered(Resources.Route, route('43'));
+    cache.state.follows = true;
+    cache.state.rv = '43';
+    expect(served(recent)).toBeUndefined();
+  });
+
   it('keeps the newer of two versions, forgets on request and sweeps expired and surplus entries', () => {
     const cache = watchCache();
     let now = 0;

@@ -623,3 +623,41 @@ describe("Watcher: pods, as their Revision's status reads them", () => {
     await expect(never).resolves.toBe(false);
   });
 });
+
+describe('Watcher: objects delivered to the steps’ memory (delivered)', () => {
+  it('hands over each added or updated object of the kinds asked, before a step waiting in the cache is woken', async () => {
+    const c = webCluster();
+    const handed: string[] = [];
+    const watcher = new Watcher(
+      c.client,
+      { poke: vi.fn() } as unknown as Poker,
+      {
+        enabled: allKinds,
+        watched: ['Configuration', 'Revision'],
+        relistMs: 600_000,
+        maxBackoffMs: 30_000,
+        delivered: { kinds: ['Revision'], to: (type, obj) => handed.push(`${type.kind} ${obj.metadata.name} ${obj.metadata.resourceVersion}`) },
+      },
+      pino({ level: 'silent' }),
+      registry,
+    );
+    open.push(watcher);
+    watcher.start();
+    await watcher.synced();
+    const revisions = await c.stream('Revision');
+    const configurations = await c.stream('Configuration');
+    // A step waiting for the Revision's next version finds it handed over when it wakes.
+    const handedWhenWoken: string[] = [];
+    const woken = watcher.cache.until!(Resources.Revision, 'ns', {}, (revs) => revs.some((r) => r.metadata.resourceVersion === '5'), 60_000).then(
+      () => handedWhenWoken.push(...handed),
+    );
+    revisions.send('MODIFIED', revisionOf('web', '5'));
+    await woken;
+    expect(handedWhenWoken).toContain('Revision web 5');
+    configurations.send('MODIFIED', standaloneConfiguration('web', '6'));
+    revisions.send('DELETED', revisionOf('web', '7'));
+    await vi.waitFor(async () => expect(await metric('tidal_watch_events_total', { kind: 'Revision', type: 'deleted' })).toBe(1));
+    // The initial list's Revision too (version 2); not the Configuration, nor the deletion.
+    expect(handed).toEqual(['Revision web 2', 'Revision web 5']);
+  });
+});
