@@ -20,7 +20,8 @@ import type { Logger } from 'pino';
 export type EventType = 'Normal' | 'Warning';
 
 export interface EventRecorder {
-  record(obj: KubeObject, type: EventType, reason: string, message: string): Promise<void>;
+  /** `at`: when it happened (default: now). */
+  record(obj: KubeObject, type: EventType, reason: string, message: string, at?: Date): Promise<void>;
 }
 
 interface EventObject extends KubeObject {
@@ -58,8 +59,8 @@ export function makeEventRecorder(kube: KubeClient, log: Logger, now: () => Date
   }
 
   return {
-    async record(obj, type, reason, message) {
-      const ts = now().toISOString();
+    async record(obj, type, reason, message, at) {
+      const ts = (at ?? now()).toISOString();
       const component = `${obj.kind.toLowerCase()}-controller`;
       const namespace = obj.metadata.namespace ?? 'default';
       const key = eventKey(obj, type, reason, message);

@@ -13,8 +13,11 @@ import { createDelegationActivities } from './delegation.js';
 import { createDomainMappingActivities } from './domainmapping.js';
 import { createRevisionGcActivities } from './revision-gc.js';
 import { createCombinedActivities } from './combined.js';
+import { asSteps, recordingAtStepEnd } from './background.js';
 
-export function createActivities(deps: ActivityDeps) {
+export function createActivities(given: ActivityDeps) {
+  // Each step's Events are sent when its work is done (activities/background.ts).
+  const deps = { ...given, events: recordingAtStepEnd(given.events, given.now) };
   const steps = withObservations(
     {
       ...createServiceActivities(deps),
@@ -31,7 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     deps.ownWrites,
   );
   // Made of the steps above, each part with its own observations (activities/combined.ts).
-  return { ...steps, ...createCombinedActivities(steps, deps.newRevisionReadyWaitMs ?? 0, deps.cache) };
+  return asSteps({ ...steps, ...createCombinedActivities(steps, deps.newRevisionReadyWaitMs ?? 0, deps.cache) });
 }
 
 /** What every activity result may carry besides its outcome. */

@@ -175,21 +175,31 @@ describe('Service → Configuration → Revision → Deployment', () => {
   });
 
   it('records Kubernetes Events with Knative reasons', async () => {
-    const events = await kubectlJson<{ items: { reason: string; message: string; involvedObject: { kind: string; name: string } }[] }>([
-      'get',
-      'events',
-      '--field-selector',
-      `involvedObject.name=${name}`,
-    ]);
-    const seen = events.items.map((e) => `${e.involvedObject.kind}/${e.reason}: ${e.message}`);
-    expect(seen).toEqual(
-      expect.arrayContaining([
-        `Service/Created: Created Configuration "${name}"`,
-        `Service/Created: Created Route "${name}"`,
-        `Configuration/Created: Created Revision "${name}-00001"`,
-        'Configuration/ConfigurationReady: Configuration becomes ready',
-      ]),
+    const wanted = [
+      `Service/Created: Created Configuration "${name}"`,
+      `Service/Created: Created Route "${name}"`,
+      `Configuration/Created: Created Revision "${name}-00001"`,
+      'Configuration/ConfigurationReady: Configuration becomes ready',
+    ];
+    const read = async () => {
+      const events = await kubectlJson<{ items: { reason: string; message: string; involvedObject: { kind: string; name: string } }[] }>([
+        'get',
+        'events',
+        '--field-selector',
+        `involvedObject.name=${name}`,
+      ]);
+      return events.items.map((e) => `${e.involvedObject.kind}/${e.reason}: ${e.message}`);
+    };
+    // Events are sent when their step's work is done, a moment after the status it wrote (activities/background.ts).
+    const seen = await eventually(
+      'the Events',
+      async () => {
+        const got = await read();
+        return wanted.every((w) => got.includes(w)) && got;
+      },
+      10_000,
     );
+    expect(seen).toEqual(expect.arrayContaining(wanted));
   });
 
   it('the Temporal history of Revision/default/chain-00001 reads as a log of steps', async () => {

@@ -312,17 +312,25 @@ describe('the controller run the in-cluster way', () => {
     expect(c?.message).toContain('failed to create Deployment "ic-denied-00001-deployment"');
     expect(c?.message).toContain(`User "${SA}" cannot create resource "deployments" in API group "apps" in the namespace "default"`);
     expect(cond(rev, 'Ready')?.status).toBe('False');
-    const events = await kubectl([
-      'get',
-      'events',
-      '-n',
-      'default',
-      '--field-selector',
-      'involvedObject.name=ic-denied-00001,reason=CreationFailed',
-      '-o',
-      'name',
-    ]);
-    expect(events.trim()).not.toBe('');
+    // Sent when the failed step's work is done, a moment after the status it wrote (activities/background.ts).
+    const events = await eventually(
+      'the CreationFailed Event',
+      async () =>
+        (
+          await kubectl([
+            'get',
+            'events',
+            '-n',
+            'default',
+            '--field-selector',
+            'involvedObject.name=ic-denied-00001,reason=CreationFailed',
+            '-o',
+            'name',
+          ])
+        ).trim() || undefined,
+      10_000,
+    );
+    expect(events).not.toBe('');
     // The process neither crashed nor restarted, and says it is alive.
     expect(procs.running(CONTROLLER)?.pid).toBe(pid);
     expect((await fetch(`http://127.0.0.1:${testPorts.controllerMetrics}/healthz`)).status).toBe(200);

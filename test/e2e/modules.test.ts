@@ -250,13 +250,22 @@ describe('revision GC collects a module Revision', () => {
     });
     await eventually('mod-side-00001 collected', async () => (await getObject('revision', 'mod-side-00001')) === undefined, 60_000);
     await eventually('its Deployment gone', async () => (await getObject('deployment', 'mod-side-00001-deployment')) === undefined, 60_000);
-    const events = await kubectlJson<{ items: { reason: string; message: string }[] }>([
-      'get',
-      'events',
-      '--field-selector',
-      'involvedObject.kind=Configuration,involvedObject.name=mod-side,reason=RevisionDeleted',
-    ]);
-    expect(events.items.map((e) => e.message).join('\n')).toContain('Deleted Revision "mod-side-00001"');
+    // Sent when the collecting step's work is done, a moment after the delete (activities/background.ts).
+    const messages = await eventually(
+      'the RevisionDeleted Event',
+      async () => {
+        const events = await kubectlJson<{ items: { reason: string; message: string }[] }>([
+          'get',
+          'events',
+          '--field-selector',
+          'involvedObject.kind=Configuration,involvedObject.name=mod-side,reason=RevisionDeleted',
+        ]);
+        const all = events.items.map((e) => e.message).join('\n');
+        return all.includes('Deleted Revision "mod-side-00001"') && all;
+      },
+      10_000,
+    );
+    expect(messages).toContain('Deleted Revision "mod-side-00001"');
     // The latest module Revision stays, Ready.
     expect(cond(await getObject<Revision>('revision', 'mod-side-00002'), 'Ready')?.status).toBe('True');
   });

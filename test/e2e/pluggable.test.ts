@@ -152,16 +152,23 @@ describe("the seed's HPA from Knative annotations (class hpa, cpu 80 %, min-scal
     const history = await t.client.workflow.getHandle(`Revision/default/${rev}`).fetchHistory();
     const steps = historySteps(history).map((s) => s.summary);
     expect(steps).toContain(`apply Deployment ${rev}-deployment, Service, HPA and PodDisruptionBudget ${rev}`);
-    const events = await kubectlJson<{ items: { reason: string; message: string }[] }>([
-      'get',
-      'events',
-      '--field-selector',
-      `involvedObject.kind=Revision,involvedObject.name=${rev}`,
-    ]);
-    const seen = events.items.map((e) => `${e.reason}: ${e.message}`);
-    expect(seen).toEqual(
-      expect.arrayContaining([`Created: Created HorizontalPodAutoscaler "${rev}"`, `Created: Created PodDisruptionBudget "${rev}"`]),
+    const wanted = [`Created: Created HorizontalPodAutoscaler "${rev}"`, `Created: Created PodDisruptionBudget "${rev}"`];
+    // Sent when the step's work is done (activities/background.ts).
+    const seen = await eventually(
+      'the Created Events',
+      async () => {
+        const events = await kubectlJson<{ items: { reason: string; message: string }[] }>([
+          'get',
+          'events',
+          '--field-selector',
+          `involvedObject.kind=Revision,involvedObject.name=${rev}`,
+        ]);
+        const got = events.items.map((e) => `${e.reason}: ${e.message}`);
+        return wanted.every((w) => got.includes(w)) && got;
+      },
+      10_000,
     );
+    expect(seen).toEqual(expect.arrayContaining(wanted));
   });
 
   it('changing the class on a new Revision switches cleanly: fixed replicas again, no HPA for it', async () => {

@@ -363,14 +363,22 @@ describe('gradual rollouts (issue 11)', () => {
     expect(cond(route, 'AllTrafficAssigned')?.status).toBe('False');
     expect(cond(route, 'AllTrafficAssigned')?.message).toContain('nginx-00005');
     expect(await serviceTraffic()).toEqual(['nginx-00004 100']);
-    const events = await kubectl([
-      'get',
-      'events',
-      '--field-selector',
-      `involvedObject.kind=Route,involvedObject.name=${NAME}`,
-      '-o',
-      'jsonpath={.items[*].reason}',
-    ]);
+    // Sent when the pass's work is done, a moment after the Route's status (activities/background.ts).
+    const events = await eventually(
+      'the RolloutRolledBack Event',
+      async () => {
+        const reasons = await kubectl([
+          'get',
+          'events',
+          '--field-selector',
+          `involvedObject.kind=Route,involvedObject.name=${NAME}`,
+          '-o',
+          'jsonpath={.items[*].reason}',
+        ]);
+        return reasons.split(' ').includes('RolloutRolledBack') && reasons;
+      },
+      10_000,
+    );
     expect(events.split(' ')).toContain('RolloutRolledBack');
 
     // A later fixed Revision starts a fresh rollout.
