@@ -144,7 +144,9 @@ export type RecordLater = (...event: Parameters<EventRecorder['record']>) => voi
 
 /**
  * Events a step records while it goes on, instead of waiting for each: `settled()` awaits them all, before the step
- * returns. (The recorder never throws.)
+ * returns. (The recorder never throws.) In the worker the recorder returns at once anyway, its Events sent when the
+ * step's work is done (activities/background.ts, ADR 0014); this keeps a step called on its own, as tests call them,
+ * from returning before its Events.
  */
 export function eventsInFlight(events: EventRecorder): { record: RecordLater; settled: () => Promise<unknown> } {
   const pending: Promise<void>[] = [];

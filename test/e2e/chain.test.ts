@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historySteps } from '../harness/history.js';
 import type { Condition, Configuration, Revision, Route, Service } from '../../api/serving.js';
-import { apply, getObject, kubectl, kubectlJson, revisionReady, temporalClient } from '../harness/cluster.js';
+import { apply, eventsWhen, getObject, kubectl, kubectlJson, revisionReady, temporalClient, type KubeEvent } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 interface Deployment {
@@ -181,25 +181,9 @@ describe('Service → Configuration → Revision → Deployment', () => {
       `Configuration/Created: Created Revision "${name}-00001"`,
       'Configuration/ConfigurationReady: Configuration becomes ready',
     ];
-    const read = async () => {
-      const events = await kubectlJson<{ items: { reason: string; message: string; involvedObject: { kind: string; name: string } }[] }>([
-        'get',
-        'events',
-        '--field-selector',
-        `involvedObject.name=${name}`,
-      ]);
-      return events.items.map((e) => `${e.involvedObject.kind}/${e.reason}: ${e.message}`);
-    };
-    // Events are sent when their step's work is done, a moment after the status it wrote (activities/background.ts).
-    const seen = await eventually(
-      'the Events',
-      async () => {
-        const got = await read();
-        return wanted.every((w) => got.includes(w)) && got;
-      },
-      10_000,
-    );
-    expect(seen).toEqual(expect.arrayContaining(wanted));
+    const seen = (events: KubeEvent[]) => events.map((e) => `${e.involvedObject.kind}/${e.reason}: ${e.message}`);
+    const events = await eventsWhen(`involvedObject.name=${name}`, (evs) => wanted.every((w) => seen(evs).includes(w)));
+    expect(seen(events)).toEqual(expect.arrayContaining(wanted));
   });
 
   it('the Temporal history of Revision/default/chain-00001 reads as a log of steps', async () => {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition, Revision } from '../../api/serving.js';
 import { repoRoot } from '../../dev/stack.js';
 import { historySteps } from '../harness/history.js';
-import { apply, getObject, kubectl, kubectlJson, revisionReady, stack, temporalClient } from '../harness/cluster.js';
+import { apply, eventsWhen, getObject, kubectl, kubectlJson, revisionReady, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 interface Container {
@@ -250,22 +250,11 @@ describe('revision GC collects a module Revision', () => {
     });
     await eventually('mod-side-00001 collected', async () => (await getObject('revision', 'mod-side-00001')) === undefined, 60_000);
     await eventually('its Deployment gone', async () => (await getObject('deployment', 'mod-side-00001-deployment')) === undefined, 60_000);
-    // Sent when the collecting step's work is done, a moment after the delete (activities/background.ts).
-    const messages = await eventually(
-      'the RevisionDeleted Event',
-      async () => {
-        const events = await kubectlJson<{ items: { reason: string; message: string }[] }>([
-          'get',
-          'events',
-          '--field-selector',
-          'involvedObject.kind=Configuration,involvedObject.name=mod-side,reason=RevisionDeleted',
-        ]);
-        const all = events.items.map((e) => e.message).join('\n');
-        return all.includes('Deleted Revision "mod-side-00001"') && all;
-      },
-      10_000,
+    const deleted = 'Deleted Revision "mod-side-00001"';
+    const events = await eventsWhen('involvedObject.kind=Configuration,involvedObject.name=mod-side,reason=RevisionDeleted', (evs) =>
+      evs.some((e) => e.message.includes(deleted)),
     );
-    expect(messages).toContain('Deleted Revision "mod-side-00001"');
+    expect(events.map((e) => e.message).join('\n')).toContain(deleted);
     // The latest module Revision stays, Ready.
     expect(cond(await getObject<Revision>('revision', 'mod-side-00002'), 'Ready')?.status).toBe('True');
   });

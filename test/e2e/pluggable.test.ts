@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition, Revision } from '../../api/serving.js';
 import { historySteps } from '../harness/history.js';
-import { apply, getObject, kubectl, kubectlJson, revisionReady, temporalClient } from '../harness/cluster.js';
+import { apply, eventsWhen, getObject, kubectl, kubectlJson, revisionReady, temporalClient, type KubeEvent } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 interface Owned {
@@ -153,22 +153,9 @@ describe("the seed's HPA from Knative annotations (class hpa, cpu 80 %, min-scal
     const steps = historySteps(history).map((s) => s.summary);
     expect(steps).toContain(`apply Deployment ${rev}-deployment, Service, HPA and PodDisruptionBudget ${rev}`);
     const wanted = [`Created: Created HorizontalPodAutoscaler "${rev}"`, `Created: Created PodDisruptionBudget "${rev}"`];
-    // Sent when the step's work is done (activities/background.ts).
-    const seen = await eventually(
-      'the Created Events',
-      async () => {
-        const events = await kubectlJson<{ items: { reason: string; message: string }[] }>([
-          'get',
-          'events',
-          '--field-selector',
-          `involvedObject.kind=Revision,involvedObject.name=${rev}`,
-        ]);
-        const got = events.items.map((e) => `${e.reason}: ${e.message}`);
-        return wanted.every((w) => got.includes(w)) && got;
-      },
-      10_000,
-    );
-    expect(seen).toEqual(expect.arrayContaining(wanted));
+    const seen = (events: KubeEvent[]) => events.map((e) => `${e.reason}: ${e.message}`);
+    const events = await eventsWhen(`involvedObject.kind=Revision,involvedObject.name=${rev}`, (evs) => wanted.every((w) => seen(evs).includes(w)));
+    expect(seen(events)).toEqual(expect.arrayContaining(wanted));
   });
 
   it('changing the class on a new Revision switches cleanly: fixed replicas again, no HPA for it', async () => {

@@ -13,7 +13,7 @@ import { KubeClient } from '../../activities/kube/client.js';
 import { startController, temporalGoEnv, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
 import { parseRolloutAnnotation, type Rollout } from '../../resources/rollout.js';
-import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
+import { apply, eventsWhen, getObject, kubectl, kubectlJson, stack, temporalClient, type KubeEvent } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 const log = (s: string) => console.error(`[rollout] ${s}`);
@@ -31,6 +31,11 @@ const nginx = (image: string, duration = DURATION) => ({
 const cond = (o: { status?: { conditions?: Condition[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
 /** The rollout state on the KIngress. */
+/** The Route's Events once `until` holds of their reasons (sent when the pass's work is done, ADR 0014). */
+function routeEventsWhen(until: (reasons: string[]) => boolean): Promise<KubeEvent[]> {
+  return eventsWhen(`involvedObject.kind=Route,involvedObject.name=${NAME}`, (events) => until(events.map((e) => e.reason)));
+}
+
 async function ingressRollout(): Promise<Rollout | undefined> {
   const out = await kubectl([
     'get',
@@ -236,15 +241,9 @@ describe('gradual rollouts (issue 11)', () => {
     } finally {
       await close();
     }
-    const events = await kubectl([
-      'get',
-      'events',
-      '--field-selector',
-      `involvedObject.kind=Route,involvedObject.name=${NAME}`,
-      '-o',
-      'jsonpath={.items[*].reason}',
-    ]);
-    for (const reason of ['RolloutStarted', 'RolloutScheduled', 'RolloutStep', 'RolloutFinished']) expect(events.split(' ')).toContain(reason);
+    const wanted = ['RolloutStarted', 'RolloutScheduled', 'RolloutStep', 'RolloutFinished'];
+    const eventReasons = (await routeEventsWhen((r) => wanted.every((w) => r.includes(w)))).map((e) => e.reason);
+    for (const reason of wanted) expect(eventReasons).toContain(reason);
   });
 
   it('kubectl annotate: pause holds the split, resume goes on, promote finishes now', async () => {
@@ -363,23 +362,8 @@ describe('gradual rollouts (issue 11)', () => {
     expect(cond(route, 'AllTrafficAssigned')?.status).toBe('False');
     expect(cond(route, 'AllTrafficAssigned')?.message).toContain('nginx-00005');
     expect(await serviceTraffic()).toEqual(['nginx-00004 100']);
-    // Sent when the pass's work is done, a moment after the Route's status (activities/background.ts).
-    const events = await eventually(
-      'the RolloutRolledBack Event',
-      async () => {
-        const reasons = await kubectl([
-          'get',
-          'events',
-          '--field-selector',
-          `involvedObject.kind=Route,involvedObject.name=${NAME}`,
-          '-o',
-          'jsonpath={.items[*].reason}',
-        ]);
-        return reasons.split(' ').includes('RolloutRolledBack') && reasons;
-      },
-      10_000,
-    );
-    expect(events.split(' ')).toContain('RolloutRolledBack');
+    const reasons = (await routeEventsWhen((r) => r.includes('RolloutRolledBack'))).map((e) => e.reason);
+    expect(reasons).toContain('RolloutRolledBack');
 
     // A later fixed Revision starts a fresh rollout.
     await apply(nginx('nginx:1.32'));

@@ -16,6 +16,29 @@ export async function kubectlJson<T = Record<string, unknown>>(args: string[]): 
   return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
 }
 
+/** A Kubernetes Event as the e2e tests read it. */
+export interface KubeEvent {
+  type: string;
+  reason: string;
+  message: string;
+  involvedObject: { kind: string; name: string };
+}
+
+/**
+ * The Events `fieldSelector` selects (`involvedObject.kind=Route,involvedObject.name=web`), once `until` holds of them:
+ * a step sends its Events when its work is done, a moment after the status a test waited for (ADR 0014).
+ */
+export async function eventsWhen(fieldSelector: string, until: (events: KubeEvent[]) => boolean, timeoutMs = 10_000): Promise<KubeEvent[]> {
+  return eventually(
+    `Events ${fieldSelector}`,
+    async () => {
+      const { items } = await kubectlJson<{ items: KubeEvent[] }>(['get', 'events', '--field-selector', fieldSelector]);
+      return until(items) && items;
+    },
+    timeoutMs,
+  );
+}
+
 /** The object, or undefined when kubectl says it is not found. */
 export async function getObject<T = Record<string, unknown>>(kind: string, name: string, namespace = 'default'): Promise<T | undefined> {
   try {
