@@ -139,18 +139,15 @@ export async function settleAll<T extends readonly unknown[]>(promises: T): Prom
   return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }
 
-/** Records an Event without waiting for it (see {@link eventsInFlight}). */
+/** Records an Event without waiting for it (see {@link recordLater}). */
 export type RecordLater = (...event: Parameters<EventRecorder['record']>) => void;
 
 /**
- * Events a step records while it goes on, instead of waiting for each: `settled()` awaits them all, before the step
- * returns. (The recorder never throws.) In the worker the recorder returns at once anyway, its Events sent when the
- * step's work is done (activities/background.ts, ADR 0014); this keeps a step called on its own, as tests call them,
- * from returning before its Events.
+ * `events.record` for a step that goes on without waiting: the worker's steps send their Events when their work is
+ * done and wait for them then (activities/background.ts, ADR 0014). (The recorder never throws.)
  */
-export function eventsInFlight(events: EventRecorder): { record: RecordLater; settled: () => Promise<unknown> } {
-  const pending: Promise<void>[] = [];
-  return { record: (...event) => void pending.push(events.record(...event)), settled: () => Promise.all(pending) };
+export function recordLater(events: EventRecorder): RecordLater {
+  return (...event) => void events.record(...event);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus, type ModuleObservation } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyReportingFailures, eventsInFlight, settleAll, type ApplyOptions, type RecordLater } from './apply.js';
+import { applyReportingFailures, recordLater, settleAll, type ApplyOptions, type RecordLater } from './apply.js';
 import { makeHPA, usesHPA, type HorizontalPodAutoscaler } from '../resources/hpa.js';
 import { makePodDisruptionBudget, type PodDisruptionBudget } from '../resources/pdb.js';
 import { statusOutcome, writeStatus, writeStatusWithEvents, type StatusOutcome } from './status.js';
@@ -284,25 +284,21 @@ export function createRevisionActivities(deps: ActivityDeps) {
       const cfg = config.revisionConfig();
       if (isForeignModule(rev)) {
         // The module's operator makes the Deployment (and whatever else its pods need); routing needs the Service.
-        const { record, settled } = eventsInFlight(events);
-        const service = await applyOwned(rev, Resources.KubeService, existingSvc, makeRevisionService(rev, cfg), record);
-        await settled();
+        const service = await applyOwned(rev, Resources.KubeService, existingSvc, makeRevisionService(rev, cfg), recordLater(events));
         return { outcome: 'module', module: moduleOf(rev), service: service.action };
       }
       const desired = makeDeployment(rev, cfg, { systemNamespace: config.systemNamespace });
       const svc = makeRevisionService(rev, cfg);
       const hpa = usesHPA(rev, cfg) ? makeHPA(rev, cfg) : undefined;
       const pdb = makePodDisruptionBudget(rev, cfg);
-      // The Deployment first (a refused Deployment stops the step before the rest), then the others side by side;
-      // their Events go meanwhile.
-      const { record, settled } = eventsInFlight(events);
+      // The Deployment first (a refused Deployment stops the step before the rest), then the others side by side.
+      const record = recordLater(events);
       const deployment = await applyOwned(rev, Resources.Deployment, existing, desired, record, { inSync: deploymentInSync });
       const [service, hpaAction, pdbAction] = await settleAll([
         applyOwned(rev, Resources.KubeService, existingSvc, svc, record),
         reconcileOptional(rev, Resources.HorizontalPodAutoscaler, existingHpa, hpa, record),
         reconcileOptional(rev, Resources.PodDisruptionBudget, existingPdb, pdb, record),
       ] as const);
-      await settled();
       return {
         outcome: 'applied',
         deployment: deployment.action,

@@ -63,7 +63,7 @@ import {
   routingTargets,
   type RoutingTargets,
 } from '../resources/labeler.js';
-import { applyIfChanged, eventsInFlight, exactSpecInSync, needsApply, settleAll, type RecordLater } from './apply.js';
+import { applyIfChanged, recordLater, exactSpecInSync, needsApply, settleAll, type RecordLater } from './apply.js';
 import type { SeenConfiguration } from './configuration.js';
 import { isIstioIngress, programIngress, readVirtualServices } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
@@ -490,7 +490,7 @@ export function createRouteActivities(deps: ActivityDeps) {
     let listed: Promise<Listed | undefined> | undefined;
     let marked: Promise<void> | undefined;
     const track = <T>(p: Promise<T>): Promise<T> => (inFlight.push(p), p);
-    const { record, settled: eventsRecorded } = eventsInFlight(events);
+    const record = recordLater(events);
     // The rollout's clock: real time, read when each decision is taken (a step's due time is compared with it).
     const clock = (): number => (deps.now?.() ?? new Date()).getTime();
     let plan: RolloutPlan | undefined;
@@ -688,7 +688,6 @@ export function createRouteActivities(deps: ActivityDeps) {
     opts.asWritten?.({ ...raw, status: r.status });
     // Each step and control action of the rollout as an Event on the Route (issue 11).
     for (const e of programmed ? (plan?.events ?? []) : []) record(route, e.type, e.reason, e.message);
-    await eventsRecorded();
     if (placeholders?.notOwned) {
       // As upstream, the pass fails after reporting it (status and one InternalError Event), so it is retried with
       // backoff until the foreign object goes: nothing pokes the Route when a Service it does not own changes.

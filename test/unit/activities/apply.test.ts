@@ -1,6 +1,7 @@
 // activities/apply.ts: applying children by what Tidal last applied (issue 8: removed fields never reached the
 // children), and reporting the applies the API server refuses (issue 8: failures nobody sees).
 import pino from 'pino';
+import { asStep, recordingAtStepEnd } from '../../../activities/background.js';
 import { describe, expect, it } from 'vitest';
 import {
   APPLIED_HASH_ANNOTATION,
@@ -8,7 +9,7 @@ import {
   appliedHash,
   applyIfChanged,
   applyReportingFailures,
-  eventsInFlight,
+  recordLater,
   isPermanentApiError,
   needsApply,
   settleAll,
@@ -185,7 +186,7 @@ describe('applyReportingFailures', () => {
   });
 });
 
-describe('settleAll / eventsInFlight (writes and Events side by side)', () => {
+describe('settleAll / recordLater (writes and Events side by side)', () => {
   const later = <T>(ms: number, value: T, fail = false) =>
     new Promise<T>((resolve, reject) => setTimeout(() => (fail ? reject(new Error(String(value))) : resolve(value)), ms));
 
@@ -202,14 +203,15 @@ describe('settleAll / eventsInFlight (writes and Events side by side)', () => {
     expect(done.sort()).toEqual(['early', 'late', 'slow']);
   });
 
-  it('records at once without waiting; settled() waits for every Event', async () => {
+  it('records at once without waiting; the step waits for every Event (activities/background.ts)', async () => {
     const recorded: string[] = [];
     const events: EventRecorder = { record: (_o, _t, reason) => later(10, undefined).then(() => void recorded.push(reason)) };
-    const { record, settled } = eventsInFlight(events);
-    record(service('hello', 'default'), 'Normal', 'Created', 'a');
-    record(service('hello', 'default'), 'Normal', 'Updated', 'b');
-    expect(recorded).toEqual([]);
-    await settled();
+    await asStep(async () => {
+      const record = recordLater(recordingAtStepEnd(events));
+      record(service('hello', 'default'), 'Normal', 'Created', 'a');
+      record(service('hello', 'default'), 'Normal', 'Updated', 'b');
+      expect(recorded).toEqual([]);
+    });
     expect(recorded.sort()).toEqual(['Created', 'Updated']);
   });
 });
