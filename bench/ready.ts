@@ -46,17 +46,19 @@ import { startLatencyProxy } from './latency-proxy.js';
 import { createService } from './services.js';
 import { ServiceTimeline, type ServiceIntervals } from './timeline.js';
 
+// Below the ephemeral port range (32768–60999), as bench/chaos.ts: a port in it can be taken by any outgoing
+// connection a moment before the controller listens there (EADDRINUSE seen).
 const ports: StackPorts = {
-  etcdClient: 32379,
-  etcdPeer: 32380,
-  apiserver: 36443,
-  controllerManager: 40257,
-  scheduler: 40259,
-  temporal: 37233,
-  temporalUi: 38233,
-  temporalHttp: 37243,
-  temporalMetrics: 37244,
-  controllerMetrics: 39464,
+  etcdClient: 14379,
+  etcdPeer: 14380,
+  apiserver: 14443,
+  controllerManager: 14257,
+  scheduler: 14259,
+  temporal: 14233,
+  temporalUi: 14283,
+  temporalHttp: 14243,
+  temporalMetrics: 14244,
+  controllerMetrics: 14464,
 };
 const dir = path.join(repoRoot, '.tidal', 'bench');
 const phases = envList('BENCH_PHASES', '1,50,200,rate,passes');

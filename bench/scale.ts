@@ -32,17 +32,18 @@ import {
 import { createService } from './services.js';
 import { ServiceTimeline } from './timeline.js';
 
+// Below the ephemeral port range (32768–60999), as bench/ready.ts.
 const ports: StackPorts = {
-  etcdClient: 52379,
-  etcdPeer: 52380,
-  apiserver: 56443,
-  controllerManager: 50257,
-  scheduler: 50259,
-  temporal: 57233,
-  temporalUi: 58233,
-  temporalHttp: 57243,
-  temporalMetrics: 57244,
-  controllerMetrics: 59464,
+  etcdClient: 15379,
+  etcdPeer: 15380,
+  apiserver: 15443,
+  controllerManager: 15257,
+  scheduler: 15259,
+  temporal: 15233,
+  temporalUi: 15283,
+  temporalHttp: 15243,
+  temporalMetrics: 15244,
+  controllerMetrics: 15464,
 };
 const dir = path.join(repoRoot, '.tidal', 'bench-scale');
 const counts = envList('BENCH_SCALE_COUNTS', '1000,5000').map(Number);

@@ -10,17 +10,18 @@ import { KubeClient } from '../activities/kube/client.js';
 import { repoRoot, stackDown, stackUp, type StackPorts } from '../dev/stack.js';
 import { cleanUp, runConvergence, SuiteLabel } from '../test/harness/convergence.js';
 
+// Below the ephemeral port range (32768–60999), as bench/ready.ts.
 const ports: StackPorts = {
-  etcdClient: 42379,
-  etcdPeer: 42380,
-  apiserver: 46443,
-  controllerManager: 40357,
-  scheduler: 40359,
-  temporal: 47233,
-  temporalUi: 48233,
-  temporalHttp: 47243,
-  temporalMetrics: 47244,
-  controllerMetrics: 49464,
+  etcdClient: 20379,
+  etcdPeer: 20380,
+  apiserver: 20443,
+  controllerManager: 20257,
+  scheduler: 20259,
+  temporal: 20233,
+  temporalUi: 20283,
+  temporalHttp: 20243,
+  temporalMetrics: 20244,
+  controllerMetrics: 20464,
 };
 const dir = path.join(repoRoot, '.tidal', 'soak');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
