@@ -3,7 +3,7 @@
 // stays in force.
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Revision } from '../../api/serving.js';
-import { apply, getObject, kubectl, kubectlJson } from '../harness/cluster.js';
+import { apply, eventsWhen, getObject, kubectl, kubectlJson, type KubeEvent } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 const setMinScale = (v: string) =>
@@ -59,21 +59,8 @@ describe('config maps', () => {
       const { name, labels, annotations } = saved.metadata;
       await kubectl(['create', '-f', '-'], JSON.stringify({ ...saved, metadata: { name, labels, annotations } }));
     }
-    const event = await eventually(
-      'InvalidConfig event',
-      async () => {
-        const evs = await kubectlJson<{ items: { reason: string; type: string; message: string }[] }>([
-          'get',
-          'events',
-          '-n',
-          'knative-serving',
-          '--field-selector',
-          'involvedObject.name=config-autoscaler',
-        ]);
-        return evs.items.find((e) => e.reason === 'InvalidConfig');
-      },
-      60_000,
-    );
+    const invalid = (e: KubeEvent) => e.reason === 'InvalidConfig';
+    const event = (await eventsWhen('involvedObject.name=config-autoscaler', (evs) => evs.some(invalid), 60_000, 'knative-serving')).find(invalid)!;
     expect(event.type).toBe('Warning');
     expect(event.message).toContain('min-scale');
     expect(event.message).toContain('the last valid configuration stays in force');

@@ -11,7 +11,7 @@ import { parse } from 'yaml';
 import type { temporal } from '@temporalio/proto';
 import type { Configuration, Revision, TrafficTarget } from '../../api/serving.js';
 import { repoRoot } from '../../dev/stack.js';
-import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
+import { apply, eventsOf, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 const log = (s: string) => console.error(`[gc] ${s}`);
@@ -72,13 +72,7 @@ async function readyOn(name: string, rev: string): Promise<void> {
 
 /** The RevisionDeleted Events on the Configuration: `<revision>` named in each message. */
 async function deletedEvents(cfg: string): Promise<string[]> {
-  const list = await kubectlJson<{ items: { reason: string; message: string; type: string }[] }>([
-    'get',
-    'events',
-    '--field-selector',
-    `involvedObject.kind=Configuration,involvedObject.name=${cfg}`,
-  ]);
-  return list.items
+  return (await eventsOf(`involvedObject.kind=Configuration,involvedObject.name=${cfg}`))
     .filter((e) => e.reason === 'RevisionDeleted')
     .map((e) => /Deleted Revision "([^"]+)"/u.exec(e.message)?.[1] ?? e.message)
     .sort();

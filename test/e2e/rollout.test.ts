@@ -30,12 +30,12 @@ const nginx = (image: string, duration = DURATION) => ({
 
 const cond = (o: { status?: { conditions?: Condition[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
 
-/** The rollout state on the KIngress. */
 /** The Route's Events once `until` holds of their reasons (sent when the pass's work is done, ADR 0014). */
 function routeEventsWhen(until: (reasons: string[]) => boolean): Promise<KubeEvent[]> {
   return eventsWhen(`involvedObject.kind=Route,involvedObject.name=${NAME}`, (events) => until(events.map((e) => e.reason)));
 }
 
+/** The rollout state on the KIngress. */
 async function ingressRollout(): Promise<Rollout | undefined> {
   const out = await kubectl([
     'get',

@@ -24,15 +24,25 @@ export interface KubeEvent {
   involvedObject: { kind: string; name: string };
 }
 
+/** The Events in `namespace` that `fieldSelector` selects (`involvedObject.kind=Route,involvedObject.name=web`). */
+export async function eventsOf(fieldSelector: string, namespace = 'default'): Promise<KubeEvent[]> {
+  return (await kubectlJson<{ items: KubeEvent[] }>(['get', 'events', '-n', namespace, '--field-selector', fieldSelector])).items;
+}
+
 /**
- * The Events `fieldSelector` selects (`involvedObject.kind=Route,involvedObject.name=web`), once `until` holds of them:
- * a step sends its Events when its work is done, a moment after the status a test waited for (ADR 0014).
+ * {@link eventsOf}, once `until` holds of them: a step sends its Events when its work is done, a moment after the
+ * status a test waited for (ADR 0014).
  */
-export async function eventsWhen(fieldSelector: string, until: (events: KubeEvent[]) => boolean, timeoutMs = 10_000): Promise<KubeEvent[]> {
+export async function eventsWhen(
+  fieldSelector: string,
+  until: (events: KubeEvent[]) => boolean,
+  timeoutMs = 10_000,
+  namespace = 'default',
+): Promise<KubeEvent[]> {
   return eventually(
     `Events ${fieldSelector}`,
     async () => {
-      const { items } = await kubectlJson<{ items: KubeEvent[] }>(['get', 'events', '--field-selector', fieldSelector]);
+      const items = await eventsOf(fieldSelector, namespace);
       return until(items) && items;
     },
     timeoutMs,
