@@ -93,7 +93,10 @@ export interface StackOptions {
    * in a private mount namespace, no kubeconfig. Needs root. Default: the admin kubeconfig.
    */
   controllerInCluster?: boolean;
-  /** Extra dynamic config settings (`key=JSON value`, the dev server's `--dynamic-config-value`) for either Temporal. */
+  /**
+   * Extra dynamic config settings (`key=JSON value`, the dev server's `--dynamic-config-value`) for either Temporal;
+   * env TIDAL_TEMPORAL_DYNAMIC_CONFIG adds more, separated by spaces (benchmarks try Temporal's settings with it).
+   */
   temporalDynamicConfig?: string[];
   /**
    * Which Temporal: 'dev' (`temporal server start-dev`, SQLite, one history shard) or 'postgres' (the Temporal server
@@ -281,6 +284,8 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   // controller answers: drop them until the controller is back (registered again just before it starts).
   const webhooksLeftBehind = opts.controller && !procs.running('tidal-controller') && existsSync(path.join(dir, 'etcd'));
 
+  const dynamicConfig = temporalDynamicConfig(opts.temporalDynamicConfig);
+
   // Temporal first: it is independent of Kubernetes and the slowest to open its database. The PostgreSQL one (database,
   // schemas, server, namespace, search attributes) comes up in the background and is awaited where the dev one is.
   const temporalPostgres =
@@ -294,7 +299,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
           cli: bins.TEMPORAL,
           searchAttributes: SearchAttributes,
           historyShards: opts.temporalHistoryShards,
-          dynamicConfig: opts.temporalDynamicConfig,
+          dynamicConfig,
           log,
         })
       : undefined;
@@ -326,7 +331,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     '--sqlite-pragma',
     'synchronous=normal',
     ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
-    ...(opts.temporalDynamicConfig ?? []).flatMap((d) => ['--dynamic-config-value', d]),
+    ...dynamicConfig.flatMap((d) => ['--dynamic-config-value', d]),
   ];
   const temporal = temporalPostgres ? undefined : ensure('temporal', bins.TEMPORAL, devTemporalArgs, temporalGoEnv());
 
@@ -612,6 +617,14 @@ export function temporalGoEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proc
   const limit = env.TIDAL_TEMPORAL_GOMEMLIMIT ?? '';
   const gogc = env.TIDAL_TEMPORAL_GOGC ?? '';
   return { ...env, ...(limit ? { GOMEMLIMIT: limit } : {}), ...(gogc ? { GOGC: gogc } : {}) };
+}
+
+/**
+ * Temporal's extra dynamic config settings (`key=JSON value`): the caller's, then those of env
+ * TIDAL_TEMPORAL_DYNAMIC_CONFIG, separated by spaces (a JSON value with a space cannot be given there).
+ */
+export function temporalDynamicConfig(settings: string[] = [], env: NodeJS.ProcessEnv = process.env): string[] {
+  return [...settings, ...(env.TIDAL_TEMPORAL_DYNAMIC_CONFIG ?? '').split(' ').filter((d) => d !== '')];
 }
 
 export async function stackDown(dir: string, opts: { purge?: boolean; log?: (s: string) => void } = {}): Promise<void> {

@@ -1,0 +1,26 @@
+// The local stack's Temporal settings from the environment (dev/stack.ts): what benchmarks pass to either Temporal.
+import { describe, expect, it } from 'vitest';
+import { temporalDynamicConfig, temporalGoEnv } from '../../dev/stack.js';
+
+describe('temporalDynamicConfig', () => {
+  it('adds the settings of TIDAL_TEMPORAL_DYNAMIC_CONFIG, separated by spaces, after the caller’s', () => {
+    const env = { TIDAL_TEMPORAL_DYNAMIC_CONFIG: ' history.cacheTTL="1m"  matching.numTaskqueueReadPartitions=1 ' };
+    expect(temporalDynamicConfig(['system.enableEagerWorkflowStart=true'], env)).toEqual([
+      'system.enableEagerWorkflowStart=true',
+      'history.cacheTTL="1m"',
+      'matching.numTaskqueueReadPartitions=1',
+    ]);
+  });
+
+  it('is the caller’s alone when the variable is unset or empty', () => {
+    expect(temporalDynamicConfig(['a=1'], {})).toEqual(['a=1']);
+    expect(temporalDynamicConfig(undefined, { TIDAL_TEMPORAL_DYNAMIC_CONFIG: '' })).toEqual([]);
+  });
+});
+
+describe('temporalGoEnv', () => {
+  it('sets GOMEMLIMIT and GOGC only when asked', () => {
+    expect(temporalGoEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin' });
+    expect(temporalGoEnv({ TIDAL_TEMPORAL_GOMEMLIMIT: '100MiB', TIDAL_TEMPORAL_GOGC: '50' })).toMatchObject({ GOMEMLIMIT: '100MiB', GOGC: '50' });
+  });
+});
