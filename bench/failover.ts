@@ -10,23 +10,12 @@ import { KubeClient } from '../activities/kube/client.js';
 import { Resources } from '../api/kinds.js';
 import type { Service } from '../api/serving.js';
 import { ProcessTable } from '../dev/processes.js';
-import { replicaPorts, repoRoot, stackDown, stackUp, startController, type StackPorts } from '../dev/stack.js';
+import { replicaPorts, repoRoot, stackDown, stackUp, startController } from '../dev/stack.js';
 import { leaderGauge, pokesDelivered, scrape } from '../test/harness/replicas.js';
 import { eventually } from '../test/harness/wait.js';
+import { benchPorts } from './ports.js';
 
-// Below the ephemeral port range (32768–60999), as bench/chaos.ts.
-const ports: StackPorts = {
-  etcdClient: 11379,
-  etcdPeer: 11380,
-  apiserver: 11443,
-  controllerManager: 11257,
-  scheduler: 11259,
-  temporal: 11233,
-  temporalUi: 11234,
-  temporalHttp: 11243,
-  temporalMetrics: 11244,
-  controllerMetrics: 11464,
-};
+const ports = benchPorts(11);
 const dir = path.join(repoRoot, '.tidal', 'bench-failover');
 const rounds = Number(process.env.FAILOVER_ROUNDS ?? 10);
 const log = (s: string) => console.error(`[failover] ${s}`);

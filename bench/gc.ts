@@ -14,22 +14,12 @@ import { rmSync } from 'node:fs';
 import { Resources } from '../api/kinds.js';
 import type { Revision, Service } from '../api/serving.js';
 import { KubeClient, type WatchEvent } from '../activities/kube/client.js';
-import { repoRoot, stackDown, stackUp, type StackPorts } from '../dev/stack.js';
+import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { envNumber, fmtMs, percentile, sleep, table } from './measure.js';
 import { createService, service } from './services.js';
+import { benchPorts } from './ports.js';
 
-const ports: StackPorts = {
-  etcdClient: 62379,
-  etcdPeer: 62380,
-  apiserver: 62443,
-  controllerManager: 62257,
-  scheduler: 62259,
-  temporal: 62233,
-  temporalUi: 62234,
-  temporalHttp: 62243,
-  temporalMetrics: 62244,
-  controllerMetrics: 62464,
-};
+const ports = benchPorts(62);
 const dir = path.join(repoRoot, '.tidal', 'bench-gc');
 const count = envNumber('BENCH_GC_SERVICES', 200);
 const leadSeconds = envNumber('BENCH_GC_LEAD_SECONDS', 30);

@@ -15,7 +15,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { Resources } from '../api/kinds.js';
 import { KubeClient } from '../activities/kube/client.js';
-import { repoRoot, stackDown, stackUp, startController, type StackInfo, type StackPorts } from '../dev/stack.js';
+import { repoRoot, stackDown, stackUp, startController, type StackInfo } from '../dev/stack.js';
 import { ProcessTable } from '../dev/processes.js';
 import { makeLogger } from '../workers/logger.js';
 import {
@@ -43,23 +43,11 @@ import {
   type ServiceCost,
 } from './measure.js';
 import { startLatencyProxy } from './latency-proxy.js';
+import { benchPorts } from './ports.js';
 import { createService } from './services.js';
 import { ServiceTimeline, type ServiceIntervals } from './timeline.js';
 
-// Below the ephemeral port range (32768–60999), as bench/chaos.ts: a port in it can be taken by any outgoing
-// connection a moment before the controller listens there (EADDRINUSE seen).
-const ports: StackPorts = {
-  etcdClient: 14379,
-  etcdPeer: 14380,
-  apiserver: 14443,
-  controllerManager: 14257,
-  scheduler: 14259,
-  temporal: 14233,
-  temporalUi: 14283,
-  temporalHttp: 14243,
-  temporalMetrics: 14244,
-  controllerMetrics: 14464,
-};
+const ports = benchPorts(14);
 const dir = path.join(repoRoot, '.tidal', 'bench');
 const phases = envList('BENCH_PHASES', '1,50,200,rate,passes');
 const singles = envNumber('BENCH_SINGLES', 10);

@@ -19,22 +19,12 @@ import type { KubeObject } from '../api/meta.js';
 import type { Ingress } from '../api/networking.js';
 import type { Service } from '../api/serving.js';
 import { KubeClient, type WatchEvent } from '../activities/kube/client.js';
-import { repoRoot, stackDown, stackUp, type StackPorts } from '../dev/stack.js';
+import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { nsToMsCeil, parseRolloutAnnotation, type Rollout } from '../resources/rollout.js';
 import { envList, envNumber, fmtMs, percentile, sleep, table } from './measure.js';
+import { benchPorts } from './ports.js';
 
-const ports: StackPorts = {
-  etcdClient: 61379,
-  etcdPeer: 61380,
-  apiserver: 61443,
-  controllerManager: 61257,
-  scheduler: 61259,
-  temporal: 61233,
-  temporalUi: 61234,
-  temporalHttp: 61243,
-  temporalMetrics: 61244,
-  controllerMetrics: 61464,
-};
+const ports = benchPorts(61);
 const dir = path.join(repoRoot, '.tidal', 'bench-rollout');
 const seconds = envNumber('BENCH_ROLLOUT_SECONDS', 60);
 const groups = envList('BENCH_ROLLOUT_GROUPS', '1,3').map(Number);

@@ -11,7 +11,7 @@ import { Resources } from '../api/kinds.js';
 import type { Service } from '../api/serving.js';
 import { KubeClient } from '../activities/kube/client.js';
 import { ProcessTable } from '../dev/processes.js';
-import { repoRoot, stackDown, stackUp, startController, type StackInfo, type StackPorts } from '../dev/stack.js';
+import { repoRoot, stackDown, stackUp, startController, type StackInfo } from '../dev/stack.js';
 import { makeLogger } from '../workers/logger.js';
 import {
   controllerCounters,
@@ -29,22 +29,11 @@ import {
   waitRunsEnded,
   type Memory,
 } from './measure.js';
+import { benchPorts } from './ports.js';
 import { createService } from './services.js';
 import { ServiceTimeline } from './timeline.js';
 
-// Below the ephemeral port range (32768–60999), as bench/ready.ts.
-const ports: StackPorts = {
-  etcdClient: 15379,
-  etcdPeer: 15380,
-  apiserver: 15443,
-  controllerManager: 15257,
-  scheduler: 15259,
-  temporal: 15233,
-  temporalUi: 15283,
-  temporalHttp: 15243,
-  temporalMetrics: 15244,
-  controllerMetrics: 15464,
-};
+const ports = benchPorts(15);
 const dir = path.join(repoRoot, '.tidal', 'bench-scale');
 const counts = envList('BENCH_SCALE_COUNTS', '1000,5000').map(Number);
 const idleSeconds = envNumber('BENCH_SCALE_IDLE_SECONDS', 60);

@@ -7,22 +7,11 @@ import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { Resources } from '../api/kinds.js';
 import { KubeClient } from '../activities/kube/client.js';
-import { repoRoot, stackDown, stackUp, type StackPorts } from '../dev/stack.js';
+import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { cleanUp, runConvergence, SuiteLabel } from '../test/harness/convergence.js';
+import { benchPorts } from './ports.js';
 
-// Below the ephemeral port range (32768–60999), as bench/ready.ts.
-const ports: StackPorts = {
-  etcdClient: 20379,
-  etcdPeer: 20380,
-  apiserver: 20443,
-  controllerManager: 20257,
-  scheduler: 20259,
-  temporal: 20233,
-  temporalUi: 20283,
-  temporalHttp: 20243,
-  temporalMetrics: 20244,
-  controllerMetrics: 20464,
-};
+const ports = benchPorts(20);
 const dir = path.join(repoRoot, '.tidal', 'soak');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const log = (s: string) => console.error(`[soak] ${s}`);

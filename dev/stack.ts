@@ -585,7 +585,7 @@ export async function startController(
       // TIDAL_CPU_PROF_DIR: a V8 CPU profile of the controller, written there when it stops (benchmarks' "why").
       ...(process.env.TIDAL_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TIDAL_CPU_PROF_DIR}`] : []),
       // TIDAL_CONTROLLER_NODE_ARGS: extra node/V8 flags for the controller (benchmarks try heap settings with it).
-      ...(process.env.TIDAL_CONTROLLER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
+      ...spaceSeparated(process.env.TIDAL_CONTROLLER_NODE_ARGS),
       build.builtController,
     ],
     {
@@ -624,7 +624,12 @@ export function temporalGoEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proc
  * TIDAL_TEMPORAL_DYNAMIC_CONFIG, separated by spaces (a JSON value with a space cannot be given there).
  */
 export function temporalDynamicConfig(settings: string[] = [], env: NodeJS.ProcessEnv = process.env): string[] {
-  return [...settings, ...(env.TIDAL_TEMPORAL_DYNAMIC_CONFIG ?? '').split(' ').filter((d) => d !== '')];
+  return [...settings, ...spaceSeparated(env.TIDAL_TEMPORAL_DYNAMIC_CONFIG)];
+}
+
+/** The words of an environment variable's value, separated by spaces (none when unset). */
+function spaceSeparated(value: string | undefined): string[] {
+  return (value ?? '').split(' ').filter((w) => w !== '');
 }
 
 export async function stackDown(dir: string, opts: { purge?: boolean; log?: (s: string) => void } = {}): Promise<void> {
