@@ -1,6 +1,6 @@
 // The local stack's Temporal settings from the environment (dev/stack.ts): what benchmarks pass to either Temporal.
 import { describe, expect, it } from 'vitest';
-import { temporalDynamicConfig, temporalGoEnv } from '../../dev/stack.js';
+import { DevTemporalWorkerPools, temporalDynamicConfig, temporalGoEnv } from '../../dev/stack.js';
 
 describe('temporalDynamicConfig', () => {
   it('adds the settings of TIDAL_TEMPORAL_DYNAMIC_CONFIG, separated by spaces, after the caller’s', () => {
@@ -22,5 +22,21 @@ describe('temporalGoEnv', () => {
   it('sets GOMEMLIMIT and GOGC only when asked', () => {
     expect(temporalGoEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin' });
     expect(temporalGoEnv({ TIDAL_TEMPORAL_GOMEMLIMIT: '100MiB', TIDAL_TEMPORAL_GOGC: '50' })).toMatchObject({ GOMEMLIMIT: '100MiB', GOGC: '50' });
+  });
+});
+
+describe('DevTemporalWorkerPools', () => {
+  it('sizes each of the history service’s task worker pools the dev server runs for a small host', () => {
+    const pools = new Map(DevTemporalWorkerPools.map((d) => d.split('=') as [string, string]));
+    // Production's defaults are 512 (transfer, timer, visibility), 64 (in-memory timers), 512 and 128 (replication).
+    expect([...pools.keys()].sort()).toEqual([
+      'history.ReplicationLowPriorityProcessorSchedulerWorkerCount',
+      'history.ReplicationProcessorSchedulerWorkerCount',
+      'history.memoryTimerProcessorSchedulerWorkerCount',
+      'history.timerProcessorSchedulerWorkerCount',
+      'history.transferProcessorSchedulerWorkerCount',
+      'history.visibilityProcessorSchedulerWorkerCount',
+    ]);
+    for (const value of pools.values()) expect(Number.isInteger(JSON.parse(value)) && Number(value) >= 1 && Number(value) <= 16).toBe(true);
   });
 });
