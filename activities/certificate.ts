@@ -10,7 +10,8 @@
 // * rotation does not depend on an informer resync: the activity reports when to look again (`renewAt`) and the
 //   workflow sleeps on a durable timer until then.
 // The private key never leaves this module other than in the applied Secret: not returned, not logged.
-import { createPrivateKey, generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, randomBytes, X509Certificate } from 'node:crypto';
+import { promisify } from 'node:util';
 import { createRequire } from 'node:module';
 import type Forge from 'node-forge';
 import { Resources } from '../api/kinds.js';
@@ -84,8 +85,20 @@ export function keyMatchesCertificate(certPem: string, keyPem: string): boolean 
   }
 }
 
-export function rsaKeyPair(): { privatePem: string; publicPem: string; pkcs8Pem: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const generateRsa = promisify(generateKeyPair);
+
+export interface RsaKeyPair {
+  privatePem: string;
+  publicPem: string;
+  pkcs8Pem: string;
+}
+
+/**
+ * An RSA 2048 key pair, made on libuv's thread pool: a prime search takes 0.1–1 s here, and made on the main thread
+ * it would stall every workflow task, watch event and Lease renewal of the process meanwhile.
+ */
+export async function rsaKeyPair(): Promise<RsaKeyPair> {
+  const { privateKey, publicKey } = await generateRsa('rsa', { modulusLength: 2048 });
   return {
     privatePem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
     publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
@@ -139,12 +152,11 @@ export function signCertificate(
  * Makes an ephemeral CA and a wildcard server certificate signed by it: CN `*`, DNS SAN `*`, ServerAuth, valid from
  * `now` (backdated a minute for clock skew) until `now + validityHours` (whole seconds, as X.509 stores them).
  */
-export function makeSelfSignedCertificate(opts: { validityHours: number; now: Date }): SelfSignedCertificate {
+export async function makeSelfSignedCertificate(opts: { validityHours: number; now: Date }): Promise<SelfSignedCertificate> {
   const nowMs = Math.floor(opts.now.getTime() / 1000) * 1000;
   const notBefore = new Date(nowMs - CLOCK_SKEW_MS);
   const notAfter = new Date(nowMs + opts.validityHours * HOUR_MS);
-  const ca = rsaKeyPair();
-  const server = rsaKeyPair();
+  const [ca, server] = await Promise.all([rsaKeyPair(), rsaKeyPair()]);
   const caPrivate = forge().pki.privateKeyFromPem(ca.privatePem);
 
   const sign = (
@@ -213,7 +225,7 @@ export function createCertificateActivities(deps: ActivityDeps) {
         return { action: 'kept', notAfter: notAfter.toISOString(), renewAt: renewAtOf(notAfter) };
       }
 
-      const made = makeSelfSignedCertificate({ validityHours, now });
+      const made = await makeSelfSignedCertificate({ validityHours, now });
       const desired: SecretObject = {
         apiVersion: 'v1',
         kind: 'Secret',

@@ -139,7 +139,7 @@ async function http1Load(ca: string) {
 
 /** The child: the webhook server alone in its process, with the shipped defaults (hakn's container-concurrency). */
 async function serve(): Promise<void> {
-  const certs = JSON.parse(process.env.BENCH_WEBHOOK_CERTS ?? '{}') as ReturnType<typeof makeWebhookCertificates>;
+  const certs = JSON.parse(process.env.BENCH_WEBHOOK_CERTS ?? '{}') as Awaited<ReturnType<typeof makeWebhookCertificates>>;
   const defaults = { ...defaultDefaultsConfig(), containerConcurrency: 100 };
   const server = new WebhookServer({
     port,
@@ -152,7 +152,7 @@ async function serve(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const certs = makeWebhookCertificates({ systemNamespace: 'knative-serving', validityHours: 24, now: new Date() });
+  const certs = await makeWebhookCertificates({ systemNamespace: 'knative-serving', validityHours: 24, now: new Date() });
   const child = fork(fileURLToPath(import.meta.url), ['--serve'], {
     env: { ...process.env, BENCH_WEBHOOK_CERTS: JSON.stringify(certs) },
     execArgv: ['--import', 'tsx'],

@@ -120,7 +120,7 @@ export async function ensureWebhookCertificates(kube: CertKube, opts: EnsureWebh
     return result('kept', certs, secret.metadata.resourceVersion, renewBeforeHours);
   }
 
-  const fresh = makeWebhookCertificates({ systemNamespace: namespace, validityHours: opts.validityHours, now });
+  const fresh = await makeWebhookCertificates({ systemNamespace: namespace, validityHours: opts.validityHours, now });
   // Trust first, then serve: the new CA joins the bundle before any replica can load the certificate it signed.
   await publishCaBundle(kube, fresh.caCertPem, now);
   if ((opts.caPropagationMs ?? 0) > 0) await new Promise((r) => setTimeout(r, opts.caPropagationMs));

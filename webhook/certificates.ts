@@ -27,12 +27,11 @@ export function webhookSubjectAltNames(systemNamespace: string): { dns: string[]
 }
 
 /** A new CA (valid as long as the certificate) and a serving certificate signed by it, from `now` for `validityHours`. */
-export function makeWebhookCertificates(opts: { systemNamespace: string; validityHours: number; now: Date }): WebhookCertificates {
+export async function makeWebhookCertificates(opts: { systemNamespace: string; validityHours: number; now: Date }): Promise<WebhookCertificates> {
   const nowMs = Math.floor(opts.now.getTime() / 1000) * 1000;
   const notBefore = new Date(nowMs - CLOCK_SKEW_MS);
   const notAfter = new Date(nowMs + opts.validityHours * HOUR_MS);
-  const ca = rsaKeyPair();
-  const server = rsaKeyPair();
+  const [ca, server] = await Promise.all([rsaKeyPair(), rsaKeyPair()]);
   const { pki } = forge();
   const caKey = pki.privateKeyFromPem(ca.privatePem);
   const caSubject: Forge.pki.CertificateField[] = [

@@ -27,7 +27,7 @@ describe('node-forge', () => {
       "const cert = await import('./activities/certificate.ts');",
       "await import('./webhook/certificates.ts');",
       'const before = loaded();',
-      'cert.makeSelfSignedCertificate({ validityHours: 1, now: new Date() });',
+      'await cert.makeSelfSignedCertificate({ validityHours: 1, now: new Date() });',
       'console.log(JSON.stringify({ before, after: loaded() }));',
     ].join('\n');
     const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
@@ -35,9 +35,18 @@ describe('node-forge', () => {
   });
 });
 
+const made = await makeSelfSignedCertificate({ validityHours: 168, now: NOW });
+
 describe('makeSelfSignedCertificate', () => {
-  const made = makeSelfSignedCertificate({ validityHours: 168, now: NOW });
   const x = new X509Certificate(made.certPem);
+
+  it('makes its keys off the main thread: the event loop turns while they are made', async () => {
+    let turned = false;
+    setImmediate(() => (turned = true));
+    // Made on the main thread (generateKeyPairSync), both keys would be done before the loop's next turn.
+    await makeSelfSignedCertificate({ validityHours: 1, now: NOW });
+    expect(turned).toBe(true);
+  });
 
   it('is a wildcard server certificate: CN *, DNS SAN *, ServerAuth, not a CA', () => {
     expect(x.subject).toContain('CN=*');
@@ -61,7 +70,7 @@ describe('makeSelfSignedCertificate', () => {
 });
 
 describe('certificateNeedsRenewal', () => {
-  const { certPem } = makeSelfSignedCertificate({ validityHours: 168, now: NOW });
+  const { certPem } = made;
   const at = (hoursLeft: number) => new Date(NOW.getTime() + (168 - hoursLeft) * HOUR);
 
   it('not while more than renewBeforeHours are left', () => {
@@ -149,8 +158,10 @@ describe('ensureGatewayCertificate', () => {
     });
     expect((await placeholder.ensure()).action).toBe('renewed');
 
-    const a = makeSelfSignedCertificate({ validityHours: 168, now: NOW });
-    const b = makeSelfSignedCertificate({ validityHours: 168, now: NOW });
+    const [a, b] = await Promise.all([
+      makeSelfSignedCertificate({ validityHours: 168, now: NOW }),
+      makeSelfSignedCertificate({ validityHours: 168, now: NOW }),
+    ]);
     const mismatched = harness({
       apiVersion: 'v1',
       kind: 'Secret',

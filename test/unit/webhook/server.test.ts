@@ -16,8 +16,10 @@ const config = () => ({
   systemNamespace: 'knative-serving',
 });
 const now = new Date();
-const certsA = makeWebhookCertificates({ systemNamespace: 'knative-serving', validityHours: 24, now });
-const certsB = makeWebhookCertificates({ systemNamespace: 'knative-serving', validityHours: 24, now });
+const [certsA, certsB] = await Promise.all([
+  makeWebhookCertificates({ systemNamespace: 'knative-serving', validityHours: 24, now }),
+  makeWebhookCertificates({ systemNamespace: 'knative-serving', validityHours: 24, now }),
+]);
 
 const review = {
   apiVersion: 'admission.k8s.io/v1',
