@@ -94,8 +94,8 @@ export interface RsaKeyPair {
 }
 
 /**
- * An RSA 2048 key pair, made on libuv's thread pool: a prime search takes 0.1–1 s here, and made on the main thread
- * it would stall every workflow task, watch event and Lease renewal of the process meanwhile.
+ * An RSA 2048 key pair, made on libuv's thread pool: its prime search takes ~170 ms on average here, with a long
+ * tail, and made on the main thread it would stall every workflow task, watch event and Lease renewal meanwhile.
  */
 export async function rsaKeyPair(): Promise<RsaKeyPair> {
   const { privateKey, publicKey } = await generateRsa('rsa', { modulusLength: 2048 });
