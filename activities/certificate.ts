@@ -97,13 +97,28 @@ export interface RsaKeyPair {
  * An RSA 2048 key pair, made on libuv's thread pool: its prime search takes ~170 ms on average here, with a long
  * tail, and made on the main thread it would stall every workflow task, watch event and Lease renewal meanwhile.
  */
-export async function rsaKeyPair(): Promise<RsaKeyPair> {
+async function rsaKeyPair(): Promise<RsaKeyPair> {
   const { privateKey, publicKey } = await generateRsa('rsa', { modulusLength: 2048 });
   return {
     privatePem: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
     publicPem: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
     pkcs8Pem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
   };
+}
+
+/**
+ * What a new certificate starts from: its issuer's key pair and its own (made side by side), and its validity from
+ * `now` (whole seconds, as X.509 stores them, backdated a minute for clock skew) until `now + validityHours`.
+ */
+export async function newCertificateKeys(opts: { validityHours: number; now: Date }): Promise<{
+  ca: RsaKeyPair;
+  server: RsaKeyPair;
+  notBefore: Date;
+  notAfter: Date;
+}> {
+  const nowMs = Math.floor(opts.now.getTime() / 1000) * 1000;
+  const [ca, server] = await Promise.all([rsaKeyPair(), rsaKeyPair()]);
+  return { ca, server, notBefore: new Date(nowMs - CLOCK_SKEW_MS), notAfter: new Date(nowMs + opts.validityHours * HOUR_MS) };
 }
 
 /** A positive 128-bit serial (hex, leading byte below 0x80). */
@@ -153,10 +168,7 @@ export function signCertificate(
  * `now` (backdated a minute for clock skew) until `now + validityHours` (whole seconds, as X.509 stores them).
  */
 export async function makeSelfSignedCertificate(opts: { validityHours: number; now: Date }): Promise<SelfSignedCertificate> {
-  const nowMs = Math.floor(opts.now.getTime() / 1000) * 1000;
-  const notBefore = new Date(nowMs - CLOCK_SKEW_MS);
-  const notAfter = new Date(nowMs + opts.validityHours * HOUR_MS);
-  const [ca, server] = await Promise.all([rsaKeyPair(), rsaKeyPair()]);
+  const { ca, server, notBefore, notAfter } = await newCertificateKeys(opts);
   const caPrivate = forge().pki.privateKeyFromPem(ca.privatePem);
 
   const sign = (

@@ -10,7 +10,7 @@ import https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { defaultAutoscalerConfig, defaultDefaultsConfig } from '../api/config/index.js';
-import { makeWebhookCertificates } from '../webhook/certificates.js';
+import { makeWebhookCertificates, type WebhookCertificates } from '../webhook/certificates.js';
 import { WebhookServer } from '../webhook/server.js';
 
 const requests = Number(process.env.BENCH_WEBHOOK_REQUESTS ?? 5000);
@@ -139,7 +139,7 @@ async function http1Load(ca: string) {
 
 /** The child: the webhook server alone in its process, with the shipped defaults (hakn's container-concurrency). */
 async function serve(): Promise<void> {
-  const certs = JSON.parse(process.env.BENCH_WEBHOOK_CERTS ?? '{}') as Awaited<ReturnType<typeof makeWebhookCertificates>>;
+  const certs = JSON.parse(process.env.BENCH_WEBHOOK_CERTS ?? '{}') as WebhookCertificates;
   const defaults = { ...defaultDefaultsConfig(), containerConcurrency: 100 };
   const server = new WebhookServer({
     port,

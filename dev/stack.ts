@@ -633,8 +633,8 @@ export function temporalDynamicConfig(settings: string[] = [], env: NodeJS.Proce
  * cluster never uses — ~2,200 goroutines whose stacks it holds and its garbage collector scans. On the local stack (one
  * history shard, a few cores, SQLite's one writer) a few workers per queue keep up: measured on `bench:ready`, the
  * dev server holds 4–5 MiB less idle, 12–14 MiB less right after 200 Services at once and 10–20 MiB less at rest,
- * at the same CPU per Service and latency. Given first, so TIDAL_TEMPORAL_DYNAMIC_CONFIG (or a caller) setting the same key, spelled the same, wins.
- * The PostgreSQL Temporal, the production shape, keeps the production defaults.
+ * at the same CPU per Service and latency. Given first, so TIDAL_TEMPORAL_DYNAMIC_CONFIG (or a caller) setting the
+ * same key, spelled the same, wins. The PostgreSQL Temporal, the production shape, keeps the production defaults.
  */
 export const DevTemporalWorkerPools = [
   'history.transferProcessorSchedulerWorkerCount=16',

@@ -4,7 +4,7 @@
 // old CA beside the new one until the next renewal, so replicas that still serve the old certificate stay trusted.
 import { X509Certificate } from 'node:crypto';
 import type Forge from 'node-forge';
-import { certificateNotAfter, forge, keyMatchesCertificate, rsaKeyPair, signCertificate } from '../activities/certificate.js';
+import { certificateNotAfter, forge, keyMatchesCertificate, newCertificateKeys, signCertificate } from '../activities/certificate.js';
 
 export const WEBHOOK_CERTS_SECRET = 'webhook-certs';
 export const WEBHOOK_SERVICE = 'webhook';
@@ -18,7 +18,6 @@ export interface WebhookCertificates {
 }
 
 const HOUR_MS = 3_600_000;
-const CLOCK_SKEW_MS = 60_000;
 
 /** Names the serving certificate is valid for: the webhook Service's DNS names, plus loopback for the local stack. */
 export function webhookSubjectAltNames(systemNamespace: string): { dns: string[]; ips: string[] } {
@@ -28,10 +27,7 @@ export function webhookSubjectAltNames(systemNamespace: string): { dns: string[]
 
 /** A new CA (valid as long as the certificate) and a serving certificate signed by it, from `now` for `validityHours`. */
 export async function makeWebhookCertificates(opts: { systemNamespace: string; validityHours: number; now: Date }): Promise<WebhookCertificates> {
-  const nowMs = Math.floor(opts.now.getTime() / 1000) * 1000;
-  const notBefore = new Date(nowMs - CLOCK_SKEW_MS);
-  const notAfter = new Date(nowMs + opts.validityHours * HOUR_MS);
-  const [ca, server] = await Promise.all([rsaKeyPair(), rsaKeyPair()]);
+  const { ca, server, notBefore, notAfter } = await newCertificateKeys(opts);
   const { pki } = forge();
   const caKey = pki.privateKeyFromPem(ca.privatePem);
   const caSubject: Forge.pki.CertificateField[] = [
