@@ -217,6 +217,11 @@ export class StackProcesses {
     return { at: performance.now(), postgres, temporal: sum('temporal'), tidal: sum('tidal'), kubernetes };
   }
 
+  /** CPU seconds so far of the named stack processes (`kube-apiserver`, `etcd`, …), children not included. */
+  cpuOf(names: string[]): number {
+    return names.reduce((a, n) => a + (readStat(this.table.running(n)?.pid ?? -1)?.cpu ?? 0), 0);
+  }
+
   memory(): Memory {
     const tidal = this.tidalPids();
     const temporal = this.pid('temporal');
