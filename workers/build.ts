@@ -1,7 +1,8 @@
 // `npm run build`: what production and the local stack run, in dist/.
-//  - dist/workflow-bundle.js: the workflow code bundled once (bundleWorkflowCode), loaded by the worker through
-//    TIDAL_WORKFLOW_BUNDLE. Bundling inside the controller costs ~1.7 CPU-s at start and leaves its RSS ~100 MiB
-//    higher for good (issue 9); the bundle is then made compact (compact-bundle.ts).
+//  - dist/workflow-bundle.js: the workflow code bundled once (bundleWorkflows: Tidal's modules joined into one by
+//    esbuild, then bundleWorkflowCode), loaded by the worker through TIDAL_WORKFLOW_BUNDLE. Bundling inside the
+//    controller costs ~1.7 CPU-s at start and leaves its RSS ~100 MiB higher for good (issue 9); the bundle is then
+//    made compact (compact-bundle.ts).
 //  - dist/controller.js: workers/controller.ts and everything it imports from this repository as one plain ES module
 //    (npm packages stay imports), so the controller runs on bare `node` without tsx's ~40 MiB.
 // Outputs are written to a private folder and renamed into place, stamp last: a reader never sees a half-written
@@ -55,19 +56,44 @@ export function isBuildFresh(): boolean {
   }
 }
 
+/**
+ * The workflow bundle, compact (compact-bundle.ts), built in `dir` (a scratch folder). Tidal's own workflow modules
+ * are joined into one scope first (esbuild hoists ES modules together) and that one module is what the SDK's bundler
+ * takes: the SDK gives every workflow run its own instance of each module of the bundle, so one module instead of
+ * ~40 is that much less per run (~0.15 MiB of heap per cached run, measured: docs/benchmarks.md). Its inline source
+ * map carries the SDK's bundler through to the .ts sources, so stack traces still name them.
+ */
+export async function bundleWorkflows(dir: string): Promise<string> {
+  // Imported here, not at the top: dev/stack.ts imports this module for isBuildFresh alone.
+  const [{ bundleWorkflowCode, DefaultLogger }, esbuild] = await Promise.all([import('@temporalio/worker'), import('esbuild')]);
+  const entry = path.join(dir, 'workflows.js'); // .js: the SDK's bundler reads the source maps of .js files only
+  await esbuild.build({
+    entryPoints: [path.join(repoRoot, 'workflows', 'index.ts')],
+    outfile: entry,
+    bundle: true,
+    packages: 'external', // @temporalio/workflow and the rest stay imports, for the SDK's bundler to resolve
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    sourcemap: 'inline',
+    logLevel: 'warning',
+  });
+  const bundle = await bundleWorkflowCode({ workflowsPath: entry, logger: new DefaultLogger('WARN') });
+  return compactWorkflowBundle(bundle.code);
+}
+
 export async function build(log: (s: string) => void = (s) => console.error(`[build] ${s}`)): Promise<void> {
   const started = Date.now();
   // Hashed first: a source edited during the build makes the next check stale instead of being stamped as built.
   const sources = sourcesHash();
   // Imported here, not at the top: dev/stack.ts imports this module for isBuildFresh alone.
-  const [{ bundleWorkflowCode, DefaultLogger }, esbuild] = await Promise.all([import('@temporalio/worker'), import('esbuild')]);
+  const esbuild = await import('esbuild');
   mkdirSync(distDir, { recursive: true });
   const tmp = path.join(distDir, `.build-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp);
   try {
-    const bundle = await bundleWorkflowCode({ workflowsPath: path.join(repoRoot, 'workflows', 'index.ts'), logger: new DefaultLogger('WARN') });
-    const code = compactWorkflowBundle(bundle.code);
+    const code = await bundleWorkflows(tmp);
     writeFileSync(path.join(tmp, 'workflow-bundle.js'), code);
     log(`workflow bundle: ${(code.length / 1048576).toFixed(1)} MiB (${Date.now() - started} ms)`);
 
