@@ -50,7 +50,6 @@ interface SetTimes {
 class Floor {
   idleRate = 0;
   templates: Workload[] = [];
-  readonly created = new Map<string, number>();
 
   constructor(
     readonly kube: KubeClient,
@@ -64,7 +63,6 @@ class Floor {
 
   async takeTemplates(): Promise<void> {
     progress(`one Service through Tidal, as the template (${template})`);
-    this.timeline.created.set(template, performance.now());
     await createService(this.kube, template);
     if (!(await this.timeline.waitUntil(() => this.timeline.serviceReady(template) !== undefined, 120_000)))
       throw new Error('the template Service did not turn Ready');
@@ -91,7 +89,6 @@ class Floor {
   /** Services made through Tidal (while it runs: the admission webhook answers) whose status writeCost() rewrites. */
   async writeCostObjects(): Promise<void> {
     progress(`${writeObjects} Services through Tidal for the cost of a write`);
-    for (const name of this.writeNames) this.timeline.created.set(name, performance.now());
     await Promise.all(this.writeNames.map((n) => createService(this.kube, n)));
     await this.timeline.waitUntil(() => this.writeNames.every((n) => this.timeline.serviceReady(n) !== undefined), 120_000);
     await waitQuiet(ports.controllerMetrics, 3000, 30_000);
@@ -157,15 +154,15 @@ class Floor {
     }
   }
 
-  /** Creates one set: its four objects side by side. */
+  /** Creates one set: its objects side by side (when it was sent goes to the timeline, as bench:ready's creates). */
   async createSet(name: string): Promise<void> {
-    this.created.set(name, performance.now());
+    this.timeline.created.set(name, performance.now());
     await Promise.all(instantiate(this.templates, template, name).map(({ type, obj }) => this.kube.create(type, obj)));
   }
 
   times(name: string): SetTimes {
     const revision = `${name}-00001`;
-    const t0 = this.created.get(name) ?? NaN;
+    const t0 = this.timeline.created.get(name) ?? NaN;
     const pods = [...(this.timeline.podsReady.get(revision)?.values() ?? [])];
     return {
       deployment: (this.timeline.deploymentSeen.get(revision) ?? NaN) - t0,
@@ -184,7 +181,7 @@ class Floor {
       const t0 = performance.now();
       await Promise.all(group.map((n) => this.createSet(n)));
       if (!(await this.timeline.waitUntil(this.allDone(group), 60_000 + 600 * group.length))) progress(`${label}: not all available in time`);
-      allReady.push(Math.max(...group.map((n) => this.times(n).lastPod + (this.created.get(n) ?? NaN))) - t0);
+      allReady.push(Math.max(...group.map((n) => this.times(n).lastPod + (this.timeline.created.get(n) ?? NaN))) - t0);
       await sleep(2000);
     }
     const used = cpuUsed(before, this.cpu());

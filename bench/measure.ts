@@ -213,8 +213,7 @@ export class StackProcesses {
       return cpu;
     };
     const postgres = sum('postgres');
-    const kubernetes = kubernetesProcesses.reduce((a, name) => a + (tree(this.table.running(name)?.pid ?? -1, stats)[0]?.cpu ?? 0), 0);
-    return { at: performance.now(), postgres, temporal: sum('temporal'), tidal: sum('tidal'), kubernetes };
+    return { at: performance.now(), postgres, temporal: sum('temporal'), tidal: sum('tidal'), kubernetes: this.cpuOf(kubernetesProcesses) };
   }
 
   /** CPU seconds so far of the named stack processes (`kube-apiserver`, `etcd`, …), children not included. */
