@@ -56,29 +56,52 @@ export function isBuildFresh(): boolean {
   }
 }
 
+/** How the workflow bundle is built: the build takes the defaults; bench/run-heap.ts compares the others. */
+export interface WorkflowBundleShape {
+  /** Tidal's workflow modules joined into one by esbuild first (default); false leaves them one by one. */
+  joined?: boolean;
+  /** Modules the SDK loads once into its reusable context and shares among runs (default `sharedWorkflowModules`). */
+  shared?: string[];
+}
+
 /**
- * The workflow bundle, compact (compact-bundle.ts), built in `dir` (a scratch folder). Tidal's own workflow modules
- * are joined into one scope first (esbuild hoists ES modules together) and that one module is what the SDK's bundler
- * takes: the SDK gives every workflow run its own instance of each module of the bundle, so one module instead of
- * ~40 is that much less per run (~0.15 MiB of heap per cached run, measured: docs/benchmarks.md). Its inline source
- * map carries the SDK's bundler through to the .ts sources, so stack traces still name them.
+ * The SDK's own workflow modules that Tidal's import and its bootstrap does not load: its index (80 re-exports, each
+ * a getter) and the few modules only the index imports. They hold no state of a run — each function looks the run up
+ * when called — so the SDK's reusable context loads them once and every run shares them (bundleWorkflowCode's
+ * `preloadModules`) instead of instantiating them per run. Tidal's own module is not shared: workflows/activities.ts
+ * keeps the pass under way in module state, which must be per run.
  */
-export async function bundleWorkflows(dir: string): Promise<string> {
+export const sharedWorkflowModules = ['@temporalio/workflow'];
+
+/**
+ * The workflow bundle, compact (compact-bundle.ts), built in `dir` (a scratch folder). The SDK's reusable context
+ * loads the modules its bootstrap imports once for every run, but gives each run its own instance of every module
+ * first imported by the workflows: 47 of the bundle's 121 before this, 41 of them Tidal's. So Tidal's workflow
+ * modules are joined into one scope first (esbuild hoists ES modules together) and that one module is what the SDK's
+ * bundler takes, and the SDK's modules that the bootstrap does not load are shared (`sharedWorkflowModules`): each
+ * run instantiates Tidal's module and two of webpack's stubs, ~19 KiB of heap instead of ~130 (`npm run
+ * bench:run-heap`; docs/benchmarks.md). Its inline source map carries the SDK's bundler through to the .ts sources,
+ * so stack traces still name them.
+ */
+export async function bundleWorkflows(dir: string, shape: WorkflowBundleShape = {}): Promise<string> {
+  const { joined = true, shared = sharedWorkflowModules } = shape;
   // Imported here, not at the top: dev/stack.ts imports this module for isBuildFresh alone.
   const [{ bundleWorkflowCode, DefaultLogger }, esbuild] = await Promise.all([import('@temporalio/worker'), import('esbuild')]);
-  const entry = path.join(dir, 'workflows.js'); // .js: the SDK's bundler reads the source maps of .js files only
-  await esbuild.build({
-    entryPoints: [path.join(repoRoot, 'workflows', 'index.ts')],
-    outfile: entry,
-    bundle: true,
-    packages: 'external', // @temporalio/workflow and the rest stay imports, for the SDK's bundler to resolve
-    format: 'esm',
-    platform: 'neutral',
-    target: 'es2022',
-    sourcemap: 'inline',
-    logLevel: 'warning',
-  });
-  const bundle = await bundleWorkflowCode({ workflowsPath: entry, logger: new DefaultLogger('WARN') });
+  // .js: the SDK's bundler reads the source maps of .js files only.
+  const entry = joined ? path.join(dir, 'workflows.js') : path.join(repoRoot, 'workflows', 'index.ts');
+  if (joined)
+    await esbuild.build({
+      entryPoints: [path.join(repoRoot, 'workflows', 'index.ts')],
+      outfile: entry,
+      bundle: true,
+      packages: 'external', // @temporalio/workflow and the rest stay imports, for the SDK's bundler to resolve
+      format: 'esm',
+      platform: 'neutral',
+      target: 'es2022',
+      sourcemap: 'inline',
+      logLevel: 'warning',
+    });
+  const bundle = await bundleWorkflowCode({ workflowsPath: entry, preloadModules: shared, logger: new DefaultLogger('WARN') });
   return compactWorkflowBundle(bundle.code);
 }
 
