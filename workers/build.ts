@@ -76,7 +76,7 @@ export const sharedWorkflowModules = ['@temporalio/workflow'];
 /**
  * The workflow bundle, compact (compact-bundle.ts), built in `dir` (a scratch folder). The SDK's reusable context
  * loads the modules its bootstrap imports once for every run, but gives each run its own instance of every module
- * first imported by the workflows: 47 of the bundle's 121 before this, 41 of them Tidal's. So Tidal's workflow
+ * first imported by the workflows: 47 of the bundle's 121 before this, 39 of them Tidal's. So Tidal's workflow
  * modules are joined into one scope first (esbuild hoists ES modules together) and that one module is what the SDK's
  * bundler takes, and the SDK's modules that the bootstrap does not load are shared (`sharedWorkflowModules`): each
  * run instantiates Tidal's module and two of webpack's stubs, ~19 KiB of heap instead of ~130 (`npm run

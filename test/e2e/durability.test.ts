@@ -84,8 +84,15 @@ describe('a controller killed mid-flight', () => {
         expect(r.metadata.name).toBe(`${n}-${String(r.metadata.labels?.['serving.knative.dev/configurationGeneration']).padStart(5, '0')}`);
       // The newest generation has its Revision, Ready, with its Deployment available.
       expect(cfg.status?.latestReadyRevisionName).toBe(`${n}-${String(cfg.metadata.generation).padStart(5, '0')}`);
-      const dep = await getObject<{ status?: { availableReplicas?: number } }>('deployment', `${cfg.status?.latestReadyRevisionName}-deployment`);
-      expect(dep?.status?.availableReplicas).toBe(2);
+      // Ready counts the Revision's Ready pods (ADR 0012); the deployment controller reports them available after.
+      await eventually(
+        `${n}'s Deployment available with 2 replicas`,
+        async () =>
+          (await getObject<{ status?: { availableReplicas?: number } }>('deployment', `${cfg.status?.latestReadyRevisionName}-deployment`))?.status
+            ?.availableReplicas === 2,
+        30_000,
+        200,
+      );
       if (!updated.has(n)) expect(revs.items.map((r) => r.metadata.name)).toEqual([`${n}-00001`]);
     }
   });
