@@ -19,7 +19,20 @@ import { KubeClient } from '../activities/kube/client.js';
 import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { ProcessTable } from '../dev/processes.js';
 import { makeLogger } from '../workers/logger.js';
-import { cpuUsed, envList, envNumber, fmt, fmtMs, percentile, sleep, StackProcesses, table, waitQuiet, type CpuSample } from './measure.js';
+import {
+  cpuUsed,
+  envList,
+  envNumber,
+  fmt,
+  fmtMs,
+  percentile,
+  sleep,
+  StackProcesses,
+  table,
+  waitQuiet,
+  type CpuSample,
+  progressLog,
+} from './measure.js';
 import { benchPorts } from './ports.js';
 import { createService } from './services.js';
 import { ServiceTimeline } from './timeline.js';
@@ -38,8 +51,7 @@ const writeObjects = 30;
 const podsPerNode = 500;
 const template = 'floortemplate';
 const workloadKinds: ResourceType[] = [Resources.Deployment, Resources.KubeService, Resources.HorizontalPodAutoscaler, Resources.PodDisruptionBudget];
-const started = performance.now();
-const progress = (s: string) => console.error(`[floor ${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${s}`);
+const progress = progressLog('floor');
 
 interface SetTimes {
   deployment: number;
@@ -284,7 +296,7 @@ async function main(): Promise<void> {
         );
       }
     }
-    progress(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    progress(`done in ${progress.elapsed().toFixed(0)} s`);
   } finally {
     await timeline.close();
     kube.close();

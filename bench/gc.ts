@@ -15,7 +15,7 @@ import { Resources } from '../api/kinds.js';
 import type { Revision, Service } from '../api/serving.js';
 import { KubeClient, type WatchEvent } from '../activities/kube/client.js';
 import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
-import { envNumber, fmtMs, percentile, sleep, table } from './measure.js';
+import { envNumber, fmtMs, percentile, sleep, table, progressLog } from './measure.js';
 import { createService, service } from './services.js';
 import { benchPorts } from './ports.js';
 
@@ -23,8 +23,7 @@ const ports = benchPorts(62);
 const dir = path.join(repoRoot, '.tidal', 'bench-gc');
 const count = envNumber('BENCH_GC_SERVICES', 200);
 const leadSeconds = envNumber('BENCH_GC_LEAD_SECONDS', 30);
-const started = performance.now();
-const progress = (s: string) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${s}`);
+const progress = progressLog('bench');
 const names = Array.from({ length: count }, (_, i) => `gc-${i}`);
 
 async function setGc(kube: KubeClient, retain: string): Promise<void> {
@@ -161,7 +160,7 @@ async function main(): Promise<void> {
     console.log(table(['phase', 'deleted', 'edit → all gone', 'p50', 'p99', 'max', 'min'], rows));
     console.log('at once: delay after the config-gc edit; on timers: lateness after eligibility (creationTimestamp + retention)');
     if (early > 0) console.log(`WARNING: ${early} deleted before their eligibility`);
-    progress(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    progress(`done in ${progress.elapsed().toFixed(0)} s`);
   } finally {
     abort.abort();
     kube.close();

@@ -15,6 +15,19 @@ export const envList = (name: string, fallback: string): string[] =>
     .map((s) => s.trim())
     .filter((s) => s !== '');
 
+/** A benchmark's progress lines on stderr, each stamped with the seconds since it started; `elapsed()` reads them. */
+export interface Progress {
+  (line: string): void;
+  elapsed(): number;
+}
+
+/** Progress lines tagged `[<tag>   12s]`, the seconds padded to `width`. */
+export function progressLog(tag: string, width = 4): Progress {
+  const started = performance.now();
+  const elapsed = () => (performance.now() - started) / 1000;
+  return Object.assign((line: string) => console.error(`[${tag} ${elapsed().toFixed(0).padStart(width)}s] ${line}`), { elapsed });
+}
+
 // ── percentiles and formatting ──────────────────────────────────────────────────────────────────────────────────
 
 /** Nearest-rank percentile; a missing value (a Service never Ready) counts as Infinity, so it shows. */

@@ -41,6 +41,7 @@ import {
   type CpuUsed,
   type Memory,
   type ServiceCost,
+  progressLog,
 } from './measure.js';
 import { startLatencyProxy } from './latency-proxy.js';
 import { benchPorts } from './ports.js';
@@ -64,8 +65,7 @@ const rateBoundMs = 2000;
 /** kwok Nodes are free to make big: fewer of them means less lease and status traffic on the API server. */
 const podsPerNode = 500;
 const podsPerService = 2; // hakn's min-scale
-const started = performance.now();
-const progress = (s: string) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${s}`);
+const progress = progressLog('bench');
 
 interface PhaseResult {
   label: string;
@@ -503,7 +503,7 @@ async function main(): Promise<void> {
     }
     if (settleSeconds > 0) await bench.settle();
     bench.summary(temporal);
-    progress(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    progress(`done in ${progress.elapsed().toFixed(0)} s`);
   } finally {
     await timeline.close();
     await connection.close();

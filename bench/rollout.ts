@@ -21,7 +21,7 @@ import type { Service } from '../api/serving.js';
 import { KubeClient, type WatchEvent } from '../activities/kube/client.js';
 import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { nsToMsCeil, parseRolloutAnnotation, type Rollout } from '../resources/rollout.js';
-import { envList, envNumber, fmtMs, percentile, sleep, table } from './measure.js';
+import { envList, envNumber, fmtMs, percentile, sleep, table, progressLog } from './measure.js';
 import { benchPorts } from './ports.js';
 
 const ports = benchPorts(61);
@@ -36,8 +36,7 @@ const slowGroups = envList('BENCH_ROLLOUT_SLOW_GROUPS', '1,3').map(Number);
  */
 const SLOW_CLASS = 'slow.ingress.bench.tidal.dev';
 const firstStepHoldMs = Math.max(0, (seconds * 1000) / 10 - 800);
-const started = performance.now();
-const progress = (s: string) => console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0).padStart(4)}s] ${s}`);
+const progress = progressLog('bench');
 
 const ROLLOUT = 'networking.internal.knative.dev/rollout';
 
@@ -241,7 +240,7 @@ async function main(): Promise<void> {
     }
     console.log(`\nTidal: gradual rollout step error (event seen by a watch − scheduled nextStepTime), rollout-duration ${seconds} s, 2 cores`);
     console.log(table(['rollouts', 'steps', 'p50', 'p99', 'max', 'min'], rows));
-    progress(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    progress(`done in ${progress.elapsed().toFixed(0)} s`);
   } finally {
     kube.close();
     await stackDown(dir);

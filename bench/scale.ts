@@ -28,6 +28,7 @@ import {
   waitQuiet,
   waitRunsEnded,
   type Memory,
+  progressLog,
 } from './measure.js';
 import { benchPorts } from './ports.js';
 import { createService } from './services.js';
@@ -49,8 +50,7 @@ const catchUpSeconds = envNumber('BENCH_SCALE_CATCHUP_SECONDS', 600);
 const settleSeconds = envNumber('BENCH_SCALE_SETTLE_SECONDS', 60);
 const podsPerNode = 500;
 const podsPerService = 2; // hakn's min-scale
-const started = performance.now();
-const progress = (s: string) => console.error(`[scale ${((performance.now() - started) / 1000).toFixed(0).padStart(5)}s] ${s}`);
+const progress = progressLog('scale', 5);
 
 interface Level {
   resident: number;
@@ -344,7 +344,7 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     if (bench.levels.length) bench.summary(temporal);
-    progress(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    progress(`done in ${progress.elapsed().toFixed(0)} s`);
     await timeline.close();
     await connection.close();
     kube.close();
