@@ -1,6 +1,6 @@
-// What the benchmarks measure with, shared by ready.ts and scale.ts: CPU and memory of the stack's processes (from
-// /proc), percentiles, the controller's Prometheus counters, and the history events and reconcile passes of a
-// Service's workflows (from Temporal).
+// What the benchmarks measure with (ready.ts, scale.ts, floor.ts and the others): progress lines, CPU and memory of
+// the stack's processes (from /proc), percentiles, the controller's Prometheus counters, and the history events and
+// reconcile passes of a Service's workflows (from Temporal).
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { ProcessTable } from '../dev/processes.js';
