@@ -210,6 +210,31 @@ export class StackProcesses {
     }
   }
 
+  /**
+   * The garbage collectors' settings the processes run with, read from their environments and command lines: the
+   * controller's V8 heap growing percent (`TIDAL_HEAP_GROWING_PERCENT`, 50 unset; node flags from
+   * `TIDAL_CONTROLLER_NODE_ARGS`) and the Temporal server's `GOGC` / `GOMEMLIMIT`.
+   */
+  runtimeDescription(): string {
+    const read = (role: Role, file: 'environ' | 'cmdline'): string[] => {
+      const pid = this.pid(role);
+      try {
+        return pid === undefined ? [] : readFileSync(`/proc/${pid}/${file}`, 'utf8').split('\0');
+      } catch {
+        return [];
+      }
+    };
+    const envOf = (role: Role, name: string) =>
+      read(role, 'environ')
+        .find((e) => e.startsWith(`${name}=`))
+        ?.slice(name.length + 1);
+    const flags = read('tidal', 'cmdline').filter((a) => a.startsWith('--'));
+    const percent = envOf('tidal', 'TIDAL_HEAP_GROWING_PERCENT') || '50';
+    const controller = `controller V8 heap growing ${percent === '0' ? "V8's own" : `${percent} %`}${flags.length ? ` (node ${flags.join(' ')})` : ''}`;
+    const limit = envOf('temporal', 'GOMEMLIMIT');
+    return `${controller}; Temporal GOGC ${envOf('temporal', 'GOGC') ?? '100 (unset)'}${limit ? `, GOMEMLIMIT ${limit}` : ''}`;
+  }
+
   cpu(): CpuSample {
     const stats = allStats();
     // Each process counts once, for the first role whose tree holds it (PostgreSQL may run under the Temporal server).

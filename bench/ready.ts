@@ -488,7 +488,7 @@ async function main(): Promise<void> {
   const temporal = procs.temporalDescription();
   try {
     console.log(
-      `Tidal control-plane benchmark: local stack on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}; Tidal processes: ${workers}; controller malloc: ${procs.allocatorDescription()}`,
+      `Tidal control-plane benchmark: local stack on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}; Tidal processes: ${workers}; controller malloc: ${procs.allocatorDescription()}; ${procs.runtimeDescription()}`,
     );
     await bench.warmUp();
     for (const p of phases) {

@@ -609,14 +609,22 @@ export async function startController(
 }
 
 /**
- * The Go runtime's memory settings for the local stack's Temporal, from `TIDAL_TEMPORAL_GOMEMLIMIT` and
- * `TIDAL_TEMPORAL_GOGC` (unset or '' leaves the runtime's default, as the stack does): a soft memory limit or a lower
- * GOGC makes its garbage collector give memory back sooner, for more of its CPU (issue 9, docs/benchmarks.md).
+ * The dev server's Go garbage collector target: the heap may grow to 1.5× what survived the last collection instead of
+ * Go's 2×. Measured on `bench:ready` (four runs against five, issue 9): 170–174 MiB right after 200 Services at once
+ * and 174–176 at rest, against 196–198 and 201–205, at the same CPU per Service; 25 took up to half again its CPU for
+ * ~12 MiB less (docs/benchmarks.md). The PostgreSQL Temporal, the production shape, keeps Go's default.
+ */
+export const DevTemporalGoGC = '50';
+
+/**
+ * The Go runtime's memory settings for the local stack's dev Temporal: `GOGC` from `TIDAL_TEMPORAL_GOGC`, else
+ * `DevTemporalGoGC` (`100` is Go's own default), and a soft memory limit from `TIDAL_TEMPORAL_GOMEMLIMIT` (unset or
+ * '': none), which makes its garbage collector give memory back sooner for more of its CPU (docs/benchmarks.md).
  */
 export function temporalGoEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const limit = env.TIDAL_TEMPORAL_GOMEMLIMIT ?? '';
-  const gogc = env.TIDAL_TEMPORAL_GOGC ?? '';
-  return { ...env, ...(limit ? { GOMEMLIMIT: limit } : {}), ...(gogc ? { GOGC: gogc } : {}) };
+  const gogc = env.TIDAL_TEMPORAL_GOGC || DevTemporalGoGC;
+  return { ...env, ...(limit ? { GOMEMLIMIT: limit } : {}), GOGC: gogc };
 }
 
 /**

@@ -33,6 +33,8 @@ export interface TidalConfig {
   workflowWatchdog: boolean;
   /** Keep the SDK's per-Promise stack traces for the UI's "Stack Trace" query (workers/stack-traces.ts). */
   workflowStackTraces: boolean;
+  /** V8's heap growing percent, set at start-up (workers/heap-growth.ts); 0 leaves V8's own factor. */
+  heapGrowingPercent: number;
   /**
    * A new object's workflow is started with the watcher's poke as its input and its first task handed straight to this
    * process's worker (Temporal's eager workflow start), not sent through the task queue (watcher/poker.ts).
@@ -117,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),
     workflowStackTraces: bool(env, 'TIDAL_WORKFLOW_STACK_TRACES', false),
     workflowWatchdog: bool(env, 'TIDAL_WORKFLOW_WATCHDOG', false),
+    heapGrowingPercent: int(env, 'TIDAL_HEAP_GROWING_PERCENT', 50),
     recentObjects: bool(env, 'TIDAL_RECENT_OBJECTS', true),
     eagerStart: bool(env, 'TIDAL_EAGER_START', true),
     identity: env.TIDAL_IDENTITY || undefined,

@@ -23,6 +23,7 @@ import { makeLogger, temporalLogger } from './logger.js';
 import { serveHttp } from './http.js';
 import { newMetricsRegistry } from './metrics.js';
 import { createWorker } from './worker.js';
+import { limitHeapGrowth } from './heap-growth.js';
 import { OwnWrites } from '../watcher/own-writes.js';
 import { describeTemporal, ensureTemporalNamespace, temporalConnectOptions } from './temporal.js';
 import { loadWebhookSettings } from '../webhook/settings.js';
@@ -85,8 +86,11 @@ function freeLoopbackPort(): Promise<number> {
 
 async function main(): Promise<void> {
   const cfg = loadConfig();
+  // Before the worker allocates anything worth collecting: every later limit V8 sets uses it.
+  const heapGrowth = limitHeapGrowth(cfg.heapGrowingPercent);
   const webhookSettings = loadWebhookSettings();
   const log = makeLogger(cfg.logLevel);
+  log.info({ heapGrowingPercent: heapGrowth ? cfg.heapGrowingPercent : 'V8 default' }, 'V8 heap growth');
   // The Temporal SDK's own metrics (task slots, schedule-to-start and execution latencies, sticky cache, …) are
   // exported by its Core on a loopback port and appended to Tidal's /metrics, so one scrape gets both.
   const temporalMetrics = cfg.temporalMetricsAddress ?? `127.0.0.1:${await freeLoopbackPort()}`;

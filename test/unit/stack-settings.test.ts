@@ -1,6 +1,6 @@
 // The local stack's Temporal settings from the environment (dev/stack.ts): what benchmarks pass to either Temporal.
 import { describe, expect, it } from 'vitest';
-import { DevTemporalWorkerPools, temporalDynamicConfig, temporalGoEnv } from '../../dev/stack.js';
+import { DevTemporalGoGC, DevTemporalWorkerPools, temporalDynamicConfig, temporalGoEnv } from '../../dev/stack.js';
 
 describe('temporalDynamicConfig', () => {
   it('adds the settings of TIDAL_TEMPORAL_DYNAMIC_CONFIG, separated by spaces, after the caller’s', () => {
@@ -19,9 +19,11 @@ describe('temporalDynamicConfig', () => {
 });
 
 describe('temporalGoEnv', () => {
-  it('sets GOMEMLIMIT and GOGC only when asked', () => {
-    expect(temporalGoEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin' });
-    expect(temporalGoEnv({ TIDAL_TEMPORAL_GOMEMLIMIT: '100MiB', TIDAL_TEMPORAL_GOGC: '50' })).toMatchObject({ GOMEMLIMIT: '100MiB', GOGC: '50' });
+  it('gives the dev server GOGC 50 unless asked otherwise, and a memory limit only when asked', () => {
+    expect(DevTemporalGoGC).toBe('50');
+    expect(temporalGoEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin', GOGC: '50' });
+    expect(temporalGoEnv({ TIDAL_TEMPORAL_GOGC: '' })).toEqual({ TIDAL_TEMPORAL_GOGC: '', GOGC: '50' });
+    expect(temporalGoEnv({ TIDAL_TEMPORAL_GOMEMLIMIT: '100MiB', TIDAL_TEMPORAL_GOGC: '100' })).toMatchObject({ GOMEMLIMIT: '100MiB', GOGC: '100' });
   });
 });
 

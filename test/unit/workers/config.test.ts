@@ -18,6 +18,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ TIDAL_WORKFLOW_WATCHDOG: 'true' }).workflowWatchdog).toBe(true);
   });
 
+  it('caps V8 heap growth at 50 % by default (issue 9); 0 leaves V8 its own factor', () => {
+    expect(loadConfig({}).heapGrowingPercent).toBe(50);
+    expect(loadConfig({ TIDAL_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
+    expect(() => loadConfig({ TIDAL_HEAP_GROWING_PERCENT: 'half' })).toThrow('TIDAL_HEAP_GROWING_PERCENT=half: expected a non-negative integer');
+  });
+
   it('starts new objects’ workflows eagerly by default (issue 9); false sends every poke as a signal', () => {
     expect(loadConfig({}).eagerStart).toBe(true);
     expect(loadConfig({ TIDAL_EAGER_START: 'false' }).eagerStart).toBe(false);
