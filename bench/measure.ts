@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { ProcessTable } from '../dev/processes.js';
+import { defaultHeapGrowingPercent } from '../workers/heap-growth.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -212,8 +213,8 @@ export class StackProcesses {
 
   /**
    * The garbage collectors' settings the processes run with, read from their environments and command lines: the
-   * controller's V8 heap growing percent (`TIDAL_HEAP_GROWING_PERCENT`, 50 unset; node flags from
-   * `TIDAL_CONTROLLER_NODE_ARGS`) and the Temporal server's `GOGC` / `GOMEMLIMIT`.
+   * controller's V8 heap growing percent (`TIDAL_HEAP_GROWING_PERCENT`, the controller's default when unset; node
+   * flags from `TIDAL_CONTROLLER_NODE_ARGS`) and the Temporal server's `GOGC` / `GOMEMLIMIT`.
    */
   runtimeDescription(): string {
     const read = (role: Role, file: 'environ' | 'cmdline'): string[] => {
@@ -224,15 +225,13 @@ export class StackProcesses {
         return [];
       }
     };
-    const envOf = (role: Role, name: string) =>
-      read(role, 'environ')
-        .find((e) => e.startsWith(`${name}=`))
-        ?.slice(name.length + 1);
+    const env = (role: Role) => new Map(read(role, 'environ').map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+    const [tidal, temporal] = [env('tidal'), env('temporal')];
     const flags = read('tidal', 'cmdline').filter((a) => a.startsWith('--'));
-    const percent = envOf('tidal', 'TIDAL_HEAP_GROWING_PERCENT') || '50';
+    const percent = tidal.get('TIDAL_HEAP_GROWING_PERCENT') || String(defaultHeapGrowingPercent);
     const controller = `controller V8 heap growing ${percent === '0' ? "V8's own" : `${percent} %`}${flags.length ? ` (node ${flags.join(' ')})` : ''}`;
-    const limit = envOf('temporal', 'GOMEMLIMIT');
-    return `${controller}; Temporal GOGC ${envOf('temporal', 'GOGC') ?? '100 (unset)'}${limit ? `, GOMEMLIMIT ${limit}` : ''}`;
+    const limit = temporal.get('GOMEMLIMIT');
+    return `${controller}; Temporal GOGC ${temporal.get('GOGC') ?? '100 (unset)'}${limit ? `, GOMEMLIMIT ${limit}` : ''}`;
   }
 
   cpu(): CpuSample {

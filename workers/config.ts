@@ -1,4 +1,5 @@
 // Process configuration from the environment, validated once at start-up.
+import { defaultHeapGrowingPercent } from './heap-growth.js';
 import { loadTemporalSettings, type TemporalSettings } from './temporal.js';
 
 export interface TidalConfig {
@@ -119,7 +120,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),
     workflowStackTraces: bool(env, 'TIDAL_WORKFLOW_STACK_TRACES', false),
     workflowWatchdog: bool(env, 'TIDAL_WORKFLOW_WATCHDOG', false),
-    heapGrowingPercent: int(env, 'TIDAL_HEAP_GROWING_PERCENT', 50),
+    heapGrowingPercent: int(env, 'TIDAL_HEAP_GROWING_PERCENT', defaultHeapGrowingPercent),
     recentObjects: bool(env, 'TIDAL_RECENT_OBJECTS', true),
     eagerStart: bool(env, 'TIDAL_EAGER_START', true),
     identity: env.TIDAL_IDENTITY || undefined,
