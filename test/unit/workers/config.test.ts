@@ -45,10 +45,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TIDAL_WATCHER: 'maybe' })).toThrow('TIDAL_WATCHER=maybe: expected true or false');
   });
 
-  it("keeps upstream's 10-hour resync and the workflow cache of 2,000", () => {
+  it("keeps upstream's 10-hour resync and a workflow cache of 150 runs", () => {
     const cfg = loadConfig({});
     expect(cfg.resyncSeconds).toBe(36_000);
-    expect(cfg.maxCachedWorkflows).toBe(2000);
+    expect(cfg.maxCachedWorkflows).toBe(150);
   });
 
   it('ends entity runs after a quiet minute and sweeps every object at the resync period (ADR 0006)', () => {
