@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Activities } from '../../activities/index.js';
 
 let runtimeInstalled = false;
@@ -27,6 +27,7 @@ export async function startWorker(
   wfBundle: WorkflowBundleWithSourceMap,
   taskQueue: string,
   activities: Partial<Activities>,
+  options: Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'> = {},
 ): Promise<Worker> {
   return Worker.create({
     connection: env.nativeConnection,
@@ -34,6 +35,7 @@ export async function startWorker(
     taskQueue,
     workflowBundle: wfBundle,
     activities,
+    ...options,
   });
 }
 

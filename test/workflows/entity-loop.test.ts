@@ -627,3 +627,62 @@ describe('entity loop: scheduled passes (a gradual rollout’s steps, ADR 0007)'
     expect(s.wake).toBeUndefined();
   });
 });
+
+describe('entity loop: runs evicted from a small workflow cache (TIDAL_MAX_CACHED_WORKFLOWS)', () => {
+  // Its own worker, caching two runs: five runs waiting at once leave at least three out, so each of their next tasks
+  // (a poke, a query) replays the run's history from the server.
+  const smallQueue = uniqueName('entity-loop-cache');
+  let small: Worker;
+  let smallRunning: Promise<void>;
+
+  beforeAll(async () => {
+    small = await startWorker(env, await bundle(), smallQueue, fake.activities, { maxCachedWorkflows: 2, maxConcurrentWorkflowTaskExecutions: 2 });
+    smallRunning = small.run();
+  });
+
+  afterAll(async () => {
+    small?.shutdown();
+    await smallRunning;
+  });
+
+  it('acts on every change and still ignores its own echo once its run is replayed', async () => {
+    const names = Array.from({ length: 5 }, () => uniqueName('evicted'));
+    const routes = names.map((name) => fake.create(name, [{ percent: 100 }]));
+    const handles = await Promise.all(
+      names.map((name, i) =>
+        env.client.workflow.signalWithStart('routeWorkflow', {
+          workflowId: `Route/default/${name}`,
+          taskQueue: smallQueue,
+          args: [{ kind: 'Route', namespace: 'default', name } satisfies EntityInput],
+          signal: 'poke',
+          signalArgs: [[selfPoke(routes[i]!, 'added')] satisfies PokeBatch],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      ),
+    );
+    for (const [i, h] of handles.entries()) await eventually('first pass', () => idle(h, names[i]!));
+    expect(small.getStatus().numCachedWorkflows).toBeLessThanOrEqual(2);
+
+    const split = (name: string) => [
+      { latestRevision: true, percent: 90 },
+      { revisionName: `${name}-00001`, percent: 10 },
+    ];
+    for (const [i, h] of handles.entries()) await h.signal('poke', [selfPoke(fake.changeSpec(names[i]!, split(names[i]!)))]);
+    for (const [i, h] of handles.entries()) {
+      await eventually('change acted on', async () => (fake.count(names[i]!) === 2 ? idle(h, names[i]!) : undefined));
+    }
+    // The echo of each pass's status write: a replayed run knows what its last pass acted on, as a cached one does.
+    for (const [i, h] of handles.entries()) {
+      routes[i]!.metadata.resourceVersion = String(Number(routes[i]!.metadata.resourceVersion) + 1);
+      await h.signal('poke', [selfPoke(routes[i]!)]);
+    }
+    for (const [i, h] of handles.entries()) {
+      await eventually('echo handled', async () => ((await state(h)).pokesThisRun === 3 ? true : undefined));
+      const s = await state(h);
+      expect(s.ignoredPokes).toBe(1);
+      expect(fake.count(names[i]!)).toBe(2);
+      expect(routes[i]!.status?.traffic).toEqual(split(names[i]!));
+    }
+    expect(small.getStatus().numCachedWorkflows).toBeLessThanOrEqual(2);
+  });
+});
