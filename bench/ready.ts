@@ -60,6 +60,8 @@ const rateWindowSeconds = envNumber('BENCH_RATE_SECONDS', 15);
 const idleSeconds = envNumber('BENCH_IDLE_SECONDS', 10);
 /** After the phases: how long to wait for entity runs to end idle (TIDAL_IDLE_SECONDS, 60) and V8 to shrink its heap. */
 const settleSeconds = envNumber('BENCH_SETTLE_SECONDS', 120);
+/** After the warm-up Service's runs have ended: how long before memory idle is read. */
+const idleSettleSeconds = envNumber('BENCH_IDLE_SETTLE_SECONDS', 15);
 /** The steady rate's bound on p95 create → Service Ready. */
 const rateBoundMs = 2000;
 /** kwok Nodes are free to make big: fewer of them means less lease and status traffic on the API server. */
@@ -141,10 +143,17 @@ class Bench {
     await sleep(idleSeconds * 1000);
     const idle = cpuUsed(before, this.cpu());
     this.idleRate = { tidal: idle.tidal / idle.seconds, temporal: idle.temporal / idle.seconds };
-    this.baseline = this.procs.memory();
+    const warm = this.procs.memory();
     console.log(
-      `idle CPU (1 resident Service): Tidal ${fmt(this.idleRate.tidal, 3)} + Temporal ${fmt(this.idleRate.temporal, 3)} CPU-s/s; memory: ${fmtMemory(this.baseline)}`,
+      `idle CPU (1 resident Service): Tidal ${fmt(this.idleRate.tidal, 3)} + Temporal ${fmt(this.idleRate.temporal, 3)} CPU-s/s; memory: ${fmtMemory(warm)}`,
     );
+    // Idle as between bursts: the warm-up Service's runs ended (ADR 0006) and start-up's garbage given back (the
+    // reading above comes ~15 s after the warm-up, while the controller still holds what its start allocated).
+    progress('waiting for the warm-up runs to end idle');
+    const running = await waitRunsEnded(this.client, 1, 180_000);
+    await sleep(idleSettleSeconds * 1000);
+    this.baseline = this.procs.memory();
+    console.log(`memory idle at rest (1 resident Service, ${running} workflows running): ${fmtMemory(this.baseline)}`);
   }
 
   /** Creates each group at once, waits for it to be Ready and for Tidal to go quiet, then the next group. */
@@ -412,6 +421,11 @@ class Bench {
             'highest steady rate, p95 create → Ready ≤ 2 s',
             '≥ 20 Services/s',
             this.rateResults.length ? (this.highestRate() ? `${this.highestRate()} Services/s` : `none (${rates[0]}/s fails)`) : '—',
+          ],
+          [
+            'Tidal / Temporal RSS idle at rest (1 resident Service)',
+            '—',
+            this.baseline ? `${fmt(this.baseline.tidal, 0)} / ${fmt(this.baseline.temporal, 0)} MiB` : '—',
           ],
           [`Tidal RSS right after ${n(at200)} (${at200?.resident ?? 0} resident)`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.tidal, 0)} MiB` : '—'],
           [`Temporal RSS right after ${n(at200)}`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.temporal, 0)} MiB` : '—'],
