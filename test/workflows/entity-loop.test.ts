@@ -200,10 +200,10 @@ const selfPoke = (obj: Obj, reason: Poke['reason'] = 'updated'): Poke => ({
   token: contentToken(obj, 'self'),
 });
 
-async function start(name: string, first: Poke, options?: EntityInput['options']): Promise<WorkflowHandle> {
+async function start(name: string, first: Poke, options?: EntityInput['options'], queue = taskQueue): Promise<WorkflowHandle> {
   return env.client.workflow.signalWithStart('routeWorkflow', {
     workflowId: `Route/default/${name}`,
-    taskQueue,
+    taskQueue: queue,
     args: [{ kind: 'Route', namespace: 'default', name, ...(options ? { options } : {}) } satisfies EntityInput],
     signal: 'poke',
     signalArgs: [[first] satisfies PokeBatch],
@@ -648,18 +648,7 @@ describe('entity loop: runs evicted from a small workflow cache (TIDAL_MAX_CACHE
   it('acts on every change and still ignores its own echo once its run is replayed', async () => {
     const names = Array.from({ length: 5 }, () => uniqueName('evicted'));
     const routes = names.map((name) => fake.create(name, [{ percent: 100 }]));
-    const handles = await Promise.all(
-      names.map((name, i) =>
-        env.client.workflow.signalWithStart('routeWorkflow', {
-          workflowId: `Route/default/${name}`,
-          taskQueue: smallQueue,
-          args: [{ kind: 'Route', namespace: 'default', name } satisfies EntityInput],
-          signal: 'poke',
-          signalArgs: [[selfPoke(routes[i]!, 'added')] satisfies PokeBatch],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-        }),
-      ),
-    );
+    const handles = await Promise.all(names.map((name, i) => start(name, selfPoke(routes[i]!, 'added'), undefined, smallQueue)));
     for (const [i, h] of handles.entries()) await eventually('first pass', () => idle(h, names[i]!));
     expect(small.getStatus().numCachedWorkflows).toBeLessThanOrEqual(2);
 
