@@ -2,7 +2,7 @@
 // Temporal dev server, and (optionally) Tidal's controller — all on 127.0.0.1, each logging to a file.
 // `stackUp` is idempotent (healthy processes are reused); `stackDown` stops exactly what was started.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import net from 'node:net';
@@ -309,7 +309,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     info.temporalUi = undefined;
   }
   if (!temporalPostgres) await stopTemporalPostgres(procs, bins.TEMPORAL, log);
-  const devTemporalArgs = [
+  const devTemporalArgs = () => [
     'server',
     'start-dev',
     '--ip',
@@ -331,9 +331,11 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     '--sqlite-pragma',
     'synchronous=normal',
     ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
-    ...[...DevTemporalWorkerPools, ...dynamicConfig].flatMap((d) => ['--dynamic-config-value', d]),
+    ...[...DevTemporalWorkerPools, ...DevTemporalScannersOff, ...taskQueuePartitionSettings(devTemporalPartitions(dir)), ...dynamicConfig].flatMap(
+      (d) => ['--dynamic-config-value', d],
+    ),
   ];
-  const temporal = temporalPostgres ? undefined : ensure('temporal', bins.TEMPORAL, devTemporalArgs, temporalGoEnv());
+  const temporal = temporalPostgres ? undefined : ensure('temporal', bins.TEMPORAL, devTemporalArgs(), temporalGoEnv());
 
   const etcd = ensure('etcd', bins.ETCD, [
     '--name',
@@ -652,6 +654,52 @@ export const DevTemporalWorkerPools = [
   'history.ReplicationProcessorSchedulerWorkerCount=1',
   'history.ReplicationLowPriorityProcessorSchedulerWorkerCount=1',
 ];
+
+/**
+ * The dev server's maintenance scanners off: the task queue scanner sweeps tasks and task queues matching left behind
+ * and the history scanner orphaned history branches — a cluster's long-term upkeep, for which a local stack's database
+ * is purged instead (`npm run down -- --purge`). Their workers and pollers are ~170 goroutines and 5–7 MiB of the dev
+ * server's memory idle (docs/benchmarks.md). Retention, which deletes closed runs, is the history service's own timer
+ * and stays. The PostgreSQL Temporal, the production shape, keeps its scanners.
+ */
+export const DevTemporalScannersOff = ['worker.taskQueueScannerEnabled=false', 'worker.historyScannerEnabled=false'];
+
+/** Temporal's own number of partitions per task queue (`matching.numTaskqueueReadPartitions`/`WritePartitions`). */
+export const TemporalDefaultTaskQueuePartitions = 4;
+
+/**
+ * One partition per task queue for the dev server: its one matching host gains nothing from four, each a set of
+ * goroutines and buffers for every queue (Tidal's and ~20 of the server's own): measured on `bench:ready`, ~230
+ * goroutines and ~5 MiB fewer idle, with the scanners off 10–11 MiB less idle, right after 200 Services at once and
+ * at rest, at the same CPU per Service (docs/benchmarks.md).
+ */
+export const DevTemporalTaskQueuePartitions = 1;
+
+/** The file beside the dev server's database that records how many task-queue partitions it was made with. */
+export const DevTemporalPartitionsFile = 'temporal-task-queue-partitions';
+
+/**
+ * How many task-queue partitions the dev server in `dir` runs with: what its database was made with. Fewer read
+ * partitions than a database's queues were written with would strand the tasks waiting in the others, so a database
+ * made before the stack chose one partition (no record beside it) keeps Temporal's four; a new one gets
+ * `DevTemporalTaskQueuePartitions`, recorded before the server creates it.
+ */
+export function devTemporalPartitions(dir: string): number {
+  const recordFile = path.join(dir, DevTemporalPartitionsFile);
+  if (existsSync(recordFile)) {
+    const recorded = Number(readFileSync(recordFile, 'utf8').trim());
+    if (Number.isInteger(recorded) && recorded >= 1) return recorded;
+    throw new Error(`${recordFile}: expected a number of task-queue partitions, found ${JSON.stringify(readFileSync(recordFile, 'utf8'))}`);
+  }
+  if (existsSync(path.join(dir, 'temporal.db'))) return TemporalDefaultTaskQueuePartitions;
+  writeFileSync(recordFile, `${DevTemporalTaskQueuePartitions}\n`);
+  return DevTemporalTaskQueuePartitions;
+}
+
+/** The dynamic config that gives every task queue `partitions` read and write partitions. */
+export function taskQueuePartitionSettings(partitions: number): string[] {
+  return [`matching.numTaskqueueReadPartitions=${partitions}`, `matching.numTaskqueueWritePartitions=${partitions}`];
+}
 
 /** The words of an environment variable's value, separated by spaces (none when unset). */
 function spaceSeparated(value: string | undefined): string[] {

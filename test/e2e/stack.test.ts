@@ -79,5 +79,12 @@ describe('local stack', () => {
       const res = await t.client.connection.operatorService.listSearchAttributes({ namespace: 'default' });
       expect(Object.keys(res.customAttributes ?? {})).toEqual(expect.arrayContaining(['KnativeKind', 'KnativeNamespace', 'KnativeName']));
     });
+
+    // dev/stack.ts: one partition per task queue on a database the stack made (issue 9: fewer goroutines and MiB).
+    it("runs Tidal's task queue in one partition for workflows and one for activities", async () => {
+      const res = await t.client.connection.workflowService.listTaskQueuePartitions({ namespace: 'default', taskQueue: { name: 'tidal' } });
+      expect(res.workflowTaskQueuePartitions?.length).toBe(1);
+      expect(res.activityTaskQueuePartitions?.length).toBe(1);
+    });
   });
 });

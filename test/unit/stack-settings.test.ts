@@ -1,6 +1,18 @@
 // The local stack's Temporal settings from the environment (dev/stack.ts): what benchmarks pass to either Temporal.
-import { describe, expect, it } from 'vitest';
-import { DevTemporalGoGC, DevTemporalWorkerPools, temporalDynamicConfig, temporalGoEnv } from '../../dev/stack.js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  DevTemporalGoGC,
+  DevTemporalPartitionsFile,
+  DevTemporalScannersOff,
+  DevTemporalWorkerPools,
+  devTemporalPartitions,
+  taskQueuePartitionSettings,
+  temporalDynamicConfig,
+  temporalGoEnv,
+} from '../../dev/stack.js';
 
 describe('temporalDynamicConfig', () => {
   it('adds the settings of TIDAL_TEMPORAL_DYNAMIC_CONFIG, separated by spaces, after the caller’s', () => {
@@ -40,5 +52,42 @@ describe('DevTemporalWorkerPools', () => {
       'history.visibilityProcessorSchedulerWorkerCount',
     ]);
     for (const value of pools.values()) expect(Number.isInteger(JSON.parse(value)) && Number(value) >= 1 && Number(value) <= 16).toBe(true);
+  });
+});
+
+describe('DevTemporalScannersOff', () => {
+  it('turns off the two maintenance scanners a SQLite dev server starts, and nothing else', () => {
+    expect(DevTemporalScannersOff).toEqual(['worker.taskQueueScannerEnabled=false', 'worker.historyScannerEnabled=false']);
+  });
+});
+
+describe('devTemporalPartitions', () => {
+  let dir: string;
+  beforeEach(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'tidal-partitions-'))));
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('gives a new database one partition per task queue and records it before the server makes the database', () => {
+    expect(devTemporalPartitions(dir)).toBe(1);
+    expect(readFileSync(path.join(dir, DevTemporalPartitionsFile), 'utf8')).toBe('1\n');
+    writeFileSync(path.join(dir, 'temporal.db'), ''); // the server made it
+    expect(devTemporalPartitions(dir)).toBe(1);
+  });
+
+  it("keeps Temporal's four for a database made before the record (fewer read partitions would strand their tasks)", () => {
+    writeFileSync(path.join(dir, 'temporal.db'), '');
+    expect(devTemporalPartitions(dir)).toBe(4);
+    expect(devTemporalPartitions(dir)).toBe(4);
+  });
+
+  it('follows the record, and names the file when it holds no number', () => {
+    writeFileSync(path.join(dir, 'temporal.db'), '');
+    writeFileSync(path.join(dir, DevTemporalPartitionsFile), '2\n');
+    expect(devTemporalPartitions(dir)).toBe(2);
+    writeFileSync(path.join(dir, DevTemporalPartitionsFile), 'many');
+    expect(() => devTemporalPartitions(dir)).toThrow(`${DevTemporalPartitionsFile}: expected a number of task-queue partitions, found "many"`);
+  });
+
+  it('sets read and write partitions alike', () => {
+    expect(taskQueuePartitionSettings(1)).toEqual(['matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1']);
   });
 });
