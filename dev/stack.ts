@@ -670,8 +670,8 @@ export const TemporalDefaultTaskQueuePartitions = 4;
 /**
  * One partition per task queue for the dev server: its one matching host gains nothing from four, each a set of
  * goroutines and buffers for every queue (Tidal's and ~20 of the server's own): measured on `bench:ready`, ~230
- * goroutines and ~5 MiB fewer idle, with the scanners off 10–11 MiB less idle, right after 200 Services at once and
- * at rest, at the same CPU per Service (docs/benchmarks.md).
+ * goroutines and ~5 MiB fewer idle; with the scanners off ~10 MiB less idle, right after 200 Services at once and at
+ * rest, and less of its CPU idle, at the same CPU per Service (docs/benchmarks.md).
  */
 export const DevTemporalTaskQueuePartitions = 1;
 
@@ -687,9 +687,10 @@ export const DevTemporalPartitionsFile = 'temporal-task-queue-partitions';
 export function devTemporalPartitions(dir: string): number {
   const recordFile = path.join(dir, DevTemporalPartitionsFile);
   if (existsSync(recordFile)) {
-    const recorded = Number(readFileSync(recordFile, 'utf8').trim());
+    const text = readFileSync(recordFile, 'utf8');
+    const recorded = Number(text.trim());
     if (Number.isInteger(recorded) && recorded >= 1) return recorded;
-    throw new Error(`${recordFile}: expected a number of task-queue partitions, found ${JSON.stringify(readFileSync(recordFile, 'utf8'))}`);
+    throw new Error(`${recordFile}: expected a number of task-queue partitions, found ${JSON.stringify(text)}`);
   }
   if (existsSync(path.join(dir, 'temporal.db'))) return TemporalDefaultTaskQueuePartitions;
   writeFileSync(recordFile, `${DevTemporalTaskQueuePartitions}\n`);
