@@ -322,7 +322,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     String(p.temporalMetrics),
     ...(opts.ui ? ['--ui-port', String(p.temporalUi)] : ['--headless']),
     '--db-filename',
-    path.join(dir, 'temporal.db'),
+    path.join(dir, DevTemporalDatabaseFile),
     '--log-level',
     'warn',
     // WAL: far fewer fsyncs per history event on a small machine, and still durable across a process crash.
@@ -675,6 +675,9 @@ export const TemporalDefaultTaskQueuePartitions = 4;
  */
 export const DevTemporalTaskQueuePartitions = 1;
 
+/** The dev server's SQLite database, in the stack's folder. */
+export const DevTemporalDatabaseFile = 'temporal.db';
+
 /** The file beside the dev server's database that records how many task-queue partitions it was made with. */
 export const DevTemporalPartitionsFile = 'temporal-task-queue-partitions';
 
@@ -692,7 +695,7 @@ export function devTemporalPartitions(dir: string): number {
     if (Number.isInteger(recorded) && recorded >= 1) return recorded;
     throw new Error(`${recordFile}: expected a number of task-queue partitions, found ${JSON.stringify(text)}`);
   }
-  if (existsSync(path.join(dir, 'temporal.db'))) return TemporalDefaultTaskQueuePartitions;
+  if (existsSync(path.join(dir, DevTemporalDatabaseFile))) return TemporalDefaultTaskQueuePartitions;
   writeFileSync(recordFile, `${DevTemporalTaskQueuePartitions}\n`);
   return DevTemporalTaskQueuePartitions;
 }

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  DevTemporalDatabaseFile,
   DevTemporalGoGC,
   DevTemporalPartitionsFile,
   DevTemporalScannersOff,
@@ -69,18 +70,18 @@ describe('devTemporalPartitions', () => {
   it('gives a new database one partition per task queue and records it before the server makes the database', () => {
     expect(devTemporalPartitions(dir)).toBe(1);
     expect(readFileSync(path.join(dir, DevTemporalPartitionsFile), 'utf8')).toBe('1\n');
-    writeFileSync(path.join(dir, 'temporal.db'), ''); // the server made it
+    writeFileSync(path.join(dir, DevTemporalDatabaseFile), ''); // the server made it
     expect(devTemporalPartitions(dir)).toBe(1);
   });
 
   it("keeps Temporal's four for a database made before the record (fewer read partitions would strand their tasks)", () => {
-    writeFileSync(path.join(dir, 'temporal.db'), '');
+    writeFileSync(path.join(dir, DevTemporalDatabaseFile), '');
     expect(devTemporalPartitions(dir)).toBe(4);
     expect(devTemporalPartitions(dir)).toBe(4);
   });
 
   it('follows the record, and names the file when it holds no number', () => {
-    writeFileSync(path.join(dir, 'temporal.db'), '');
+    writeFileSync(path.join(dir, DevTemporalDatabaseFile), '');
     writeFileSync(path.join(dir, DevTemporalPartitionsFile), '2\n');
     expect(devTemporalPartitions(dir)).toBe(2);
     writeFileSync(path.join(dir, DevTemporalPartitionsFile), 'many');
