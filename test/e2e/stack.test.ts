@@ -80,6 +80,21 @@ describe('local stack', () => {
       expect(Object.keys(res.customAttributes ?? {})).toEqual(expect.arrayContaining(['KnativeKind', 'KnativeNamespace', 'KnativeName']));
     });
 
+    // dev/stack.ts gives the dev server dynamic config by key (worker pools, scanners, the replication cache, partitions):
+    // Temporal ignores a key it does not know, so a misspelt one would change nothing without a word. Each key must be
+    // one the running server's binary defines.
+    it('is given only dynamic config keys its server defines, the replication cache at its floor among them', () => {
+      const temporal = new ProcessTable(stack().dir).running('temporal');
+      expect(temporal, 'the dev server process').toBeDefined();
+      const args = readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0');
+      const settings = args.flatMap((a, i) => (args[i - 1] === '--dynamic-config-value' ? [a] : []));
+      expect(settings).toContain('history.xdcCacheMaxSizeBytes=65536');
+      const binary = readFileSync(`/proc/${temporal!.pid}/exe`);
+      const unknown = settings.map((s) => s.split('=')[0]!).filter((key) => !binary.includes(key));
+      expect(unknown).toEqual([]);
+      expect(binary.includes('history.noSuchSettingAnywhere')).toBe(false); // the search can say no
+    });
+
     // dev/stack.ts: one partition per task queue on a database the stack made (issue 9: fewer goroutines and MiB).
     it("runs Tidal's task queue in one partition for workflows and one for activities", async () => {
       const res = await t.client.connection.workflowService.listTaskQueuePartitions({ namespace: 'default', taskQueue: { name: 'tidal' } });

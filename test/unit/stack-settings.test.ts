@@ -7,6 +7,7 @@ import {
   DevTemporalDatabaseFile,
   DevTemporalGoGC,
   DevTemporalPartitionsFile,
+  DevTemporalReplicationCacheOff,
   DevTemporalScannersOff,
   DevTemporalWorkerPools,
   devTemporalPartitions,
@@ -59,6 +60,12 @@ describe('DevTemporalWorkerPools', () => {
 describe('DevTemporalScannersOff', () => {
   it('turns off the two maintenance scanners a SQLite dev server starts, and nothing else', () => {
     expect(DevTemporalScannersOff).toEqual(['worker.taskQueueScannerEnabled=false', 'worker.historyScannerEnabled=false']);
+  });
+});
+
+describe('DevTemporalReplicationCacheOff', () => {
+  it('shrinks the replication event cache to the floor Temporal allows (64 KiB), and nothing else', () => {
+    expect(DevTemporalReplicationCacheOff).toEqual(['history.xdcCacheMaxSizeBytes=65536']);
   });
 });
 
