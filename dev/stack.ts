@@ -334,7 +334,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     ...[
       ...DevTemporalWorkerPools,
       ...DevTemporalScannersOff,
-      ...DevTemporalReplicationCacheOff,
+      ...DevTemporalReplicationCacheFloor,
       ...taskQueuePartitionSettings(devTemporalPartitions(dir)),
       ...dynamicConfig,
     ].flatMap((d) => ['--dynamic-config-value', d]),
@@ -675,7 +675,7 @@ export const DevTemporalScannersOff = ['worker.taskQueueScannerEnabled=false', '
  * ~8 MiB less right after 200 Services at once and at rest, at the same CPU (docs/benchmarks.md). The PostgreSQL
  * Temporal, the production shape (which may replicate), keeps the default.
  */
-export const DevTemporalReplicationCacheOff = ['history.xdcCacheMaxSizeBytes=65536'];
+export const DevTemporalReplicationCacheFloor = ['history.xdcCacheMaxSizeBytes=65536'];
 
 /** Temporal's own number of partitions per task queue (`matching.numTaskqueueReadPartitions`/`WritePartitions`). */
 export const TemporalDefaultTaskQueuePartitions = 4;

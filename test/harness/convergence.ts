@@ -195,6 +195,8 @@ class Writers {
   readonly ops: Record<string, number> = {};
   private readonly busy = new Set<number>();
   private byoCounter = 0;
+  /** Per Service, the outgoing BYO name whose never-created check a failed request interrupted (templateChanging). */
+  private readonly outgoingByo = new Map<string, string>();
 
   constructor(
     private readonly o: ConvergenceOptions,
@@ -244,7 +246,17 @@ class Writers {
     const old = m.byo;
     if (m.byo || r.chance(0.2)) m.byo = r.chance(0.7) ? this.newByo(m) : undefined;
     if (!old || old === m.byo || !m.traffic?.some((t) => t.revisionName === old)) return;
-    if ((await this.revisions(m)).some((x) => x.metadata.name === old)) return;
+    // Remembered until the check has been made: if the list below fails (an outage), the retry makes it.
+    this.outgoingByo.set(m.name, old);
+    await this.dropOutgoingByoIfNeverCreated(m);
+  }
+
+  private async dropOutgoingByoIfNeverCreated(m: Model): Promise<void> {
+    const old = this.outgoingByo.get(m.name);
+    if (old === undefined) return;
+    const created = (await this.revisions(m)).some((x) => x.metadata.name === old);
+    this.outgoingByo.delete(m.name);
+    if (created || !m.traffic) return;
     const kept = m.traffic.filter((t) => t.revisionName !== old);
     const lost = 100 - kept.reduce((sum, t) => sum + (t.percent ?? 0), 0);
     m.traffic = kept.length ? kept.map((t, i) => (i === 0 ? { ...t, percent: (t.percent ?? 0) + lost } : t)) : undefined;
@@ -363,6 +375,7 @@ class Writers {
     while (Date.now() < deadline) {
       await sleep(1000);
       try {
+        await this.dropOutgoingByoIfNeverCreated(m);
         if (m.exists) await this.apply(m, ['traffic', 'tag', 'visibility', 'annotation'].includes(op));
         else await this.deleteAndWait(m);
         return;

@@ -7,7 +7,7 @@ import {
   DevTemporalDatabaseFile,
   DevTemporalGoGC,
   DevTemporalPartitionsFile,
-  DevTemporalReplicationCacheOff,
+  DevTemporalReplicationCacheFloor,
   DevTemporalScannersOff,
   DevTemporalWorkerPools,
   devTemporalPartitions,
@@ -63,9 +63,9 @@ describe('DevTemporalScannersOff', () => {
   });
 });
 
-describe('DevTemporalReplicationCacheOff', () => {
+describe('DevTemporalReplicationCacheFloor', () => {
   it('shrinks the replication event cache to the floor Temporal allows (64 KiB), and nothing else', () => {
-    expect(DevTemporalReplicationCacheOff).toEqual(['history.xdcCacheMaxSizeBytes=65536']);
+    expect(DevTemporalReplicationCacheFloor).toEqual(['history.xdcCacheMaxSizeBytes=65536']);
   });
 });
 
