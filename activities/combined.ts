@@ -235,7 +235,11 @@ export function createCombinedActivities(s: PartSteps, readyWaitMs = 0, cache?: 
       if (digests.outcome === 'gone') return { digests };
       // A Deployment just made: its pods are Ready a moment later, so the status part waits for them (ADR 0012).
       const replicas = resources.outcome === 'applied' && resources.deployment === 'created' ? resources.replicas : undefined;
-      const status = await s.updateRevisionStatus(key, replicas !== undefined && readyWaitMs > 0 ? { replicas, ms: readyWaitMs } : undefined);
+      const status = await s.updateRevisionStatus(
+        key,
+        replicas !== undefined && readyWaitMs > 0 ? { replicas, ms: readyWaitMs } : undefined,
+        resources.outcome === 'applied' ? resources.service === 'notOwned' : undefined,
+      );
       return { digests, resources, status };
     },
   };

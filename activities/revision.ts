@@ -314,9 +314,10 @@ export function createRevisionActivities(deps: ActivityDeps) {
      * The Revision's conditions and replica counts from its Deployment and, while not all are available, its Pods
      * (§3.3). With `awaitReady` (a new Revision's first pass, whose Deployment was just made) it first waits a moment
      * for that many of its pods to be Ready in the watcher's cache, so the pass that made the Deployment can report
-     * the Revision Ready, instead of a poke and another pass doing it (ADR 0012).
+     * the Revision Ready, instead of a poke and another pass doing it (ADR 0012). `serviceNotOwned`: what the pass's
+     * resources step found of the Service `<rev>` (omitted by a pass that only follows pods: the status keeps it).
      */
-    async updateRevisionStatus(key: ObjectKey, awaitReady?: { replicas: number; ms: number }): Promise<StatusOutcome> {
+    async updateRevisionStatus(key: ObjectKey, awaitReady?: { replicas: number; ms: number }, serviceNotOwned?: boolean): Promise<StatusOutcome> {
       if (awaitReady && awaitReady.replicas > 0 && awaitReady.ms > 0 && deps.cache?.until && firstAttempt()) {
         const enough = (pods: KubeObject[]) => pods.filter((p) => isReadyPod(p as KubeObject & PodLike)).length >= awaitReady.replicas;
         await deps.cache.until(Resources.Pod, key.namespace, { [Labels.revision]: key.name }, enough, awaitReady.ms);
@@ -356,6 +357,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
           revision: rev,
           digestsResolved: digestsResolved(rev),
           deploymentNotOwned: notOwned,
+          serviceNotOwned,
           deployment: notOwned ? undefined : deployment,
           pod,
           readyPods,

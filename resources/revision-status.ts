@@ -7,12 +7,15 @@ import {
   markDeploying,
   markDeploymentNotOwned,
   markResolvingDigests,
+  markResourceNotOwned,
   propagateActive,
   propagateDeploymentStatus,
   propagateReplicas,
   revisionConditionSet,
   RevisionConditionContainerHealthy,
   RevisionConditionResourcesAvailable,
+  ReasonNotOwned,
+  resourceNotOwnedMessage,
   type DeploymentLike,
   type PodLike,
   type RevisionStatus,
@@ -29,6 +32,12 @@ export interface RevisionObservation {
   resolveError?: string | undefined;
   /** `<rev>-deployment` exists but another object controls it. */
   deploymentNotOwned?: boolean;
+  /**
+   * The ClusterIP Service `<rev>` exists but another object controls it (an old incarnation's, awaiting the garbage
+   * collector). Undefined from a pass that did not look at it (only pods or the HPA changed, and any change of the
+   * Service makes a full pass): what the Revision's status says is kept.
+   */
+  serviceNotOwned?: boolean | undefined;
   deployment: DeploymentLike | undefined;
   /** One pod of the Revision, inspected for a failure only when no replica is available (spec §3.3). */
   pod?: PodLike | undefined;
@@ -103,6 +112,12 @@ export interface HPALike {
   status?: { currentReplicas?: number; desiredReplicas?: number };
 }
 
+/** The Revision's status reports its Service not owned (a full pass found it so). */
+function saysServiceNotOwned(rev: Revision): boolean {
+  const c = rev.status?.conditions?.find((c) => c.type === RevisionConditionResourcesAvailable);
+  return c?.status === 'False' && c.reason === ReasonNotOwned && c.message === resourceNotOwnedMessage('Service', rev.metadata.name ?? '');
+}
+
 export function computeRevisionStatus(obs: RevisionObservation, now: string): { status: RevisionStatus; events: StatusEvent[] } {
   const rev = cloneJson(obs.revision);
   const wasReady = revisionConditionSet.isHappy(rev.status);
@@ -113,6 +128,7 @@ export function computeRevisionStatus(obs: RevisionObservation, now: string): { 
   else if (!obs.digestsResolved) markResolvingDigests(status, now);
   else if (obs.module) propagateModuleConditions(status, rev, obs.module, now);
   else if (obs.deploymentNotOwned) markDeploymentNotOwned(status, `${name}-deployment`, now);
+  else if (obs.serviceNotOwned ?? saysServiceNotOwned(obs.revision)) markResourceNotOwned(status, 'Service', name, now);
   else if (!obs.deployment) {
     markDeploying(status, undefined, now);
     propagateActive(status, undefined, now);

@@ -8,8 +8,9 @@ import type { EntityKind } from '../api/entity.js';
 import { reconciledByOwner, reconcilingOwner } from '../api/delegation.js';
 
 /**
- * Kinds the watcher follows. `Deployment`, `HorizontalPodAutoscaler`, `PodDisruptionBudget` and `Pod` are the objects Tidal owns for Revisions; `KubeService` the
- * placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`).
+ * Kinds the watcher follows. `Deployment`, `HorizontalPodAutoscaler`, `PodDisruptionBudget`, `Pod` and
+ * `RevisionService` (Kubernetes Services labelled `serving.knative.dev/revision`) are the objects Tidal owns for
+ * Revisions; `KubeService` the placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`).
  */
 export type WatchedKind =
   | 'Service'
@@ -22,6 +23,7 @@ export type WatchedKind =
   | 'PodDisruptionBudget'
   | 'Pod'
   | 'KubeService'
+  | 'RevisionService'
   | 'DomainMapping'
   | 'ClusterDomainClaim';
 
@@ -123,6 +125,7 @@ export function pokeTargets(
     case 'Deployment':
     case 'HorizontalPodAutoscaler':
     case 'PodDisruptionBudget':
+    case 'RevisionService':
       out.push(servingOwner(obj, 'Revision'));
       break;
     case 'KubeService':

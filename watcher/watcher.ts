@@ -8,7 +8,7 @@ import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '.
 import { contentToken } from '../api/content-token.js';
 import { Annotations, Labels } from '../api/labels.js';
 import { podLikeOf, readinessOf, type PodLike } from '../api/lifecycle/revision.js';
-import type { KubeObject, ObjectKey } from '../api/meta.js';
+import { resourceVersionNumber, type KubeObject, type ObjectKey } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
 import type { MetadataCache } from '../activities/deps.js';
 import { Informer, type ChangeType } from './informer.js';
@@ -38,7 +38,12 @@ export interface WatcherOptions {
   recentSince?: number;
 }
 
-const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: string; status?: (o: KubeObject) => unknown }> = {
+/**
+ * How each kind is watched. `source` names the kind in pokes when it is not the kind's own name: both kinds of
+ * Kubernetes Service are `KubeService`, as activities name what they read (api/content-token.ts `sourceOf`), so a
+ * workflow compares a poke with what its pass saw and wrote of that very object.
+ */
+const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: string; status?: (o: KubeObject) => unknown; source?: WatchedKind }> = {
   Service: { type: Resources.Service },
   Configuration: { type: Resources.Configuration },
   // Revisions keep their readiness: a Service's pass that made one waits there for it (ADR 0012, "Later").
@@ -53,6 +58,9 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   Pod: { type: Resources.Pod, labelSelector: 'serving.knative.dev/revision', status: (o) => podLikeOf(o as PodLike) },
   // Placeholder Services: an edit or deletion by hand is repaired by the Route.
   KubeService: { type: Resources.KubeService, labelSelector: 'serving.knative.dev/route' },
+  // A Revision's ClusterIP Service: one deleted (by hand, or an old incarnation's by the garbage collector while a
+  // Revision of the same name found it in its way) is made again by the Revision.
+  RevisionService: { type: Resources.KubeService, labelSelector: 'serving.knative.dev/revision', source: 'KubeService' },
   DomainMapping: { type: Resources.DomainMapping },
   ClusterDomainClaim: { type: Resources.ClusterDomainClaim },
 };
@@ -71,6 +79,8 @@ const reasonOf: Record<ChangeType, PokeReason> = { added: 'added', updated: 'upd
 export class Watcher {
   readonly informers: Informer[];
   private readonly byKind = new Map<WatchedKind, Informer>();
+  /** Each informer's label selector (`watchedTypes`: labels that must exist), if any. */
+  private readonly selectors = new Map<Informer, string | undefined>();
   /**
    * The informers whose caches say which workflow reconciles an object (reconcilerOf): the kinds reconciled by an
    * owner's pass and their owners' kinds (ADR 0005). Pods, Deployments and the like resolve to their Revision by
@@ -118,6 +128,7 @@ export class Watcher {
         log.child({ informer: kind }),
       );
       this.byKind.set(kind, informer);
+      this.selectors.set(informer, labelSelector);
       return informer;
     });
     const resolving = new Set<string>(Object.entries(reconciledByOwner).flatMap(([child, owners]) => [child, ...(owners ?? [])]));
@@ -183,7 +194,10 @@ export class Watcher {
         { kind: 'Ingress', name: (n) => n },
         { kind: 'KubeService', name: (n) => n },
       ],
-      Revision: [{ kind: 'Deployment', name: (n) => `${n}-deployment` }],
+      Revision: [
+        { kind: 'Deployment', name: (n) => `${n}-deployment` },
+        { kind: 'RevisionService', name: (n) => n },
+      ],
     };
     let n = 0;
     for (const [ownerKind, kids] of Object.entries(children) as [WatchedKind, { kind: WatchedKind; name: (n: string) => string }[]][]) {
@@ -197,7 +211,7 @@ export class Watcher {
           if (!watched(kid.kind) || has(kid.kind, ns, kid.name(name))) continue;
           const own = { kind: ownerKind as EntityKind, key: { namespace: ns, name } };
           this.poker.poke(reconcilerOf(own, owner, this.lookup, this.opts.enabled), {
-            source: `${kid.kind}/${ns}/${kid.name(name)}`,
+            source: sourceName(kid.kind, ns, kid.name(name)),
             reason: 'dependency',
           });
           n += 1;
@@ -210,27 +224,49 @@ export class Watcher {
   /** The caches as activities read them (Knative's listers), for the kinds this watcher follows. */
   readonly cache: MetadataCache = {
     list: async (type, namespace, opts = {}) => {
-      const informer = this.syncedInformerOf(type);
+      const informer = this.syncedInformerOf(type, opts.labels ?? {});
       if (!informer) return undefined;
       if (opts.after !== undefined && !(await informer.caughtUp(opts.after, cacheCatchUpMs))) return undefined;
       return matching(informer, namespace, opts.labels ?? {});
     },
     until: (type, namespace, labels, test, timeoutMs) => {
-      const informer = this.syncedInformerOf(type);
+      const informer = this.syncedInformerOf(type, labels);
       if (!informer) return Promise.resolve(false);
       const ready = () => test(matching(informer, namespace, labels));
       return ready() ? Promise.resolve(true) : this.waiters.add(type, namespace, labels, ready, timeoutMs);
     },
     versionOf: (type, namespace, name) => {
-      const informer = this.syncedInformerOf(type);
-      if (!informer) return undefined;
-      return { resourceVersion: informer.get(namespace, name)?.metadata.resourceVersion, newest: informer.newestVersion };
+      const informers = this.informersOf(type);
+      if (informers.length === 0 || !informers.every((i) => i.hasSynced)) return undefined;
+      // Of a type watched under two selectors (Kubernetes Services): the version of whichever holds the object, and
+      // for one neither holds the newest any has seen — absent, it counts as gone once any cache has gone past it.
+      const holder = informers.find((i) => i.get(namespace, name) !== undefined);
+      const newest = informers
+        .map((i) => i.newestVersion)
+        .reduce((a, b) => ((resourceVersionNumber(b) ?? 0n) > (resourceVersionNumber(a) ?? 0n) ? b : a));
+      return { resourceVersion: holder?.get(namespace, name)?.metadata.resourceVersion, newest };
     },
   };
 
-  /** This watcher's informer of `type`, once it has listed. */
-  private syncedInformerOf(type: ResourceType): Informer | undefined {
-    const informer = this.informers.find((i) => i.type.group === type.group && i.type.kind === type.kind);
+  private informersOf(type: ResourceType): Informer[] {
+    return this.informers.filter((i) => i.type.group === type.group && i.type.kind === type.kind);
+  }
+
+  /**
+   * This watcher's informer of `type` whose selection holds every object with `labels`, once it has listed: of a type
+   * watched under two label selectors, the one whose label `labels` names.
+   */
+  private syncedInformerOf(type: ResourceType, labels: Readonly<Record<string, string>>): Informer | undefined {
+    const informers = this.informersOf(type);
+    const informer =
+      informers.length === 1
+        ? informers[0]
+        : informers.find((i) =>
+            this.selectors
+              .get(i)
+              ?.split(',')
+              .every((l) => l in labels),
+          );
     return informer?.hasSynced ? informer : undefined;
   }
 
@@ -292,7 +328,7 @@ export class Watcher {
   }
 
   private pokeFor(kind: WatchedKind, change: ChangeType, obj: KubeObject, catchUp: boolean): void {
-    const source = entityWorkflowIdLike(kind, obj);
+    const source = sourceName(kind, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
     const base: Poke = {
       source,
       reason: reasonOf[change],
@@ -340,6 +376,7 @@ export function writtenSince(obj: KubeObject, since: number | undefined): boolea
   return fields.some((f) => f.time !== undefined && Date.parse(f.time) >= Math.floor(since / 1000) * 1000);
 }
 
-function entityWorkflowIdLike(kind: WatchedKind, obj: KubeObject): string {
-  return `${kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+/** `<Kind>/<namespace>/<name>`: the source of a poke about that object. */
+export function sourceName(kind: WatchedKind, namespace: string, name: string): string {
+  return `${watchedTypes[kind].source ?? kind}/${namespace}/${name}`;
 }

@@ -190,6 +190,7 @@ async function main(): Promise<void> {
               'PodDisruptionBudget',
               'Pod',
               'KubeService',
+              'RevisionService',
               'DomainMapping',
               'ClusterDomainClaim',
             ],

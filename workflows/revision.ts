@@ -64,7 +64,11 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
         digestNote = digests.cached ? 'digests pinned' : `digests resolved (${digests.images} images)`;
       }
       res ??= await step(`apply Deployment ${key.name}-deployment, Service, HPA and PodDisruptionBudget ${key.name}`).reconcileRevisionResources(key);
-      status ??= await step(`update Revision ${id} status`).updateRevisionStatus(key);
+      status ??= await step(`update Revision ${id} status`).updateRevisionStatus(
+        key,
+        undefined,
+        res.outcome === 'applied' ? res.service === 'notOwned' : undefined,
+      );
       if (res.outcome === 'gone' || status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
       const resources =
         res.outcome === 'applied'

@@ -10,7 +10,9 @@ import { Resources } from '../../api/kinds.js';
 import { KubeClient } from '../../activities/kube/client.js';
 import { replicaPorts, startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
-import { stack } from '../harness/cluster.js';
+import { apply, getObject, kubectl, stack, temporalClient } from '../harness/cluster.js';
+import { eventually } from '../harness/wait.js';
+import type { Condition, Revision, Service } from '../../api/serving.js';
 import { addKwokNodes, cleanUp, deleteObject, NodeResource, runConvergence, SuiteLabel } from '../harness/convergence.js';
 
 const log = (s: string) => console.error(`[convergence] ${s}`);
@@ -94,5 +96,100 @@ describe('randomized convergence (resync at 1 h)', () => {
     copyFileSync(path.join(info.dir, 'logs', `${controllerName}.log`), kept);
     log(`controller log: ${kept}`);
     expect(report.failures, `seed ${seed}`).toEqual([]);
+  }, 300_000);
+});
+
+describe("a Revision recreated under its name while the old one's Service awaits the garbage collector (resync at 1 h)", () => {
+  type KubeService = { metadata: { uid?: string; deletionTimestamp?: string; ownerReferences?: { uid: string }[] } };
+  const name = 'lingers';
+  const rev = `${name}-00001`;
+  const hold = 'conv.tidal.dev/hold';
+  const ksvc = {
+    apiVersion: 'serving.knative.dev/v1',
+    kind: 'Service',
+    metadata: { name, namespace },
+    spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
+  };
+  const cond = (o: { status?: { conditions?: Condition[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
+  const release = () =>
+    kubectl(['patch', 'service', rev, '-n', namespace, '--type', 'merge', '-p', JSON.stringify({ metadata: { finalizers: null } })]).catch(() => '');
+  afterAll(release);
+
+  it('is NotOwned while the old Service stays, and makes its own as soon as the collector deletes it (the watch, no timer)', async () => {
+    // Only the watch may repair it: the controller's one sweep, 30 s after it started, must be behind us.
+    await new Promise((r) => setTimeout(r, Math.max(0, readyAt + 31_000 - Date.now())));
+    await apply(ksvc, namespace);
+    const first = await eventually(
+      `Revision ${rev} Ready`,
+      async () => {
+        const r = await getObject<Revision>('revision', rev, namespace);
+        return cond(r, 'Ready')?.status === 'True' && r;
+      },
+      120_000,
+    );
+    // The old incarnation's Service: held by a finalizer, as the collector's lag would hold it.
+    await kubectl(['patch', 'service', rev, '-n', namespace, '--type', 'merge', '-p', JSON.stringify({ metadata: { finalizers: [hold] } })]);
+    await kubectl(['delete', 'ksvc', name, '-n', namespace]);
+    await eventually(
+      'the old Revision gone, its Service deleted but held',
+      async () =>
+        (await getObject<Revision>('revision', rev, namespace)) === undefined &&
+        (await getObject<KubeService>('service', rev, namespace))?.metadata.deletionTimestamp !== undefined,
+      120_000,
+    );
+    await apply(ksvc, namespace);
+    const message = `There is an existing Service "${rev}" that we do not own.`;
+    const blocked = await eventually(
+      'the new Revision reports the old Service NotOwned',
+      async () => {
+        const r = await getObject<Revision>('revision', rev, namespace);
+        return r && r.metadata.uid !== first.metadata.uid && cond(r, 'ResourcesAvailable')?.reason === 'NotOwned' && r;
+      },
+      120_000,
+    );
+    expect(cond(blocked, 'ResourcesAvailable')).toMatchObject({ status: 'False', reason: 'NotOwned', message });
+    expect(cond(blocked, 'Ready')).toMatchObject({ status: 'False', reason: 'NotOwned', message });
+
+    // The collector's work finishes: the deletion's watch event is all that tells the Revision.
+    await release();
+    const own = await eventually(
+      `Service ${rev} made by the new Revision`,
+      async () => {
+        const svc = await getObject<KubeService>('service', rev, namespace);
+        return svc?.metadata.ownerReferences?.[0]?.uid === blocked.metadata.uid && svc;
+      },
+      60_000,
+    );
+    expect(own.metadata.deletionTimestamp).toBeUndefined();
+    await eventually(
+      `Revision ${rev} and Service ${name} Ready`,
+      async () =>
+        cond(await getObject<Revision>('revision', rev, namespace), 'Ready')?.status === 'True' &&
+        cond(await getObject<Service>('ksvc', name, namespace), 'Ready')?.status === 'True',
+      60_000,
+    );
+
+    // The history says why it passed: a poke from the Service's deletion (`KubeService/<ns>/<rev>`), then a pass
+    // that created the Service. Every run of the Revision's workflow is read (an idle run ends; a poke starts the next).
+    const t = await temporalClient();
+    try {
+      const runs: string[] = [];
+      for await (const w of t.client.workflow.list({ query: `WorkflowId = "Revision/${namespace}/${rev}"` })) runs.push(w.runId);
+      const payloads: string[] = [];
+      for (const runId of runs) {
+        const history = await t.client.workflow.getHandle(`Revision/${namespace}/${rev}`, runId).fetchHistory();
+        for (const e of history.events ?? []) {
+          const input = e.workflowExecutionSignaledEventAttributes?.input ?? e.workflowExecutionStartedEventAttributes?.input;
+          for (const p of input?.payloads ?? []) payloads.push(Buffer.from(p.data ?? new Uint8Array()).toString());
+        }
+      }
+      const fromService = payloads.filter((p) => p.includes(`"source":"KubeService/${namespace}/${rev}"`));
+      expect(
+        fromService.some((p) => p.includes('"reason":"dependency"')),
+        payloads.join('\n'),
+      ).toBe(true);
+    } finally {
+      await t.close();
+    }
   }, 300_000);
 });

@@ -55,13 +55,17 @@ const activities = {
   reconcileRevisionResources: async (key: ObjectKey, resolved?: Promise<Revision | undefined>): Promise<ResourcesOutcome> => {
     if (resolved && !(await resolved)) return { outcome: 'gone' };
     calls.push({ step: 'resources', name: key.name });
+    const service = foreignService.has(key.name) ? 'notOwned' : 'created';
     return exists.has(key.name)
-      ? { outcome: 'applied', deployment: 'created', service: 'created', hpa: 'none', pdb: 'created', replicas: 2 }
+      ? { outcome: 'applied', deployment: 'created', service, hpa: 'none', pdb: 'created', replicas: 2 }
       : { outcome: 'gone' };
   },
-  updateRevisionStatus: async (key: ObjectKey): Promise<StatusOutcome> => {
-    calls.push({ step: 'revStatus', name: key.name });
-    return exists.has(key.name) ? { outcome: 'written', ready: 'Unknown', reason: 'Deploying' } : { outcome: 'gone' };
+  updateRevisionStatus: async (key: ObjectKey, _awaitReady?: unknown, serviceNotOwned?: boolean): Promise<StatusOutcome> => {
+    calls.push({ step: 'revStatus', name: key.name, arg: serviceNotOwned });
+    if (!exists.has(key.name)) return { outcome: 'gone' };
+    return serviceNotOwned
+      ? { outcome: 'written', ready: 'False', reason: 'NotOwned' }
+      : { outcome: 'written', ready: 'Unknown', reason: 'Deploying' };
   },
   collectRevisions: async (key: ObjectKey): Promise<RevisionGcOutcome> => {
     calls.push({ step: 'gc', name: key.name, arg: Date.now() });
@@ -84,6 +88,8 @@ const activities = {
     return ownedByService.has(key.name) ? { outcome: 'delegated', owner: `Service/${key.namespace}/${key.name}` } : { outcome: 'own' };
   },
 };
+/** Revisions whose Service `<rev>` another object controls (an old incarnation's, awaiting the garbage collector). */
+const foreignService = new Set<string>();
 /** Configuration name → when its (fake) next Revision falls due for collection. */
 const gcDue = new Map<string, number>();
 /** Revision name → how many resolutions fail before the registry answers. */
@@ -232,6 +238,32 @@ describe('revisionWorkflow', () => {
     await h.signal('poke', { source: `Pod/default/${name}-deployment-abc`, reason: 'updated', token: 'd.pod.ready' });
     await eventually('second pass', async () => (await h.query<EntityState>('state')).totalReconciles === 2);
     expect(stepsOf(name)).toEqual(['digests', 'resources', 'revStatus', 'revStatus']);
+  });
+
+  it("tells the status step what the resources step found of the Service: not the Revision's, then its own once the old one went", async () => {
+    const name = uniqueName('rev-foreign-svc');
+    exists.add(name);
+    foreignService.add(name);
+    const h = await start('Revision', name);
+    const first = await eventually('one pass', async () => {
+      const st = await h.query<EntityState>('state');
+      return st.totalReconciles === 1 ? st : undefined;
+    });
+    expect(first.lastReconcile?.summary).toContain('Service notOwned');
+    expect(calls.filter((c) => c.name === name && c.step === 'revStatus').map((c) => c.arg)).toEqual([true]);
+    // A pod turning Ready: a status-only pass, which did not look at the Service (the status keeps its mark).
+    await h.signal('poke', { source: `Pod/default/${name}-deployment-abc`, reason: 'updated', token: 'd.pod.ready' });
+    await eventually('second pass', async () => (await h.query<EntityState>('state')).totalReconciles === 2);
+    // The old Service deleted by the garbage collector (the watcher's RevisionService informer): a full pass makes it.
+    foreignService.delete(name);
+    await h.signal('poke', { source: `KubeService/default/${name}`, resourceVersion: '9', reason: 'dependency' });
+    const third = await eventually('third pass', async () => {
+      const st = await h.query<EntityState>('state');
+      return st.totalReconciles === 3 ? st : undefined;
+    });
+    expect(stepsOf(name)).toEqual(['digests', 'resources', 'revStatus', 'revStatus', 'resources', 'revStatus']);
+    expect(calls.filter((c) => c.name === name && c.step === 'revStatus').map((c) => c.arg)).toEqual([true, undefined, false]);
+    expect(third.lastReconcile?.summary).toContain('Service created');
   });
 
   it('a registry that fails the local attempt: a regular activity retries it with backoff until it answers', async () => {

@@ -74,6 +74,41 @@ describe('reconcileNewRevision: the children beside the digests', () => {
     ]);
   });
 
+  it("regression (convergence): an old incarnation's Service in the way leaves the Revision not Ready (NotOwned) until a pass makes its own", async () => {
+    const { fake, combined } = setup(0);
+    // Service hello-00001 of the Revision deleted a moment ago, awaiting the garbage collector.
+    const foreign = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: {
+        namespace: 'default',
+        name: 'hello-00001',
+        labels: { 'serving.knative.dev/revision': 'hello-00001' },
+        ownerReferences: [{ apiVersion: 'serving.knative.dev/v1', kind: 'Revision', name: 'hello-00001', uid: 'old-incarnation', controller: true }],
+      },
+      spec: { type: 'ClusterIP', selector: { 'serving.knative.dev/revisionUID': 'old-incarnation' }, ports: [] },
+    } as KubeObject;
+    fake.seed(Resources.KubeService, foreign);
+    const parts = await combined.reconcileNewRevision(key);
+    expect(parts.resources).toMatchObject({ outcome: 'applied', deployment: 'created', service: 'notOwned' });
+    const message = 'There is an existing Service "hello-00001" that we do not own.';
+    const status = () => fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
+    expect(revisionConditionSet.get(status(), 'ResourcesAvailable')).toMatchObject({ status: 'False', reason: 'NotOwned', message });
+    expect(revisionConditionSet.get(status(), 'Ready')).toMatchObject({ status: 'False', reason: 'NotOwned', message });
+    expect(fake.get<KubeObject>(Resources.KubeService, 'default', 'hello-00001')!.metadata.ownerReferences?.[0]?.uid).toBe('old-incarnation');
+    // The collector deletes it; the deletion's poke makes a full pass: the Revision's own Service, then Ready.
+    const { deps } = fakeDeps(fake);
+    await deps.kube.delete(Resources.KubeService, 'default', 'hello-00001');
+    const steps = createRevisionActivities(deps);
+    expect(await steps.reconcileRevisionResources(key)).toMatchObject({ outcome: 'applied', service: 'created' });
+    fake.edit<KubeObject & { status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
+      d.status = { replicas: 2, readyReplicas: 2, availableReplicas: 2, conditions: [{ type: 'Available', status: 'True' }] };
+    });
+    expect(await steps.updateRevisionStatus(key, undefined, false)).toMatchObject({ ready: 'True' });
+    const uid = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.metadata.uid;
+    expect(fake.get<KubeObject>(Resources.KubeService, 'default', 'hello-00001')!.metadata.ownerReferences?.[0]?.uid).toBe(uid);
+  });
+
   it('a registry that refuses: the step fails and nothing is created (the digest step is retried on its own)', async () => {
     const { fake, combined } = setup(1000, { digests: { resolve: async () => Promise.reject(new Error('MANIFEST_UNKNOWN')) } });
     await expect(combined.reconcileNewRevision(key)).rejects.toThrow('MANIFEST_UNKNOWN');

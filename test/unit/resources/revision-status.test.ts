@@ -86,6 +86,42 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       });
     });
 
+    it('a Service `<rev>` we do not own → ResourcesAvailable False NotOwned, whatever the Deployment says (golden)', () => {
+      const msg = 'There is an existing Service "hello-00001" that we do not own.';
+      expect(computeRevisionStatus(observe({ serviceNotOwned: true, deployment: availableDeployment() }), T1)).toEqual({
+        status: {
+          observedGeneration: 1,
+          containerStatuses: resolved,
+          conditions: [
+            cond('ContainerHealthy', 'Unknown', T1),
+            cond('Ready', 'False', T1, 'NotOwned', msg),
+            cond('ResourcesAvailable', 'False', T1, 'NotOwned', msg),
+          ],
+        },
+        events: [],
+      });
+    });
+
+    it("a pass that did not look at the Service keeps its NotOwned mark; a full pass that found it the Revision's clears it", () => {
+      const msg = 'There is an existing Service "hello-00001" that we do not own.';
+      const marked = computeRevisionStatus(observe({ serviceNotOwned: true, deployment: availableDeployment() }), T1).status;
+      const withMark = rev((r) => void (r.status = marked));
+      // A status-only pass (pods changed) leaves serviceNotOwned undefined.
+      const kept = computeRevisionStatus(observe({ revision: withMark, deployment: availableDeployment() }), T2).status;
+      expect(kept.conditions?.find((c) => c.type === 'ResourcesAvailable')).toMatchObject({ status: 'False', reason: 'NotOwned', message: msg });
+      expect(kept.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'NotOwned' });
+      const cleared = computeRevisionStatus(observe({ revision: withMark, serviceNotOwned: false, deployment: availableDeployment() }), T2);
+      expect(cleared.status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+      expect(cleared.events).toEqual([{ type: 'Normal', reason: 'RevisionReady', message: 'Revision becomes ready upon all resources being ready' }]);
+      // A Deployment's NotOwned mark is not the Service's: a pass that did not look at the Service does not keep it.
+      const deploymentMarked = computeRevisionStatus(observe({ deploymentNotOwned: true, deployment: availableDeployment() }), T1).status;
+      const next = computeRevisionStatus(
+        observe({ revision: rev((r) => void (r.status = deploymentMarked)), deployment: availableDeployment() }),
+        T2,
+      );
+      expect(next.status.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+    });
+
     it('no Deployment yet → ResourcesAvailable and ContainerHealthy Unknown Deploying (golden)', () => {
       expect(computeRevisionStatus(observe({}), T1)).toEqual({
         status: {

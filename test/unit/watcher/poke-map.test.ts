@@ -61,6 +61,14 @@ describe('pokeTargets (design.md §4)', () => {
     expect(pokeTargets('KubeService', owned('Service', 'x', 'Route', 'web', 'other.io/v1'), all)).toEqual([]);
   });
 
+  it("a Revision's Service pokes its controlling Revision (one deleted by hand or by the garbage collector is made again)", () => {
+    expect(pokeTargets('RevisionService', owned('Service', 'r-00001', 'Revision', 'r-00001'), all)).toEqual([
+      { kind: 'Revision', key: { namespace: 'ns', name: 'r-00001' } },
+    ]);
+    expect(pokeTargets('RevisionService', owned('Service', 'r-00001', 'Route', 'r'), all)).toEqual([]);
+    expect(pokeTargets('RevisionService', owned('Service', 'r-00001', 'Revision', 'r-00001', 'other.io/v1'), all)).toEqual([]);
+  });
+
   it('a Pod pokes the Revision named by its label', () => {
     const pod: KubeObject = {
       apiVersion: 'v1',

@@ -265,6 +265,72 @@ describe('Watcher: pokes for changes', () => {
   });
 });
 
+describe("Watcher: Kubernetes Services, a Route's placeholders and a Revision's own, under two selectors", () => {
+  const kubeService = (name: string, rv: string, ownerKind: string, owner: string, label: string): KubeObject => ({
+    ...ownedBy('Service', name, rv, ownerKind, owner),
+    apiVersion: 'v1',
+    metadata: { ...ownedBy('Service', name, rv, ownerKind, owner).metadata, labels: { [label]: owner } },
+  });
+
+  async function servicesCluster() {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Revision', [revisionOf('web-00001', '1', 'web'), revisionOf('web-00002', '2', 'web')]);
+    const h = make(cluster, ['Revision', 'KubeService', 'RevisionService']);
+    h.watcher.start();
+    await h.watcher.synced();
+    // Both watch core/v1 Services (kind `Service` in the fake), each with its own selector.
+    const streams = [await cluster.stream('Service', 1), await cluster.stream('Service', 2)];
+    const bySelector = (l: string) => streams.find((s) => s.opts.labelSelector === l)!;
+    h.take();
+    return { cluster, h, routeServices: bySelector('serving.knative.dev/route'), revisionServices: bySelector('serving.knative.dev/revision') };
+  }
+
+  it("a Revision's Service pokes the Revision, named as activities name it (KubeService); its deletion is news", async () => {
+    const { h, revisionServices } = await servicesCluster();
+    const own = kubeService('web-00001', '10', 'Revision', 'web-00001', 'serving.knative.dev/revision');
+    revisionServices.send('ADDED', own);
+    expect(h.calls()).toEqual([
+      [
+        { kind: 'Revision', key: { namespace: 'ns', name: 'web-00001' } },
+        { source: 'KubeService/ns/web-00001', reason: 'added', resourceVersion: '10', generation: 1, token: depToken },
+      ],
+    ]);
+    // The source is the one activities record for what they read and wrote (api/content-token.ts), so an echo compares.
+    expect(h.calls()[0]![1].token).toBe(contentToken(own, 'dependency'));
+    h.take();
+    // The garbage collector deleting an old incarnation's Service: the Revision of that name makes its own.
+    revisionServices.send('DELETED', kubeService('web-00001', '11', 'Revision', 'web-00001', 'serving.knative.dev/revision'));
+    expect(h.take()).toEqual(['Revision/ns/web-00001 <- dependency KubeService/ns/web-00001 11']);
+    expect(await metric('tidal_watch_events_total', { kind: 'RevisionService', type: 'deleted' })).toBe(1);
+  });
+
+  it('a Revision whose Service is absent from the start-up list is poked from it', async () => {
+    const { h, revisionServices } = await servicesCluster();
+    revisionServices.send('ADDED', kubeService('web-00001', '10', 'Revision', 'web-00001', 'serving.knative.dev/revision'));
+    h.take();
+    expect(h.watcher.pokeMissingChildren()).toBe(1);
+    expect(h.take()).toEqual(['Revision/ns/web-00002 <- dependency KubeService/ns/web-00002 -']);
+  });
+
+  it('the cache answers from the informer whose label the request names, and versions from whichever holds the object', async () => {
+    const { h, routeServices, revisionServices } = await servicesCluster();
+    // Versions past the lists' (100).
+    routeServices.send('ADDED', kubeService('web', '120', 'Route', 'web', 'serving.knative.dev/route'));
+    revisionServices.send('ADDED', kubeService('web-00001', '121', 'Revision', 'web-00001', 'serving.knative.dev/revision'));
+    const names = (objs: KubeObject[] | undefined) => objs?.map((o) => o.metadata.name);
+    expect(names(await h.watcher.cache.list(Resources.KubeService, 'ns', { labels: { 'serving.knative.dev/route': 'web' } }))).toEqual(['web']);
+    expect(names(await h.watcher.cache.list(Resources.KubeService, 'ns', { labels: { 'serving.knative.dev/revision': 'web-00001' } }))).toEqual([
+      'web-00001',
+    ]);
+    // No selector says which: the caller reads from the API server.
+    expect(await h.watcher.cache.list(Resources.KubeService, 'ns', {})).toBeUndefined();
+    expect(h.watcher.cache.versionOf?.(Resources.KubeService, 'ns', 'web-00001')).toEqual({ resourceVersion: '121', newest: '121' });
+    expect(h.watcher.cache.versionOf?.(Resources.KubeService, 'ns', 'web')).toEqual({ resourceVersion: '120', newest: '121' });
+    // Absent from both: the newest version either has seen, so a memory entry older than that counts as gone.
+    expect(h.watcher.cache.versionOf?.(Resources.KubeService, 'ns', 'gone')).toEqual({ resourceVersion: undefined, newest: '121' });
+  });
+});
+
 describe('Watcher: the start-up list catches up settled objects last', () => {
   const settled = (name: string, generation: number, observed: number, ready: string): KubeObject =>
     ({
