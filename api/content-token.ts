@@ -26,6 +26,7 @@ const sourceKinds: { group: string; plural: string; kind: string }[] = [
   { group: 'policy', plural: 'poddisruptionbudgets', kind: 'PodDisruptionBudget' },
   { group: '', plural: 'pods', kind: 'Pod' },
   { group: '', plural: 'services', kind: 'KubeService' },
+  { group: 'networking.istio.io', plural: 'virtualservices', kind: 'VirtualService' },
   { group: SERVING_GROUP, plural: 'domainmappings', kind: 'DomainMapping' },
   { group: 'networking.internal.knative.dev', plural: 'clusterdomainclaims', kind: 'ClusterDomainClaim' },
 ];

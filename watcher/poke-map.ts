@@ -1,7 +1,7 @@
 // Which entity workflows an event on an object must poke: the inverse of each workflow's "reads" (design.md §4),
 // each resolved to the workflow that reconciles the object concerned (ADR 0005: a Service's pass reconciles its
 // Configuration and Route, a Route's pass its KIngress). Pure, so it is unit-tested without a cluster.
-import { SERVING_GROUP } from '../api/kinds.js';
+import { Resources, SERVING_GROUP } from '../api/kinds.js';
 import { Annotations, Labels } from '../api/labels.js';
 import { controllerOf, type KubeObject, type ObjectKey } from '../api/meta.js';
 import type { EntityKind } from '../api/entity.js';
@@ -10,7 +10,8 @@ import { reconciledByOwner, reconcilingOwner } from '../api/delegation.js';
 /**
  * Kinds the watcher follows. `Deployment`, `HorizontalPodAutoscaler`, `PodDisruptionBudget`, `Pod` and
  * `RevisionService` (Kubernetes Services labelled `serving.knative.dev/revision`) are the objects Tidal owns for
- * Revisions; `KubeService` the placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`).
+ * Revisions; `KubeService` the placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`);
+ * `VirtualService` the Istio VirtualServices of KIngresses (labelled `networking.internal.knative.dev/ingress`).
  */
 export type WatchedKind =
   | 'Service'
@@ -24,6 +25,7 @@ export type WatchedKind =
   | 'Pod'
   | 'KubeService'
   | 'RevisionService'
+  | 'VirtualService'
   | 'DomainMapping'
   | 'ClusterDomainClaim';
 
@@ -32,10 +34,10 @@ export interface PokeTarget {
   key: ObjectKey;
 }
 
-/** The controlling owner of `obj` when it is a serving.knative.dev object of `kind`. */
-function servingOwner(obj: KubeObject, kind: EntityKind): PokeTarget | undefined {
+/** The controlling owner of `obj` when it is an object of `kind` in `group` (serving.knative.dev unless given). */
+function servingOwner(obj: KubeObject, kind: EntityKind, group = SERVING_GROUP): PokeTarget | undefined {
   const ref = controllerOf(obj);
-  if (!ref || ref.kind !== kind || !ref.apiVersion.startsWith(`${SERVING_GROUP}/`)) return undefined;
+  if (!ref || ref.kind !== kind || !ref.apiVersion.startsWith(`${group}/`)) return undefined;
   return { kind, key: { namespace: obj.metadata.namespace ?? '', name: ref.name } };
 }
 
@@ -130,6 +132,10 @@ export function pokeTargets(
       break;
     case 'KubeService':
       out.push(servingOwner(obj, 'Route'));
+      break;
+    case 'VirtualService':
+      // Programmed from its KIngress, by the pass that reconciles the KIngress (a Route's or a DomainMapping's).
+      out.push(servingOwner(obj, 'Ingress', Resources.KIngress.group));
       break;
     case 'Pod': {
       const rev = obj.metadata.labels?.[Labels.revision];

@@ -61,6 +61,8 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   // A Revision's ClusterIP Service: one deleted (by hand, or an old incarnation's by the garbage collector while a
   // Revision of the same name found it in its way) is made again by the Revision.
   RevisionService: { type: Resources.KubeService, labelSelector: 'serving.knative.dev/revision', source: 'KubeService' },
+  // A KIngress's VirtualServices (class istio): one edited or deleted by hand is programmed again.
+  VirtualService: { type: Resources.VirtualService, labelSelector: 'networking.internal.knative.dev/ingress' },
   DomainMapping: { type: Resources.DomainMapping },
   ClusterDomainClaim: { type: Resources.ClusterDomainClaim },
 };

@@ -191,6 +191,7 @@ async function main(): Promise<void> {
               'Pod',
               'KubeService',
               'RevisionService',
+              'VirtualService',
               'DomainMapping',
               'ClusterDomainClaim',
             ],

@@ -193,3 +193,74 @@ describe("a Revision recreated under its name while the old one's Service awaits
     }
   }, 300_000);
 });
+
+describe("a KIngress's VirtualServices edited or deleted by hand (resync at 1 h)", () => {
+  type VirtualService = { metadata: { uid?: string }; spec: { hosts?: string[] } };
+  const name = 'routed';
+
+  it('are programmed again as soon as the watch sees the change', async () => {
+    await new Promise((r) => setTimeout(r, Math.max(0, readyAt + 31_000 - Date.now())));
+    await apply(
+      {
+        apiVersion: 'serving.knative.dev/v1',
+        kind: 'Service',
+        metadata: { name, namespace },
+        spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
+      },
+      namespace,
+    );
+    await eventually(
+      `Service ${name} Ready`,
+      async () => (await getObject<Service>('ksvc', name, namespace))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
+      120_000,
+    );
+    const ingressVs = (await getObject<VirtualService>('virtualservice', `${name}-ingress`, namespace))!;
+    const meshVs = (await getObject<VirtualService>('virtualservice', `${name}-mesh`, namespace))!;
+    expect(meshVs.spec.hosts?.length).toBeGreaterThan(0);
+
+    await kubectl(['delete', 'virtualservice', `${name}-ingress`, '-n', namespace]);
+    const again = await eventually(
+      `VirtualService ${name}-ingress made again`,
+      async () => {
+        const vs = await getObject<VirtualService>('virtualservice', `${name}-ingress`, namespace);
+        return vs && vs.metadata.uid !== ingressVs.metadata.uid && vs;
+      },
+      60_000,
+    );
+    expect(again.spec).toEqual(ingressVs.spec);
+
+    const patch = { spec: { hosts: ['edited.example.com'] } };
+    await kubectl(['patch', 'virtualservice', `${name}-mesh`, '-n', namespace, '--type', 'merge', '-p', JSON.stringify(patch)]);
+    await eventually(
+      `VirtualService ${name}-mesh programmed again`,
+      async () => {
+        const vs = await getObject<VirtualService>('virtualservice', `${name}-mesh`, namespace);
+        return JSON.stringify(vs?.spec.hosts) === JSON.stringify(meshVs.spec.hosts);
+      },
+      60_000,
+    );
+
+    // The history says why: pokes from both VirtualServices reached the Service's workflow (its pass programs its
+    // Route's KIngress, ADR 0005).
+    const t = await temporalClient();
+    try {
+      const id = `Service/${namespace}/${name}`;
+      const sources = new Set<string>();
+      for await (const w of t.client.workflow.list({ query: `WorkflowId = "${id}"` })) {
+        const history = await t.client.workflow.getHandle(id, w.runId).fetchHistory();
+        for (const e of history.events ?? []) {
+          const input = e.workflowExecutionSignaledEventAttributes?.input ?? e.workflowExecutionStartedEventAttributes?.input;
+          for (const p of input?.payloads ?? []) {
+            for (const m of Buffer.from(p.data ?? new Uint8Array())
+              .toString()
+              .matchAll(/"source":"(VirtualService\/[^"]+)"/g))
+              sources.add(m[1]!);
+          }
+        }
+      }
+      expect([...sources].sort()).toEqual([`VirtualService/${namespace}/${name}-ingress`, `VirtualService/${namespace}/${name}-mesh`]);
+    } finally {
+      await t.close();
+    }
+  }, 300_000);
+});

@@ -168,6 +168,7 @@ describe('observations', () => {
     expect(sourceOf(Resources.KIngress, route())).toBe('Ingress/ns/web');
     expect(sourceOf(Resources.Deployment, route())).toBe('Deployment/ns/web');
     expect(sourceOf(Resources.KubeService, route())).toBe('KubeService/ns/web'); // placeholder Services
+    expect(sourceOf(Resources.VirtualService, route())).toBe('VirtualService/ns/web');
     expect(sourceOf(Resources.ConfigMap, route())).toBeUndefined();
   });
 

@@ -70,25 +70,13 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
   });
 
   describe('Deployment', () => {
-    it('checklist 33: a Deployment we do not own → ResourcesAvailable False NotOwned (golden)', () => {
-      const msg = 'There is an existing Deployment "hello-00001-deployment" that we do not own.';
-      expect(computeRevisionStatus(observe({ deploymentNotOwned: true, deployment: availableDeployment() }), T1)).toEqual({
-        status: {
-          observedGeneration: 1,
-          containerStatuses: resolved,
-          conditions: [
-            cond('ContainerHealthy', 'Unknown', T1),
-            cond('Ready', 'False', T1, 'NotOwned', msg),
-            cond('ResourcesAvailable', 'False', T1, 'NotOwned', msg),
-          ],
-        },
-        events: [],
-      });
-    });
-
-    it('a Service `<rev>` we do not own → ResourcesAvailable False NotOwned, whatever the Deployment says (golden)', () => {
-      const msg = 'There is an existing Service "hello-00001" that we do not own.';
-      expect(computeRevisionStatus(observe({ serviceNotOwned: true, deployment: availableDeployment() }), T1)).toEqual({
+    // Checklist 33 for the Deployment; the Service `<rev>` (an old incarnation's awaiting the garbage collector) alike.
+    it.each([
+      ['a Deployment', { deploymentNotOwned: true }, 'Deployment "hello-00001-deployment"'],
+      ['a Service `<rev>`', { serviceNotOwned: true }, 'Service "hello-00001"'],
+    ] as const)('checklist 33: %s we do not own → ResourcesAvailable False NotOwned, whatever the Deployment says (golden)', (_, notOwned, what) => {
+      const msg = `There is an existing ${what} that we do not own.`;
+      expect(computeRevisionStatus(observe({ ...notOwned, deployment: availableDeployment() }), T1)).toEqual({
         status: {
           observedGeneration: 1,
           containerStatuses: resolved,

@@ -69,6 +69,20 @@ describe('pokeTargets (design.md §4)', () => {
     expect(pokeTargets('RevisionService', owned('Service', 'r-00001', 'Revision', 'r-00001', 'other.io/v1'), all)).toEqual([]);
   });
 
+  it('a VirtualService pokes the workflow that programs its KIngress (the Route, or the Service above it)', () => {
+    const withIngress = new Set<EntityKind>([...all, 'Ingress']);
+    const vs = owned('VirtualService', 'web-ingress', 'Ingress', 'web', 'networking.internal.knative.dev/v1alpha1');
+    expect(pokeTargets('VirtualService', vs, withIngress)).toEqual([{ kind: 'Ingress', key: { namespace: 'ns', name: 'web' } }]);
+    // Resolved through the caches: the KIngress is its Route's, the Route its Service's (ADR 0005).
+    const ingress = owned('Ingress', 'web', 'Route', 'web');
+    const route = owned('Route', 'web', 'Service', 'web');
+    const service: KubeObject = { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'web', namespace: 'ns' } };
+    const lookup = (kind: string) => (kind === 'Ingress' ? ingress : kind === 'Route' ? route : kind === 'Service' ? service : undefined);
+    expect(pokeTargets('VirtualService', vs, withIngress, lookup)).toEqual([{ kind: 'Service', key: { namespace: 'ns', name: 'web' } }]);
+    // Not a KIngress's (another group's Ingress): nobody's.
+    expect(pokeTargets('VirtualService', owned('VirtualService', 'x', 'Ingress', 'web', 'networking.k8s.io/v1'), withIngress)).toEqual([]);
+  });
+
   it('a Pod pokes the Revision named by its label', () => {
     const pod: KubeObject = {
       apiVersion: 'v1',
