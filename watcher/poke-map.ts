@@ -35,7 +35,7 @@ export interface PokeTarget {
 }
 
 /** The controlling owner of `obj` when it is an object of `kind` in `group` (serving.knative.dev unless given). */
-function servingOwner(obj: KubeObject, kind: EntityKind, group = SERVING_GROUP): PokeTarget | undefined {
+function controllingOwner(obj: KubeObject, kind: EntityKind, group = SERVING_GROUP): PokeTarget | undefined {
   const ref = controllerOf(obj);
   if (!ref || ref.kind !== kind || !ref.apiVersion.startsWith(`${group}/`)) return undefined;
   return { kind, key: { namespace: obj.metadata.namespace ?? '', name: ref.name } };
@@ -107,16 +107,16 @@ export function pokeTargets(
     // The controlling owner too: while the child lives both resolve to the owner, but a child being deleted is
     // finalized by its own workflow and its owner must hear of it (to create it again).
     case 'Configuration':
-      out.push(self('Configuration', obj), servingOwner(obj, 'Service'), ...routesOf(obj));
+      out.push(self('Configuration', obj), controllingOwner(obj, 'Service'), ...routesOf(obj));
       break;
     case 'Revision':
-      out.push(self('Revision', obj), servingOwner(obj, 'Configuration'), ...routesOf(obj));
+      out.push(self('Revision', obj), controllingOwner(obj, 'Configuration'), ...routesOf(obj));
       break;
     case 'Route':
-      out.push(self('Route', obj), servingOwner(obj, 'Service'));
+      out.push(self('Route', obj), controllingOwner(obj, 'Service'));
       break;
     case 'Ingress':
-      out.push(self('Ingress', obj), servingOwner(obj, 'Route'), servingOwner(obj, 'DomainMapping'));
+      out.push(self('Ingress', obj), controllingOwner(obj, 'Route'), controllingOwner(obj, 'DomainMapping'));
       break;
     case 'DomainMapping':
       out.push(self('DomainMapping', obj));
@@ -128,14 +128,14 @@ export function pokeTargets(
     case 'HorizontalPodAutoscaler':
     case 'PodDisruptionBudget':
     case 'RevisionService':
-      out.push(servingOwner(obj, 'Revision'));
+      out.push(controllingOwner(obj, 'Revision'));
       break;
     case 'KubeService':
-      out.push(servingOwner(obj, 'Route'));
+      out.push(controllingOwner(obj, 'Route'));
       break;
     case 'VirtualService':
       // Programmed from its KIngress, by the pass that reconciles the KIngress (a Route's or a DomainMapping's).
-      out.push(servingOwner(obj, 'Ingress', Resources.KIngress.group));
+      out.push(controllingOwner(obj, 'Ingress', Resources.KIngress.group));
       break;
     case 'Pod': {
       const rev = obj.metadata.labels?.[Labels.revision];
