@@ -379,6 +379,6 @@ export function writtenSince(obj: KubeObject, since: number | undefined): boolea
 }
 
 /** `<Kind>/<namespace>/<name>`: the source of a poke about that object. */
-export function sourceName(kind: WatchedKind, namespace: string, name: string): string {
+function sourceName(kind: WatchedKind, namespace: string, name: string): string {
   return `${watchedTypes[kind].source ?? kind}/${namespace}/${name}`;
 }

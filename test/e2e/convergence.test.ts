@@ -12,6 +12,7 @@ import { replicaPorts, startController, testPorts, type StackInfo } from '../../
 import { ProcessTable } from '../../dev/processes.js';
 import { apply, getObject, kubectl, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
+import { deliveredInputs, runHistories } from '../harness/history.js';
 import type { Condition, Revision, Service } from '../../api/serving.js';
 import { addKwokNodes, cleanUp, deleteObject, NodeResource, runConvergence, SuiteLabel } from '../harness/convergence.js';
 
@@ -99,25 +100,39 @@ describe('randomized convergence (resync at 1 h)', () => {
   }, 300_000);
 });
 
+/** Only the watch may repair what the tests below break: the controller's one sweep, 30 s after its start, is behind them. */
+const afterSweep = () => new Promise((r) => setTimeout(r, Math.max(0, readyAt + 31_000 - Date.now())));
+
+const nginxService = (name: string) => ({
+  apiVersion: 'serving.knative.dev/v1',
+  kind: 'Service',
+  metadata: { name, namespace },
+  spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
+});
+
+/** The pokes (JSON text) every run of a workflow was started or signalled with. */
+async function pokesTo(workflowId: string): Promise<string[]> {
+  const t = await temporalClient();
+  try {
+    return (await runHistories(t.client, workflowId)).flatMap(deliveredInputs);
+  } finally {
+    await t.close();
+  }
+}
+
 describe("a Revision recreated under its name while the old one's Service awaits the garbage collector (resync at 1 h)", () => {
   type KubeService = { metadata: { uid?: string; deletionTimestamp?: string; ownerReferences?: { uid: string }[] } };
   const name = 'lingers';
   const rev = `${name}-00001`;
   const hold = 'conv.tidal.dev/hold';
-  const ksvc = {
-    apiVersion: 'serving.knative.dev/v1',
-    kind: 'Service',
-    metadata: { name, namespace },
-    spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
-  };
+  const ksvc = nginxService(name);
   const cond = (o: { status?: { conditions?: Condition[] } } | undefined, type: string) => o?.status?.conditions?.find((c) => c.type === type);
   const release = () =>
     kubectl(['patch', 'service', rev, '-n', namespace, '--type', 'merge', '-p', JSON.stringify({ metadata: { finalizers: null } })]).catch(() => '');
   afterAll(release);
 
   it('is NotOwned while the old Service stays, and makes its own as soon as the collector deletes it (the watch, no timer)', async () => {
-    // Only the watch may repair it: the controller's one sweep, 30 s after it started, must be behind us.
-    await new Promise((r) => setTimeout(r, Math.max(0, readyAt + 31_000 - Date.now())));
+    await afterSweep();
     await apply(ksvc, namespace);
     const first = await eventually(
       `Revision ${rev} Ready`,
@@ -170,27 +185,13 @@ describe("a Revision recreated under its name while the old one's Service awaits
     );
 
     // The history says why it passed: a poke from the Service's deletion (`KubeService/<ns>/<rev>`), then a pass
-    // that created the Service. Every run of the Revision's workflow is read (an idle run ends; a poke starts the next).
-    const t = await temporalClient();
-    try {
-      const runs: string[] = [];
-      for await (const w of t.client.workflow.list({ query: `WorkflowId = "Revision/${namespace}/${rev}"` })) runs.push(w.runId);
-      const payloads: string[] = [];
-      for (const runId of runs) {
-        const history = await t.client.workflow.getHandle(`Revision/${namespace}/${rev}`, runId).fetchHistory();
-        for (const e of history.events ?? []) {
-          const input = e.workflowExecutionSignaledEventAttributes?.input ?? e.workflowExecutionStartedEventAttributes?.input;
-          for (const p of input?.payloads ?? []) payloads.push(Buffer.from(p.data ?? new Uint8Array()).toString());
-        }
-      }
-      const fromService = payloads.filter((p) => p.includes(`"source":"KubeService/${namespace}/${rev}"`));
-      expect(
-        fromService.some((p) => p.includes('"reason":"dependency"')),
-        payloads.join('\n'),
-      ).toBe(true);
-    } finally {
-      await t.close();
-    }
+    // that created the Service.
+    const delivered = await pokesTo(`Revision/${namespace}/${rev}`);
+    const fromService = delivered.filter((p) => p.includes(`"source":"KubeService/${namespace}/${rev}"`));
+    expect(
+      fromService.some((p) => p.includes('"reason":"dependency"')),
+      delivered.join('\n'),
+    ).toBe(true);
   }, 300_000);
 });
 
@@ -199,16 +200,8 @@ describe("a KIngress's VirtualServices edited or deleted by hand (resync at 1 h)
   const name = 'routed';
 
   it('are programmed again as soon as the watch sees the change', async () => {
-    await new Promise((r) => setTimeout(r, Math.max(0, readyAt + 31_000 - Date.now())));
-    await apply(
-      {
-        apiVersion: 'serving.knative.dev/v1',
-        kind: 'Service',
-        metadata: { name, namespace },
-        spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
-      },
-      namespace,
-    );
+    await afterSweep();
+    await apply(nginxService(name), namespace);
     await eventually(
       `Service ${name} Ready`,
       async () => (await getObject<Service>('ksvc', name, namespace))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
@@ -242,25 +235,9 @@ describe("a KIngress's VirtualServices edited or deleted by hand (resync at 1 h)
 
     // The history says why: pokes from both VirtualServices reached the Service's workflow (its pass programs its
     // Route's KIngress, ADR 0005).
-    const t = await temporalClient();
-    try {
-      const id = `Service/${namespace}/${name}`;
-      const sources = new Set<string>();
-      for await (const w of t.client.workflow.list({ query: `WorkflowId = "${id}"` })) {
-        const history = await t.client.workflow.getHandle(id, w.runId).fetchHistory();
-        for (const e of history.events ?? []) {
-          const input = e.workflowExecutionSignaledEventAttributes?.input ?? e.workflowExecutionStartedEventAttributes?.input;
-          for (const p of input?.payloads ?? []) {
-            for (const m of Buffer.from(p.data ?? new Uint8Array())
-              .toString()
-              .matchAll(/"source":"(VirtualService\/[^"]+)"/g))
-              sources.add(m[1]!);
-          }
-        }
-      }
-      expect([...sources].sort()).toEqual([`VirtualService/${namespace}/${name}-ingress`, `VirtualService/${namespace}/${name}-mesh`]);
-    } finally {
-      await t.close();
-    }
+    const sources = new Set(
+      (await pokesTo(`Service/${namespace}/${name}`)).flatMap((p) => [...p.matchAll(/"source":"(VirtualService\/[^"]+)"/g)].map((m) => m[1]!)),
+    );
+    expect([...sources].sort()).toEqual([`VirtualService/${namespace}/${name}-ingress`, `VirtualService/${namespace}/${name}-mesh`]);
   }, 300_000);
 });

@@ -13,6 +13,7 @@ import type { Configuration, Revision, TrafficTarget } from '../../api/serving.j
 import { repoRoot } from '../../dev/stack.js';
 import { apply, eventsOf, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
+import { runHistories } from '../harness/history.js';
 
 const log = (s: string) => console.error(`[gc] ${s}`);
 const gcKeys = ['min-non-active-revisions', 'max-non-active-revisions', 'retain-since-create-time', 'retain-since-last-active-time'] as const;
@@ -86,8 +87,7 @@ async function gcSteps(workflowId: string): Promise<{ summary: string; deleted: 
   const { client, close } = await temporalClient();
   try {
     const out: { summary: string; deleted: string[] }[] = [];
-    for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
-      const history = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    for (const history of await runHistories(client, workflowId)) {
       for (const e of (history.events ?? []) as HistoryEvent[]) {
         const m = e.markerRecordedEventAttributes;
         if (m?.markerName !== 'core_local_activity') continue;

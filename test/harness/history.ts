@@ -1,5 +1,7 @@
 // Reads the steps a workflow took out of its Temporal history: regular activities (ActivityTaskScheduled) and
-// local activities (their markers), in history order, with the summary the Temporal UI shows for each.
+// local activities (their markers), in history order, with the summary the Temporal UI shows for each; and the
+// histories of all of a workflow's runs, with what their starts and signals delivered.
+import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 
 type History = temporal.api.history.v1.IHistory;
@@ -26,4 +28,21 @@ function stepOf(e: Event): HistoryStep | undefined {
 
 export function historySteps(history: History): HistoryStep[] {
   return (history.events ?? []).flatMap((e) => stepOf(e) ?? []);
+}
+
+/** The history of every run of `workflowId` (an idle run ends and a poke starts the next; continue-as-new too). */
+export async function runHistories(client: Client, workflowId: string): Promise<History[]> {
+  const out: History[] = [];
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    out.push(await client.workflow.getHandle(workflowId, run.runId).fetchHistory());
+  }
+  return out;
+}
+
+/** What each start and signal delivered (the pokes, as JSON text), in history order. */
+export function deliveredInputs(history: History): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const input = e.workflowExecutionSignaledEventAttributes?.input ?? e.workflowExecutionStartedEventAttributes?.input;
+    return (input?.payloads ?? []).map((p) => text(p.data));
+  });
 }
