@@ -7,6 +7,10 @@ import { Resources, SERVING_GROUP, type ResourceType } from '../api/kinds.js';
 import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
 import { contentToken } from '../api/content-token.js';
 import { Annotations, Labels } from '../api/labels.js';
+import { IstioIngressClassName, NetworkingAnnotations } from '../api/networking.js';
+import { DomainMappingLabels } from '../api/domainmapping.js';
+import { childName } from '../resources/names.js';
+import { ingressVirtualServiceName, meshVirtualServiceName } from '../resources/istio/names.js';
 import { podLikeOf, readinessOf, type PodLike } from '../api/lifecycle/revision.js';
 import { resourceVersionNumber, type KubeObject, type ObjectKey } from '../api/meta.js';
 import type { KubeClient } from '../activities/kube/client.js';
@@ -67,6 +71,31 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   ClusterDomainClaim: { type: Resources.ClusterDomainClaim },
 };
 
+/** A child an owner has under a name made of its own (`pokeMissingChildren`); `when`: only for such owners. */
+interface Child {
+  kind: WatchedKind;
+  name: (owner: string) => string;
+  when?: (owner: KubeObject) => boolean;
+}
+
+/** A KIngress whose VirtualServices Tidal programs: of its class (the annotation absent means the default, Tidal's). */
+function isIstioKIngress(ing: KubeObject): boolean {
+  return (ing.metadata.annotations?.[NetworkingAnnotations.ingressClass] ?? IstioIngressClassName) === IstioIngressClassName;
+}
+
+/**
+ * Which VirtualServices a KIngress of Tidal's class has (resources/istio/virtual-service.ts `makeVirtualServices`):
+ * the gateways' one for any rule, which a Route's and a DomainMapping's KIngress always have; the mesh's for cluster-local
+ * hosts, which only a Route's has (its `<route>.<ns>.svc.<cluster domain>` rule). A KIngress made by hand is left out.
+ */
+function hasIngressVirtualService(ing: KubeObject): boolean {
+  const labels = ing.metadata.labels ?? {};
+  return isIstioKIngress(ing) && (labels[Labels.route] !== undefined || labels[DomainMappingLabels.uid] !== undefined);
+}
+function hasMeshVirtualService(ing: KubeObject): boolean {
+  return isIstioKIngress(ing) && ing.metadata.labels?.[Labels.route] !== undefined;
+}
+
 /** The cached objects of `namespace` with every one of `labels`. */
 function matching(informer: Informer, namespace: string, labels: Readonly<Record<string, string>>): KubeObject[] {
   const wanted = Object.entries(labels);
@@ -123,7 +152,8 @@ export class Watcher {
           relistMs: opts.relistMs,
           maxBackoffMs: opts.maxBackoffMs,
           // The watcher asks its caches only what exists (sweeps, owners gone) and whom a deletion concerns.
-          slim: { annotations: [Annotations.routes], ...(status ? { status } : {}) },
+          // A KIngress's class says whether Tidal programs its VirtualServices (pokeMissingChildren).
+          slim: { annotations: [Annotations.routes, NetworkingAnnotations.ingressClass], ...(status ? { status } : {}) },
           onChange: (change, obj) => this.onChange(kind, change, obj),
           onRestart: (reason) => this.restarts.inc({ kind, reason }),
         },
@@ -187,7 +217,7 @@ export class Watcher {
   pokeMissingChildren(): number {
     const has = (kind: WatchedKind, ns: string, name: string) => this.byKind.get(kind)?.get(ns, name) !== undefined;
     const watched = (kind: WatchedKind) => this.byKind.get(kind)?.hasSynced === true;
-    const children: Partial<Record<WatchedKind, { kind: WatchedKind; name: (n: string) => string }[]>> = {
+    const children: Partial<Record<WatchedKind, Child[]>> = {
       Service: [
         { kind: 'Configuration', name: (n) => n },
         { kind: 'Route', name: (n) => n },
@@ -200,9 +230,15 @@ export class Watcher {
         { kind: 'Deployment', name: (n) => `${n}-deployment` },
         { kind: 'RevisionService', name: (n) => n },
       ],
+      DomainMapping: [{ kind: 'Ingress', name: (n) => childName(n, '') }],
+      // The VirtualServices Tidal programs for a KIngress of its class that a Route or a DomainMapping made.
+      Ingress: [
+        { kind: 'VirtualService', name: meshVirtualServiceName, when: (ing) => hasMeshVirtualService(ing) },
+        { kind: 'VirtualService', name: ingressVirtualServiceName, when: (ing) => hasIngressVirtualService(ing) },
+      ],
     };
     let n = 0;
-    for (const [ownerKind, kids] of Object.entries(children) as [WatchedKind, { kind: WatchedKind; name: (n: string) => string }[]][]) {
+    for (const [ownerKind, kids] of Object.entries(children) as [WatchedKind, Child[]][]) {
       const informer = this.byKind.get(ownerKind);
       if (!informer?.hasSynced || !this.opts.enabled.has(ownerKind as EntityKind)) continue;
       for (const owner of informer.list()) {
@@ -210,7 +246,7 @@ export class Watcher {
         const ns = owner.metadata.namespace ?? '';
         const name = owner.metadata.name ?? '';
         for (const kid of kids) {
-          if (!watched(kid.kind) || has(kid.kind, ns, kid.name(name))) continue;
+          if (!watched(kid.kind) || has(kid.kind, ns, kid.name(name)) || (kid.when && !kid.when(owner))) continue;
           const own = { kind: ownerKind as EntityKind, key: { namespace: ns, name } };
           this.poker.poke(reconcilerOf(own, owner, this.lookup, this.opts.enabled), {
             source: sourceName(kid.kind, ns, kid.name(name)),

@@ -374,6 +374,48 @@ describe('Watcher: children deleted while no one watched (a new leader term)', (
     expect(h.calls()).toEqual([]);
   });
 
+  it("a KIngress's VirtualServices and a DomainMapping's KIngress: each missing one pokes the pass that programs it", async () => {
+    const kingress = (name: string, rv: string, ownerKind: string, labels: Record<string, string>, annotations?: Record<string, string>) => {
+      const o = ownedBy('Ingress', name, rv, ownerKind, name);
+      return { ...o, metadata: { ...o.metadata, labels, ...(annotations ? { annotations } : {}) } } as KubeObject;
+    };
+    const virtualService = (name: string, rv: string, ingress: string) =>
+      ownedBy('VirtualService', name, rv, 'Ingress', ingress, 'networking.internal.knative.dev/v1alpha1');
+    const mapping = (name: string, rv: string): KubeObject => ({ ...service(name, rv), kind: 'DomainMapping' });
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '1'), service('local', '2'), service('other', '3')]);
+    cluster.objects.set('Configuration', [configuration('web', '4'), configuration('local', '5'), configuration('other', '6')]);
+    cluster.objects.set('Route', [
+      ownedBy('Route', 'web', '7', 'Service', 'web'),
+      ownedBy('Route', 'local', '8', 'Service', 'local'),
+      ownedBy('Route', 'other', '9', 'Service', 'other'),
+    ]);
+    cluster.objects.set('Ingress', [
+      kingress('web', '10', 'Route', { 'serving.knative.dev/route': 'web' }),
+      kingress('local', '11', 'Route', { 'serving.knative.dev/route': 'local' }),
+      // Another class's KIngress: its controller makes what it needs, Tidal expects nothing.
+      kingress('other', '12', 'Route', { 'serving.knative.dev/route': 'other' }, { 'networking.knative.dev/ingress.class': 'kourier' }),
+      kingress('a.example.org', '13', 'DomainMapping', { 'serving.knative.dev/domainMappingUID': 'uid-a.example.org' }),
+    ]);
+    cluster.objects.set('VirtualService', [
+      virtualService('web-ingress', '14', 'web'),
+      virtualService('local-mesh', '15', 'local'),
+      virtualService('local-ingress', '16', 'local'),
+    ]);
+    cluster.objects.set('DomainMapping', [mapping('a.example.org', '17'), mapping('b.example.org', '18')]);
+    const kinds: WatchedKind[] = ['Service', 'Configuration', 'Route', 'Ingress', 'VirtualService', 'DomainMapping'];
+    const h = await started(cluster, kinds, new Set<EntityKind>(['Service', 'Configuration', 'Route', 'Ingress', 'DomainMapping']));
+    h.take();
+    expect(h.watcher.pokeMissingChildren()).toBe(3);
+    expect(h.take().sort()).toEqual([
+      // A DomainMapping's KIngress has the gateways' VirtualService only (no cluster-local host).
+      'DomainMapping/ns/a.example.org <- dependency VirtualService/ns/a.example.org-ingress -',
+      'DomainMapping/ns/b.example.org <- dependency Ingress/ns/b.example.org -',
+      // A Route's has both; the Service's pass programs it (ADR 0005).
+      'Service/ns/web <- dependency VirtualService/ns/web-mesh -',
+    ]);
+  });
+
   it('kinds this watcher does not follow are never reported missing', async () => {
     const cluster = new FakeCluster();
     cluster.objects.set('Service', [service('web', '1')]);
