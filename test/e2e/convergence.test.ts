@@ -115,6 +115,17 @@ const nginxService = (name: string) => ({
   spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
 });
 
+/** An nginx Service named `name`, created once the sweep is behind and awaited Ready. */
+async function readyAfterSweep(name: string): Promise<void> {
+  await afterSweep();
+  await apply(nginxService(name), namespace);
+  await eventually(
+    `Service ${name} Ready`,
+    async () => (await getObject<Service>('ksvc', name, namespace))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
+    120_000,
+  );
+}
+
 /** The pokes (JSON text) every run of a workflow was started or signalled with. */
 async function pokesTo(workflowId: string): Promise<string[]> {
   const t = await temporalClient();
@@ -200,32 +211,32 @@ describe("a Revision recreated under its name while the old one's Service awaits
   }, 300_000);
 });
 
+type VirtualService = { metadata: { uid?: string }; spec: { hosts?: string[] } };
+
+/** Waits for a VirtualService deleted by the test to be made again, as it was (a new object, the same spec). */
+async function madeAgain(vsName: string, before: VirtualService): Promise<void> {
+  const again = await eventually(
+    `VirtualService ${vsName} made again`,
+    async () => {
+      const vs = await getObject<VirtualService>('virtualservice', vsName, namespace);
+      return vs && vs.metadata.uid !== before.metadata.uid && vs;
+    },
+    60_000,
+  );
+  expect(again.spec).toEqual(before.spec);
+}
+
 describe("a KIngress's VirtualServices edited or deleted by hand (resync at 1 h)", () => {
-  type VirtualService = { metadata: { uid?: string }; spec: { hosts?: string[] } };
   const name = 'routed';
 
   it('are programmed again as soon as the watch sees the change', async () => {
-    await afterSweep();
-    await apply(nginxService(name), namespace);
-    await eventually(
-      `Service ${name} Ready`,
-      async () => (await getObject<Service>('ksvc', name, namespace))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
-      120_000,
-    );
+    await readyAfterSweep(name);
     const ingressVs = (await getObject<VirtualService>('virtualservice', `${name}-ingress`, namespace))!;
     const meshVs = (await getObject<VirtualService>('virtualservice', `${name}-mesh`, namespace))!;
     expect(meshVs.spec.hosts?.length).toBeGreaterThan(0);
 
     await kubectl(['delete', 'virtualservice', `${name}-ingress`, '-n', namespace]);
-    const again = await eventually(
-      `VirtualService ${name}-ingress made again`,
-      async () => {
-        const vs = await getObject<VirtualService>('virtualservice', `${name}-ingress`, namespace);
-        return vs && vs.metadata.uid !== ingressVs.metadata.uid && vs;
-      },
-      60_000,
-    );
-    expect(again.spec).toEqual(ingressVs.spec);
+    await madeAgain(`${name}-ingress`, ingressVs);
 
     const patch = { spec: { hosts: ['edited.example.com'] } };
     await kubectl(['patch', 'virtualservice', `${name}-mesh`, '-n', namespace, '--type', 'merge', '-p', JSON.stringify(patch)]);
@@ -251,28 +262,14 @@ describe('a VirtualService deleted while no controller ran (resync at 1 h)', () 
   const name = 'unwatched';
 
   it('is programmed again when the next controller starts: its start-up list finds it missing', async () => {
-    await afterSweep();
-    await apply(nginxService(name), namespace);
-    await eventually(
-      `Service ${name} Ready`,
-      async () => (await getObject<Service>('ksvc', name, namespace))?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
-      120_000,
-    );
-    const mesh = (await getObject<{ metadata: { uid?: string }; spec: unknown }>('virtualservice', `${name}-mesh`, namespace))!;
+    await readyAfterSweep(name);
+    const mesh = (await getObject<VirtualService>('virtualservice', `${name}-mesh`, namespace))!;
     // Within the Service's idle minute (ADR 0006) its run still holds what it last saw, so the start-up list's pokes
     // of the Service, its Route and its KIngress are covered: only the missing VirtualService can say anything.
     await procs.stop(controllerName);
     await kubectl(['delete', 'virtualservice', `${name}-mesh`, '-n', namespace]);
     await startOwnController();
-    const again = await eventually(
-      `VirtualService ${name}-mesh made again`,
-      async () => {
-        const vs = await getObject<{ metadata: { uid?: string }; spec: unknown }>('virtualservice', `${name}-mesh`, namespace);
-        return vs && vs.metadata.uid !== mesh.metadata.uid && vs;
-      },
-      60_000,
-    );
-    expect(again.spec).toEqual(mesh.spec);
+    await madeAgain(`${name}-mesh`, mesh);
     // The history says why: a dependency poke from the missing VirtualService reached the Service's workflow.
     const pokes = await pokesTo(`Service/${namespace}/${name}`);
     expect(pokes.some((p) => p.includes(`"source":"VirtualService/${namespace}/${name}-mesh","reason":"dependency"`))).toBe(true);
