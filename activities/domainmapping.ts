@@ -23,7 +23,7 @@ import {
   propagateIngressStatus,
 } from '../api/lifecycle/domainmapping.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
-import type { Ingress } from '../api/networking.js';
+import { isIstioIngress, type Ingress } from '../api/networking.js';
 import type { Addressable } from '../api/serving.js';
 import { setDomainMappingDefaults, validateDomainMapping } from '../api/validation-domainmapping.js';
 import {
@@ -43,7 +43,7 @@ import {
 } from '../resources/domainmapping.js';
 import { apiErrorMessage, applyReportingFailures, exactSpecInSync, isPermanentApiError } from './apply.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { isIstioIngress, programIngress } from './ingress.js';
+import { programIngress } from './ingress.js';
 import { isConflict } from './kube/errors.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 

@@ -11,7 +11,7 @@ import {
   markNetworkConfigured,
 } from '../api/lifecycle/ingress.js';
 import type { KubeObject, ObjectKey } from '../api/meta.js';
-import { IstioIngressClassName, NetworkingAnnotations, type Ingress, type IngressStatus } from '../api/networking.js';
+import { isIstioIngress, NetworkingAnnotations, type Ingress, type IngressStatus } from '../api/networking.js';
 import { ingressVirtualServiceName, meshVirtualServiceName } from '../resources/istio/names.js';
 import { DEFAULT_ISTIO_GATEWAYS, makeVirtualServices } from '../resources/istio/virtual-service.js';
 import { ingressProbeHash } from '../resources/probe-hash.js';
@@ -22,11 +22,6 @@ import type { KubeClient } from './kube/client.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 export type IngressOutcome = { outcome: 'gone' } | { outcome: 'otherClass'; ingressClass: string } | (StatusOutcome & { virtualServices: number });
-
-/** The KIngress is Tidal's to program (class istio, the default when the annotation is absent). */
-export function isIstioIngress(ing: Pick<Ingress, 'metadata'>): boolean {
-  return (ing.metadata.annotations?.[NetworkingAnnotations.ingressClass] ?? IstioIngressClassName) === IstioIngressClassName;
-}
 
 /** The two VirtualServices a KIngress may have (`<name>-mesh`, `<name>-ingress`), by name: read side by side. */
 export async function readVirtualServices(kube: KubeClient, namespace: string, ingressName: string): Promise<Map<string, KubeObject | undefined>> {

@@ -26,7 +26,7 @@ import {
   type RouteStatus,
 } from '../api/lifecycle/route.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
-import { IstioIngressClassName, NetworkingAnnotations, type Ingress } from '../api/networking.js';
+import { IstioIngressClassName, isIstioIngress, NetworkingAnnotations, type Ingress } from '../api/networking.js';
 import { isIngressReady } from '../api/lifecycle/ingress.js';
 import type { Configuration, Revision, Route } from '../api/serving.js';
 import { clusterLocalHost, domainNameErrorMessage, routeAddressURL, routeURL, tagURL, targetDomain, targetVisibility } from '../resources/domains.js';
@@ -65,7 +65,7 @@ import {
 } from '../resources/labeler.js';
 import { applyIfChanged, recordLater, exactSpecInSync, needsApply, settleAll, type RecordLater } from './apply.js';
 import type { SeenConfiguration } from './configuration.js';
-import { isIstioIngress, programIngress, readVirtualServices } from './ingress.js';
+import { programIngress, readVirtualServices } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { listOwnWrites, writtenSoFar, type WrittenVersions } from './written.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';

@@ -57,6 +57,11 @@ export const NetworkingAnnotations = {
   tagToHost: `${NETWORKING_INTERNAL_GROUP}/tag-to-host`,
 } as const;
 
+/** A KIngress Tidal programs itself (class istio; an absent annotation means the default, Tidal's). */
+export function isIstioIngress(ing: { metadata: Pick<ObjectMeta, 'annotations'> }): boolean {
+  return (ing.metadata.annotations?.[NetworkingAnnotations.ingressClass] ?? IstioIngressClassName) === IstioIngressClassName;
+}
+
 /** The labels a Route puts on its KIngress (serving.knative.dev keys that live with the networking objects). */
 export const IngressOwnerLabels = {
   route: 'serving.knative.dev/route',

@@ -7,7 +7,7 @@ import { Resources, SERVING_GROUP, type ResourceType } from '../api/kinds.js';
 import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
 import { contentToken } from '../api/content-token.js';
 import { Annotations, Labels } from '../api/labels.js';
-import { IstioIngressClassName, NetworkingAnnotations } from '../api/networking.js';
+import { isIstioIngress, NetworkingAnnotations } from '../api/networking.js';
 import { DomainMappingLabels } from '../api/domainmapping.js';
 import { childName } from '../resources/names.js';
 import { ingressVirtualServiceName, meshVirtualServiceName } from '../resources/istio/names.js';
@@ -78,11 +78,6 @@ interface Child {
   when?: (owner: KubeObject) => boolean;
 }
 
-/** A KIngress whose VirtualServices Tidal programs: of its class (the annotation absent means the default, Tidal's). */
-function isIstioKIngress(ing: KubeObject): boolean {
-  return (ing.metadata.annotations?.[NetworkingAnnotations.ingressClass] ?? IstioIngressClassName) === IstioIngressClassName;
-}
-
 /**
  * Which VirtualServices a KIngress of Tidal's class has (resources/istio/virtual-service.ts `makeVirtualServices`):
  * the gateways' one for any rule, which a Route's and a DomainMapping's KIngress always have; the mesh's for cluster-local
@@ -90,10 +85,10 @@ function isIstioKIngress(ing: KubeObject): boolean {
  */
 function hasIngressVirtualService(ing: KubeObject): boolean {
   const labels = ing.metadata.labels ?? {};
-  return isIstioKIngress(ing) && (labels[Labels.route] !== undefined || labels[DomainMappingLabels.uid] !== undefined);
+  return isIstioIngress(ing) && (labels[Labels.route] !== undefined || labels[DomainMappingLabels.uid] !== undefined);
 }
 function hasMeshVirtualService(ing: KubeObject): boolean {
-  return isIstioKIngress(ing) && ing.metadata.labels?.[Labels.route] !== undefined;
+  return isIstioIngress(ing) && ing.metadata.labels?.[Labels.route] !== undefined;
 }
 
 /** The cached objects of `namespace` with every one of `labels`. */
@@ -233,8 +228,8 @@ export class Watcher {
       DomainMapping: [{ kind: 'Ingress', name: (n) => childName(n, '') }],
       // The VirtualServices Tidal programs for a KIngress of its class that a Route or a DomainMapping made.
       Ingress: [
-        { kind: 'VirtualService', name: meshVirtualServiceName, when: (ing) => hasMeshVirtualService(ing) },
-        { kind: 'VirtualService', name: ingressVirtualServiceName, when: (ing) => hasIngressVirtualService(ing) },
+        { kind: 'VirtualService', name: meshVirtualServiceName, when: hasMeshVirtualService },
+        { kind: 'VirtualService', name: ingressVirtualServiceName, when: hasIngressVirtualService },
       ],
     };
     let n = 0;
