@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJemalloc } from '../../dev/allocator.js';
 import { ProcessTable } from '../../dev/processes.js';
+import { DevTemporalSqlitePageCache, temporalGoEnv } from '../../dev/stack.js';
 import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
@@ -93,6 +94,18 @@ describe('local stack', () => {
       const unknown = settings.map((s) => s.split('=')[0]!).filter((key) => !binary.includes(key));
       expect(unknown).toEqual([]);
       expect(binary.includes('history.noSuchSettingAnywhere')).toBe(false); // the search can say no
+    });
+
+    // dev/stack.ts: the dev server's memory settings (issue 9) reach the process: SQLite's page cache cut, Go's collector
+    // at the stack's GOGC, as the benchmarks measured them.
+    it('runs with its SQLite page cache cut and the stack’s GOGC', () => {
+      const temporal = new ProcessTable(stack().dir).running('temporal');
+      expect(temporal, 'the dev server process').toBeDefined();
+      const args = readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0');
+      const pragmas = args.flatMap((a, i) => (args[i - 1] === '--sqlite-pragma' ? [a] : []));
+      expect(pragmas).toEqual(expect.arrayContaining(['journal_mode=wal', ...DevTemporalSqlitePageCache]));
+      const environ = readFileSync(`/proc/${temporal!.pid}/environ`, 'utf8').split('\0');
+      expect(environ).toContain(`GOGC=${temporalGoEnv().GOGC}`);
     });
 
     // dev/stack.ts: one partition per task queue on a database the stack made (issue 9: fewer goroutines and MiB).

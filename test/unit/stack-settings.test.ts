@@ -9,8 +9,10 @@ import {
   DevTemporalPartitionsFile,
   DevTemporalReplicationCacheFloor,
   DevTemporalScannersOff,
+  DevTemporalSqlitePageCache,
   DevTemporalWorkerPools,
   devTemporalPartitions,
+  devTemporalSqlitePragmas,
   taskQueuePartitionSettings,
   temporalDynamicConfig,
   temporalGoEnv,
@@ -33,11 +35,26 @@ describe('temporalDynamicConfig', () => {
 });
 
 describe('temporalGoEnv', () => {
-  it('gives the dev server GOGC 50 unless asked otherwise, and a memory limit only when asked', () => {
-    expect(DevTemporalGoGC).toBe('50');
-    expect(temporalGoEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin', GOGC: '50' });
-    expect(temporalGoEnv({ TIDAL_TEMPORAL_GOGC: '' })).toEqual({ TIDAL_TEMPORAL_GOGC: '', GOGC: '50' });
+  it('gives the dev server GOGC 40 unless asked otherwise, and a memory limit only when asked', () => {
+    expect(DevTemporalGoGC).toBe('40');
+    expect(temporalGoEnv({ PATH: '/bin' })).toEqual({ PATH: '/bin', GOGC: '40' });
+    expect(temporalGoEnv({ TIDAL_TEMPORAL_GOGC: '' })).toEqual({ TIDAL_TEMPORAL_GOGC: '', GOGC: '40' });
     expect(temporalGoEnv({ TIDAL_TEMPORAL_GOMEMLIMIT: '100MiB', TIDAL_TEMPORAL_GOGC: '100' })).toMatchObject({ GOMEMLIMIT: '100MiB', GOGC: '100' });
+  });
+});
+
+describe('DevTemporalSqlitePageCache and devTemporalSqlitePragmas', () => {
+  it('cuts the page cache to 256 KiB (a negative cache_size counts KiB), and nothing else', () => {
+    expect(DevTemporalSqlitePageCache).toEqual(['cache_size=-256']);
+  });
+
+  it('adds the pragmas of TIDAL_TEMPORAL_SQLITE_PRAGMAS, separated by spaces; none when unset or empty', () => {
+    expect(devTemporalSqlitePragmas({ TIDAL_TEMPORAL_SQLITE_PRAGMAS: ' cache_size=-2000  temp_store=memory ' })).toEqual([
+      'cache_size=-2000',
+      'temp_store=memory',
+    ]);
+    expect(devTemporalSqlitePragmas({})).toEqual([]);
+    expect(devTemporalSqlitePragmas({ TIDAL_TEMPORAL_SQLITE_PRAGMAS: '' })).toEqual([]);
   });
 });
 
