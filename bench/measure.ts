@@ -214,7 +214,8 @@ export class StackProcesses {
   /**
    * The garbage collectors' settings the processes run with, read from their environments and command lines: the
    * controller's V8 heap growing percent (`TIDAL_HEAP_GROWING_PERCENT`, the controller's default when unset; node
-   * flags from `TIDAL_CONTROLLER_NODE_ARGS`) and the Temporal server's `GOGC` / `GOMEMLIMIT`.
+   * flags from `TIDAL_CONTROLLER_NODE_ARGS`), the Temporal server's `GOGC` / `GOMEMLIMIT` and the dev server's SQLite
+   * pragmas (`--sqlite-pragma`).
    */
   runtimeDescription(): string {
     const read = (role: Role, file: 'environ' | 'cmdline'): string[] => {
@@ -231,7 +232,9 @@ export class StackProcesses {
     const percent = tidal.get('TIDAL_HEAP_GROWING_PERCENT') || String(defaultHeapGrowingPercent);
     const controller = `controller V8 heap growing ${percent === '0' ? "V8's own" : `${percent} %`}${flags.length ? ` (node ${flags.join(' ')})` : ''}`;
     const limit = temporal.get('GOMEMLIMIT');
-    return `${controller}; Temporal GOGC ${temporal.get('GOGC') ?? '100 (unset)'}${limit ? `, GOMEMLIMIT ${limit}` : ''}`;
+    const args = read('temporal', 'cmdline');
+    const pragmas = args.filter((_, i) => args[i - 1] === '--sqlite-pragma');
+    return `${controller}; Temporal GOGC ${temporal.get('GOGC') ?? '100 (unset)'}${limit ? `, GOMEMLIMIT ${limit}` : ''}${pragmas.length ? `, SQLite ${pragmas.join(' ')}` : ''}`;
   }
 
   cpu(): CpuSample {
