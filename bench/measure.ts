@@ -3,7 +3,7 @@
 // reconcile passes of a Service's workflows (from Temporal).
 import { readdirSync, readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { ProcessTable } from '../dev/processes.js';
+import { flagValues, ProcessTable } from '../dev/processes.js';
 import { defaultHeapGrowingPercent } from '../workers/heap-growth.js';
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -232,8 +232,7 @@ export class StackProcesses {
     const percent = tidal.get('TIDAL_HEAP_GROWING_PERCENT') || String(defaultHeapGrowingPercent);
     const controller = `controller V8 heap growing ${percent === '0' ? "V8's own" : `${percent} %`}${flags.length ? ` (node ${flags.join(' ')})` : ''}`;
     const limit = temporal.get('GOMEMLIMIT');
-    const args = read('temporal', 'cmdline');
-    const pragmas = args.filter((_, i) => args[i - 1] === '--sqlite-pragma');
+    const pragmas = flagValues(read('temporal', 'cmdline'), '--sqlite-pragma');
     return `${controller}; Temporal GOGC ${temporal.get('GOGC') ?? '100 (unset)'}${limit ? `, GOMEMLIMIT ${limit}` : ''}${pragmas.length ? `, SQLite ${pragmas.join(' ')}` : ''}`;
   }
 

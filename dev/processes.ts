@@ -113,6 +113,11 @@ async function stopOne(rec: ProcessRecord, graceMs: number, log: (s: string) => 
   }
 }
 
+/** The values a command line gives a repeatable flag (`--flag value`), in order. */
+export function flagValues(args: readonly string[], flag: string): string[] {
+  return args.filter((_, i) => args[i - 1] === flag);
+}
+
 /** Whether process `pid` exists and is not a zombie. */
 export function isAlive(pid: number): boolean {
   try {

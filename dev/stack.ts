@@ -326,11 +326,10 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     '--log-level',
     'warn',
     // WAL: far fewer fsyncs per history event on a small machine, and still durable across a process crash.
-    '--sqlite-pragma',
-    'journal_mode=wal',
-    '--sqlite-pragma',
-    'synchronous=normal',
-    ...[...DevTemporalSqlitePageCache, ...devTemporalSqlitePragmas()].flatMap((p) => ['--sqlite-pragma', p]),
+    ...['journal_mode=wal', 'synchronous=normal', ...DevTemporalSqlitePageCache, ...devTemporalSqlitePragmas()].flatMap((p) => [
+      '--sqlite-pragma',
+      p,
+    ]),
     ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
     ...[
       ...DevTemporalWorkerPools,

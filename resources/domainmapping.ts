@@ -20,7 +20,7 @@ import {
   type Ingress,
   type IngressTLS,
 } from '../api/networking.js';
-import { childName } from './names.js';
+import { kingressName } from './names.js';
 import { controllerRef } from './owner.js';
 
 /** The claim a DomainMapping creates when autocreate is on: its name, owned by its namespace (no owner reference). */
@@ -76,7 +76,7 @@ export function makeDomainMappingIngress(
     apiVersion: NETWORKING_INTERNAL_API_VERSION,
     kind: 'Ingress',
     metadata: {
-      name: childName(name, ''),
+      name: kingressName(name),
       namespace,
       labels: { ...dm.metadata.labels, [DomainMappingLabels.uid]: dm.metadata.uid ?? '', [DomainMappingLabels.namespace]: namespace },
       annotations,

@@ -20,7 +20,7 @@ import {
   type IngressVisibility,
 } from '../api/networking.js';
 import type { Route } from '../api/serving.js';
-import { childName } from './names.js';
+import { kingressName } from './names.js';
 import { controllerRef } from './owner.js';
 import { revisionServicePort } from './revision-service.js';
 import { buildRollout, rolloutAnnotation, rolloutSplits, type Rollout } from './rollout.js';
@@ -281,7 +281,7 @@ export function makeIngress(
     apiVersion: NETWORKING_INTERNAL_API_VERSION,
     kind: 'Ingress',
     metadata: {
-      name: childName(name, ''),
+      name: kingressName(name),
       namespace,
       labels: { ...route.metadata.labels, [Labels.route]: name, [IngressOwnerLabels.routeNamespace]: namespace },
       annotations,

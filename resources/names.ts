@@ -53,6 +53,11 @@ function formatGeneration(n: number): string {
   return n < 0 ? `-${digits.padStart(4, '0')}` : digits.padStart(5, '0');
 }
 
+/** The KIngress of a Route or a DomainMapping: `ChildName(owner, "")` (a mapping's name, a domain, may pass 63). */
+export function kingressName(ownerName: string): string {
+  return childName(ownerName, '');
+}
+
 /** The Deployment of a Revision: `ChildName(rev, "-deployment")`. */
 export function deploymentName(revName: string): string {
   return childName(revName, '-deployment');

@@ -9,7 +9,7 @@ import { contentToken } from '../api/content-token.js';
 import { Annotations, Labels } from '../api/labels.js';
 import { isIstioIngress, NetworkingAnnotations } from '../api/networking.js';
 import { DomainMappingLabels } from '../api/domainmapping.js';
-import { childName } from '../resources/names.js';
+import { deploymentName, kingressName } from '../resources/names.js';
 import { ingressVirtualServiceName, meshVirtualServiceName } from '../resources/istio/names.js';
 import { podLikeOf, readinessOf, type PodLike } from '../api/lifecycle/revision.js';
 import { resourceVersionNumber, type KubeObject, type ObjectKey } from '../api/meta.js';
@@ -218,14 +218,14 @@ export class Watcher {
         { kind: 'Route', name: (n) => n },
       ],
       Route: [
-        { kind: 'Ingress', name: (n) => n },
+        { kind: 'Ingress', name: kingressName },
         { kind: 'KubeService', name: (n) => n },
       ],
       Revision: [
-        { kind: 'Deployment', name: (n) => `${n}-deployment` },
+        { kind: 'Deployment', name: deploymentName },
         { kind: 'RevisionService', name: (n) => n },
       ],
-      DomainMapping: [{ kind: 'Ingress', name: (n) => childName(n, '') }],
+      DomainMapping: [{ kind: 'Ingress', name: kingressName }],
       // The VirtualServices Tidal programs for a KIngress of its class that a Route or a DomainMapping made.
       Ingress: [
         { kind: 'VirtualService', name: meshVirtualServiceName, when: hasMeshVirtualService },

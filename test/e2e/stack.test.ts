@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJemalloc } from '../../dev/allocator.js';
-import { ProcessTable } from '../../dev/processes.js';
+import { flagValues, ProcessTable } from '../../dev/processes.js';
 import { DevTemporalSqlitePageCache, temporalGoEnv } from '../../dev/stack.js';
 import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
@@ -87,8 +87,7 @@ describe('local stack', () => {
     it('is given only dynamic config keys its server defines, the replication cache at its floor among them', () => {
       const temporal = new ProcessTable(stack().dir).running('temporal');
       expect(temporal, 'the dev server process').toBeDefined();
-      const args = readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0');
-      const settings = args.flatMap((a, i) => (args[i - 1] === '--dynamic-config-value' ? [a] : []));
+      const settings = flagValues(readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0'), '--dynamic-config-value');
       expect(settings).toContain('history.xdcCacheMaxSizeBytes=65536');
       const binary = readFileSync(`/proc/${temporal!.pid}/exe`);
       const unknown = settings.map((s) => s.split('=')[0]!).filter((key) => !binary.includes(key));
@@ -101,8 +100,7 @@ describe('local stack', () => {
     it('runs with its SQLite page cache cut and the stack’s GOGC', () => {
       const temporal = new ProcessTable(stack().dir).running('temporal');
       expect(temporal, 'the dev server process').toBeDefined();
-      const args = readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0');
-      const pragmas = args.flatMap((a, i) => (args[i - 1] === '--sqlite-pragma' ? [a] : []));
+      const pragmas = flagValues(readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0'), '--sqlite-pragma');
       expect(pragmas).toEqual(expect.arrayContaining(['journal_mode=wal', ...DevTemporalSqlitePageCache]));
       const environ = readFileSync(`/proc/${temporal!.pid}/environ`, 'utf8').split('\0');
       expect(environ).toContain(`GOGC=${temporalGoEnv().GOGC}`);

@@ -11,6 +11,7 @@ import type { WatchedKind } from '../../../watcher/poke-map.js';
 import type { Poker } from '../../../watcher/poker.js';
 import { Watcher } from '../../../watcher/watcher.js';
 import { contentToken } from '../../../api/content-token.js';
+import { deploymentName } from '../../../resources/names.js';
 
 const selfToken = expect.stringMatching(/^s\.[0-9a-f]{16}$/) as unknown as string;
 const depToken = expect.stringMatching(/^d\.[0-9a-f]{16}\.[0-9a-f]{16}$/) as unknown as string;
@@ -372,6 +373,21 @@ describe('Watcher: children deleted while no one watched (a new leader term)', (
     expect(h.take()).toEqual(['Service/ns/lost-route <- dependency Route/ns/lost-route -']);
     // The poke announces nothing (no token): the workflow passes unless it, too, saw the Route absent.
     expect(h.calls()).toEqual([]);
+  });
+
+  it("names each child as its builder does: a long Revision's Deployment is ChildName-shortened, not missing", async () => {
+    const long = `${'a'.repeat(57)}-00001`; // 63 characters: `<rev>-deployment` would not fit and is hashed
+    const cluster = new FakeCluster();
+    cluster.objects.set('Revision', [
+      ownedBy('Revision', long, '1', 'Configuration', 'a'),
+      ownedBy('Revision', 'web-00001', '2', 'Configuration', 'web'),
+    ]);
+    cluster.objects.set('Deployment', [ownedBy('Deployment', deploymentName(long), '3', 'Revision', long)]);
+    const h = await started(cluster, ['Revision', 'Deployment']);
+    h.take();
+    expect(deploymentName(long)).not.toBe(`${long}-deployment`);
+    expect(h.watcher.pokeMissingChildren()).toBe(1);
+    expect(h.take()).toEqual(['Revision/ns/web-00001 <- dependency Deployment/ns/web-00001-deployment -']);
   });
 
   it("a KIngress's VirtualServices and a DomainMapping's KIngress: each missing one pokes the pass that programs it", async () => {
