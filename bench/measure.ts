@@ -1,7 +1,7 @@
 // What the benchmarks measure with (ready.ts, scale.ts, floor.ts and the others): progress lines, CPU and memory of
 // the stack's processes (from /proc), percentiles, the controller's Prometheus counters, and the history events and
 // reconcile passes of a Service's workflows (from Temporal).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { flagValues, ProcessTable } from '../dev/processes.js';
 import { defaultHeapGrowingPercent } from '../workers/heap-growth.js';
@@ -119,9 +119,31 @@ function tree(root: number, stats: ProcStat[]): ProcStat[] {
   return out;
 }
 
-function rssMiB(pid: number): number {
+/** A process's resident set (`VmRSS`) or its peak since its start or the last `resetPeakRss` (`VmHWM`), in MiB. */
+export function rssMiB(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   try {
-    return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+    return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Starts a process's peak RSS (`VmHWM`) over from what it holds now (Linux's `clear_refs`); false if it could not. */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false; // gone meanwhile, or not ours to reset: the peak then counts from the process's start
+  }
+}
+
+/** Of a process's RSS, the pages mapped from files (RSS less its anonymous pages). */
+export function fileMiB(pid: number): number {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(rollup)?.[1] ?? NaN);
+    return (kb('Rss') - kb('Anonymous')) / 1024;
   } catch {
     return NaN;
   }
@@ -169,6 +191,8 @@ export interface Memory {
   temporal: number;
   /** PSS of PostgreSQL's process tree, when present. */
   postgres: number | undefined;
+  /** Of `tidal` and `temporal`: the pages mapped from files (their binaries and libraries; clean, the kernel may drop them). */
+  filePages: { tidal: number; temporal: number };
 }
 
 const kubernetesProcesses = ['kube-apiserver', 'etcd', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
@@ -260,6 +284,20 @@ export class StackProcesses {
     return names.reduce((a, n) => a + (readStat(this.table.running(n)?.pid ?? -1)?.cpu ?? 0), 0);
   }
 
+  /** Starts the processes' peak RSS (`VmHWM`) over from what they hold now (Linux's `clear_refs`). */
+  resetPeaks(): void {
+    for (const pid of [...this.tidalPids(), this.pid('temporal')]) if (pid !== undefined) resetPeakRss(pid);
+  }
+
+  /** The highest RSS of the controller(s) and of the Temporal server since `resetPeaks` (or their start). */
+  peaks(): { tidal: number; temporal: number } {
+    const temporal = this.pid('temporal');
+    return {
+      tidal: this.tidalPids().reduce((a, pid) => a + rssMiB(pid, 'VmHWM'), 0),
+      temporal: temporal === undefined ? NaN : rssMiB(temporal, 'VmHWM'),
+    };
+  }
+
   memory(): Memory {
     const tidal = this.tidalPids();
     const temporal = this.pid('temporal');
@@ -268,6 +306,10 @@ export class StackProcesses {
       tidal: tidal.length === 0 ? NaN : tidal.reduce((a, pid) => a + rssMiB(pid), 0),
       temporal: temporal === undefined ? NaN : rssMiB(temporal),
       postgres: postgres === undefined ? undefined : treePssMiB(tree(postgres, allStats())),
+      filePages: {
+        tidal: tidal.length === 0 ? NaN : tidal.reduce((a, pid) => a + fileMiB(pid), 0),
+        temporal: temporal === undefined ? NaN : fileMiB(temporal),
+      },
     };
   }
 }
@@ -285,7 +327,8 @@ export function cpuUsed(before: CpuSample, after: CpuSample): CpuUsed {
 
 export function fmtMemory(m: Memory): string {
   const pg = m.postgres === undefined ? '' : `, PostgreSQL ${m.postgres.toFixed(0)} MiB (PSS)`;
-  return `Tidal ${m.tidal.toFixed(0)} MiB, Temporal server ${m.temporal.toFixed(0)} MiB${pg}`;
+  const file = `of which file pages ${m.filePages.tidal.toFixed(0)} and ${m.filePages.temporal.toFixed(0)}`;
+  return `Tidal ${m.tidal.toFixed(0)} MiB, Temporal server ${m.temporal.toFixed(0)} MiB (${file})${pg}`;
 }
 
 // ── the controller's Prometheus counters ───────────────────────────────────────────────────────────────────────

@@ -83,6 +83,8 @@ interface PhaseResult {
   reads: number;
   cost: ServiceCost;
   memory: Memory;
+  /** The highest RSS through the phase (its start to its memory reading). */
+  peak: { tidal: number; temporal: number };
   resident: number;
 }
 
@@ -162,6 +164,7 @@ class Bench {
     const timeoutMs = 60_000 + 600 * Math.max(...groups.map((g) => g.length));
     const cpuBefore = this.cpu();
     const before = await this.requests();
+    this.procs.resetPeaks();
     const allReadyMs: number[] = [];
     for (const group of groups) {
       const t0 = performance.now();
@@ -188,6 +191,7 @@ class Bench {
       reads,
       cost,
       memory: this.procs.memory(),
+      peak: this.procs.peaks(),
       resident: this.resident,
     };
     this.phases.push(result);
@@ -235,7 +239,9 @@ class Bench {
       `history events per Service: ${fmt(r.cost.events, 0)} (${fmtByKind(r.cost.eventsByKind, 0)})` +
         (r.cost.laterRuns ? `, ${r.cost.laterRuns} later runs included (continued-as-new or after an idle end)` : ', one run each'),
     );
-    console.log(`memory after: ${fmtMemory(r.memory)} with ${r.resident} resident Services`);
+    console.log(
+      `memory after: ${fmtMemory(r.memory)} with ${r.resident} resident Services; peak RSS in the phase: Tidal ${fmt(r.peak.tidal, 0)}, Temporal ${fmt(r.peak.temporal, 0)} MiB`,
+    );
   }
 
   /** Waits for the entity runs to end idle, then reads memory: what the resident Services cost at rest. */
@@ -429,6 +435,12 @@ class Bench {
           ],
           [`Tidal RSS right after ${n(at200)} (${at200?.resident ?? 0} resident)`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.tidal, 0)} MiB` : '—'],
           [`Temporal RSS right after ${n(at200)}`, '≤ 150 MiB', at200 ? `${fmt(at200.memory.temporal, 0)} MiB` : '—'],
+          [`Tidal / Temporal peak RSS through ${n(at200)}`, '—', at200 ? `${fmt(at200.peak.tidal, 0)} / ${fmt(at200.peak.temporal, 0)} MiB` : '—'],
+          [
+            `  of the RSS right after: file pages (binaries), Tidal / Temporal`,
+            '—',
+            at200 ? `${fmt(at200.memory.filePages.tidal, 0)} / ${fmt(at200.memory.filePages.temporal, 0)} MiB` : '—',
+          ],
           [
             `Tidal / Temporal RSS at rest (${rest?.resident ?? 0} resident, ${rest?.running ?? 0} runs running)`,
             '≤ 150 / 150 MiB',
