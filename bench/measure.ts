@@ -289,7 +289,10 @@ export class StackProcesses {
     for (const pid of [...this.tidalPids(), this.pid('temporal')]) if (pid !== undefined) resetPeakRss(pid);
   }
 
-  /** The highest RSS of the controller(s) and of the Temporal server since `resetPeaks` (or their start). */
+  /**
+   * The highest RSS of the Temporal server and of the controller since `resetPeaks` (or their start); with extra worker
+   * processes, each one's own peak, summed.
+   */
   peaks(): { tidal: number; temporal: number } {
     const temporal = this.pid('temporal');
     return {
