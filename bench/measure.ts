@@ -192,7 +192,13 @@ export interface Memory {
   /** PSS of PostgreSQL's process tree, when present. */
   postgres: number | undefined;
   /** Of `tidal` and `temporal`: the pages mapped from files (their binaries and libraries; clean, the kernel may drop them). */
-  filePages: { tidal: number; temporal: number };
+  filePages: PerRole;
+}
+
+/** A figure of the controller (its processes summed) and of the Temporal server, in MiB. */
+export interface PerRole {
+  tidal: number;
+  temporal: number;
 }
 
 const kubernetesProcesses = ['kube-apiserver', 'etcd', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
@@ -290,29 +296,29 @@ export class StackProcesses {
   }
 
   /**
-   * The highest RSS of the Temporal server and of the controller since `resetPeaks` (or their start); with extra worker
-   * processes, each one's own peak, summed.
+   * `read` of the controller (summed over its processes when there are extra workers) and of the Temporal server; NaN
+   * for a role with no process.
    */
-  peaks(): { tidal: number; temporal: number } {
+  private perRole(read: (pid: number) => number): PerRole {
+    const tidal = this.tidalPids();
     const temporal = this.pid('temporal');
     return {
-      tidal: this.tidalPids().reduce((a, pid) => a + rssMiB(pid, 'VmHWM'), 0),
-      temporal: temporal === undefined ? NaN : rssMiB(temporal, 'VmHWM'),
+      tidal: tidal.length === 0 ? NaN : tidal.reduce((a, pid) => a + read(pid), 0),
+      temporal: temporal === undefined ? NaN : read(temporal),
     };
   }
 
+  /** The highest RSS since `resetPeaks` (or the processes' start); with extra worker processes, each one's own, summed. */
+  peaks(): PerRole {
+    return this.perRole((pid) => rssMiB(pid, 'VmHWM'));
+  }
+
   memory(): Memory {
-    const tidal = this.tidalPids();
-    const temporal = this.pid('temporal');
     const postgres = this.pid('postgres');
     return {
-      tidal: tidal.length === 0 ? NaN : tidal.reduce((a, pid) => a + rssMiB(pid), 0),
-      temporal: temporal === undefined ? NaN : rssMiB(temporal),
+      ...this.perRole((pid) => rssMiB(pid)),
       postgres: postgres === undefined ? undefined : treePssMiB(tree(postgres, allStats())),
-      filePages: {
-        tidal: tidal.length === 0 ? NaN : tidal.reduce((a, pid) => a + fileMiB(pid), 0),
-        temporal: temporal === undefined ? NaN : fileMiB(temporal),
-      },
+      filePages: this.perRole(fileMiB),
     };
   }
 }

@@ -26,6 +26,7 @@ import {
   fmt,
   fmtByKind,
   fmtMemory,
+  type PerRole,
   fmtMs,
   percentile,
   serviceCost,
@@ -84,7 +85,7 @@ interface PhaseResult {
   cost: ServiceCost;
   memory: Memory;
   /** The highest RSS through the phase (its start to its memory reading). */
-  peak: { tidal: number; temporal: number };
+  peak: PerRole;
   resident: number;
 }
 
