@@ -120,29 +120,35 @@ export function createCombinedActivities(s: PartSteps, readyWaitMs = 0, cache?: 
    * Service's status — the three steps that stand between a Revision turning Ready and the Service Ready — side by
    * side (ADR 0011, "Later"). The Route is programmed from the Configuration and Revisions the Configuration's part
    * read, with the status that part computed, handed over beside its status write. The Service's part reads the
-   * Service meanwhile, and computes its status from the two children as they were written, once both parts are done.
+   * Service meanwhile, and computes its status from the two children once the Configuration's part is done and the
+   * Route's part hands over the status it is about to write: the Service's status write goes beside the Route's.
    */
   async function reconcileServiceStatus(
     key: ObjectKey,
     opts: { configuration: boolean; route: boolean; written: WrittenVersions; expectSpec: string },
   ): Promise<ServiceStatusParts> {
     const seen = handOff<SeenConfiguration>();
-    let routeAsWritten: Route | undefined;
+    const toWrite = handOff<Route>();
     const cfgPart = opts.configuration
       ? seen.settledBy(s.updateConfigurationStatus(key, undefined, { written: opts.written, handOver: seen.give }))
       : undefined;
     const routePart = opts.route
-      ? s.reconcileRoute(key, {
-          reportNotOwned: true,
-          written: opts.written,
-          ...(opts.configuration ? { seen: seen.taken } : {}),
-          asWritten: (route) => (routeAsWritten = route),
-        })
+      ? toWrite.settledBy(
+          s.reconcileRoute(key, {
+            reportNotOwned: true,
+            written: opts.written,
+            ...(opts.configuration ? { seen: seen.taken } : {}),
+            toWrite: toWrite.give,
+          }),
+        )
       : undefined;
-    // Both parts done (a failed one fails this too): the children as written; one not handed over is read.
-    const children = Promise.all([cfgPart, routePart]).then(async (): Promise<WrittenChildren> => ({
+    // The Route with the status its part is about to write; handed nothing, the part's end (a failure fails this).
+    const routeStatus = routePart ? toWrite.taken.then(async (r) => r ?? (await routePart, undefined)) : undefined;
+    // The Configuration's part done (a failure fails this too) and the Route's status known: the children as written
+    // or about to be; one not handed over is read.
+    const children = Promise.all([cfgPart, routeStatus]).then(async ([, r]): Promise<WrittenChildren> => ({
       configuration: opts.configuration ? (await seen.taken)?.configuration : undefined,
-      route: routeAsWritten,
+      route: r,
     }));
     const [configuration, route, service] = await settleAll([cfgPart, routePart, s.updateServiceStatus(key, opts.expectSpec, children)] as const);
     return { ...(configuration ? { configuration } : {}), ...(route ? { route } : {}), service };

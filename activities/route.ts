@@ -113,8 +113,8 @@ export interface RouteOptions {
   written?: WrittenVersions;
   /** What the Configuration's status step beside this one hands over (activities/combined.ts). */
   seen?: Promise<SeenConfiguration | undefined>;
-  /** Gets the Route with the status this pass wrote (or found already there), once it is stored. */
-  asWritten?: (route: Route) => void;
+  /** Gets the Route with the status this pass is about to write (or found already there), just before the write. */
+  toWrite?: (route: Route) => void;
 }
 
 /** A rollout as the Route's pass left it, for the workflow's history and its durable timer. */
@@ -684,8 +684,9 @@ export function createRouteActivities(deps: ActivityDeps) {
     );
     const [again] = await settleAll([moved, bookkeeping]);
     if (again) placeholders = placeholders ? mergePlaceholderOutcomes(placeholders, again) : again;
+    // The Service's status step beside this one writes from the Route's status as computed, beside this write.
+    opts.toWrite?.({ ...raw, status: r.status });
     const written = await writeStatus(kube, Resources.Route, raw, r.status);
-    opts.asWritten?.({ ...raw, status: r.status });
     // Each step and control action of the rollout as an Event on the Route (issue 11).
     for (const e of programmed ? (plan?.events ?? []) : []) record(route, e.type, e.reason, e.message);
     if (placeholders?.notOwned) {
@@ -716,7 +717,7 @@ export function createRouteActivities(deps: ActivityDeps) {
      * name taken by a foreign object fails the step after reporting it, so it is retried with backoff — unless
      * `reportNotOwned` (a Service's pass, which must go on to write the Service's status): then the outcome names it
      * and the caller schedules the retry. `seen`: what the Configuration's status step beside it hands over
-     * (activities/combined.ts), awaited before the Route reads what its traffic names; `asWritten`: for the Service's
+     * (activities/combined.ts), awaited before the Route reads what its traffic names; `toWrite`: for the Service's
      * status step beside it.
      */
     async reconcileRoute(key: ObjectKey, opts: RouteOptions = {}): Promise<RouteOutcome> {

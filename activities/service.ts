@@ -31,7 +31,10 @@ export type ChildOutcome =
       resourceVersion: string;
     };
 
-/** A Service's children as the steps beside its status step wrote them (activities/combined.ts); absent: not handed. */
+/**
+ * A Service's children as the steps beside its status step wrote them, or are about to write them (the Route's status,
+ * activities/combined.ts); absent: not handed.
+ */
 export interface WrittenChildren {
   configuration?: Configuration | undefined;
   route?: Route | undefined;
@@ -130,8 +133,8 @@ export function createServiceActivities(deps: ActivityDeps) {
      * Writes the Service's status from its Configuration and Route (spec §1.4). `expectSpec` (a status-only pass): the
      * spec hash the children were applied from; a Service whose spec moved on since is left alone (`stale`), for a full
      * pass to apply first — its status must never report a generation whose children were not applied. `written`: the
-     * children as the steps beside this one wrote them (activities/combined.ts), awaited while the Service is read; a
-     * child it does not hold is read once it has settled.
+     * children as the steps beside this one wrote them or are about to (activities/combined.ts), awaited while the
+     * Service is read; a child it does not hold is read once it has settled.
      */
     async updateServiceStatus(key: ObjectKey, expectSpec?: string, written?: Promise<WrittenChildren>): Promise<StatusOutcome> {
       const given = written ?? Promise.resolve<WrittenChildren>({});

@@ -1,6 +1,7 @@
 // A Service's status-only pass (activities/combined.ts reconcileServiceStatus): the Route is programmed from the
 // Configuration and Revisions the Configuration's part read, with the status that part computed, beside its status
-// write (ADR 0011, "Later") — and reads them itself when that part hands nothing over.
+// write (ADR 0011, "Later") — and reads them itself when that part hands nothing over; the Service's status is
+// written from the Route's status as its part is about to write it, beside that write.
 import { describe, expect, it } from 'vitest';
 import { createCombinedActivities, type PartSteps } from '../../../activities/combined.js';
 import { createConfigurationActivities } from '../../../activities/configuration.js';
@@ -17,20 +18,28 @@ import { KubeFake, refused, servicePassDeps } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello' };
 
+/** A status write of `kind` the client holds until `until` holds of the calls made so far, or 1 s. */
+interface Hold {
+  kind: string;
+  until: (calls: KubeFake['calls']) => boolean;
+}
+
+/** The Configuration's status write held until the KIngress has been applied: whether the Route waited for it. */
+const configurationUntilIngress: Hold = { kind: 'Configuration', until: (calls) => calls.some((c) => c.kind === 'Ingress' && c.verb === 'apply') };
+
 /**
- * A Service whose Configuration and Route exist and whose first Revision has just turned Ready. The client holds the
- * Configuration's status write until the KIngress has been applied, or 1 s: the order the two came in shows whether
- * the Route waited for that write.
+ * A Service whose Configuration and Route exist and whose first Revision has just turned Ready. The client holds one
+ * status write (`hold`) until something else has happened, or 1 s: the order the two came in shows whether one
+ * waited for the other.
  */
-async function setup() {
+async function setup(hold: Hold = configurationUntilIngress) {
   const fake = new KubeFake();
   fake.seed(Resources.Service, service('hello', 'default'));
   const client = fake.client();
   const held: KubeClient = Object.assign(Object.create(client) as KubeClient, {
     apply: async (type: Parameters<KubeClient['apply']>[0], obj: KubeObject, sub?: 'status') => {
-      if (type.kind === 'Configuration' && sub === 'status') {
-        for (let i = 0; i < 100 && !fake.calls.some((c) => c.kind === 'Ingress' && c.verb === 'apply'); i++)
-          await new Promise((r) => setTimeout(r, 10));
+      if (type.kind === hold.kind && sub === 'status') {
+        for (let i = 0; i < 100 && !hold.until(fake.calls); i++) await new Promise((r) => setTimeout(r, 10));
       }
       return client.apply(type, obj, sub);
     },
@@ -56,7 +65,7 @@ async function setup() {
 const at = (fake: KubeFake, verb: string, kind: string) => fake.calls.findIndex((c) => c.verb === verb && c.kind === kind);
 const count = (fake: KubeFake, verb: string, kind: string) => fake.calls.filter((c) => c.verb === verb && c.kind === kind).length;
 
-describe('reconcileServiceStatus: the Route beside the Configuration’s status write', () => {
+describe('reconcileServiceStatus: the parts side by side', () => {
   it('programs the Route from the status the Configuration’s part computed, before that status is written', async () => {
     const { fake, pass } = await setup();
     const parts = await pass();
@@ -72,15 +81,59 @@ describe('reconcileServiceStatus: the Route beside the Configuration’s status 
     const route = fake.get<Route>(Resources.Route, 'default', 'hello')!;
     expect(route.status?.traffic).toEqual([{ revisionName: 'hello-00001', latestRevision: true, percent: 100 }]);
     expect(fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.status?.latestReadyRevisionName).toBe('hello-00001');
-    // The Service was read while the children's parts ran; its status is written last, from both as they wrote them
-    // (the Route read once, by its own part).
+    // The Service was read while the children's parts ran; its status is written once the Configuration's is, from
+    // both children's statuses as their parts computed them (the Route read once, by its own part).
     expect(at(fake, 'get', 'Service')).toBeLessThan(at(fake, 'status', 'Route'));
     expect(count(fake, 'get', 'Route')).toBe(1);
-    expect(at(fake, 'status', 'Service')).toBeGreaterThan(Math.max(at(fake, 'status', 'Configuration'), at(fake, 'status', 'Route')));
+    expect(at(fake, 'status', 'Service')).toBeGreaterThan(at(fake, 'status', 'Configuration'));
     const svc = fake.get<Service>(Resources.Service, 'default', 'hello')!;
     expect(svc.status?.latestReadyRevisionName).toBe('hello-00001');
     expect(svc.status?.traffic).toEqual(route.status?.traffic);
     expect(svc.status?.url).toBe('http://hello.default.example.com');
+  });
+
+  it('writes the Service’s status beside the Route’s, from the status the Route’s part is about to write', async () => {
+    const { fake, pass } = await setup({ kind: 'Route', until: (calls) => calls.some((c) => c.kind === 'Service' && c.verb === 'status') });
+    const parts = await pass();
+    expect(parts.route).toMatchObject({ outcome: 'written', ready: 'True' });
+    expect(parts.service).toMatchObject({ outcome: 'written', ready: 'True' });
+    // The Service's status went out while the Route's was held: it did not wait for that write.
+    expect(at(fake, 'status', 'Service')).toBeGreaterThanOrEqual(0);
+    expect(at(fake, 'status', 'Service')).toBeLessThan(at(fake, 'status', 'Route'));
+    expect(count(fake, 'get', 'Route')).toBe(1);
+    const route = fake.get<Route>(Resources.Route, 'default', 'hello')!;
+    const svc = fake.get<Service>(Resources.Service, 'default', 'hello')!;
+    expect(route.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(svc.status?.traffic).toEqual(route.status?.traffic);
+    expect(svc.status?.conditions?.find((c) => c.type === 'RoutesReady')?.status).toBe('True');
+  });
+
+  it('a Route part that fails before its hand-over fails the Service’s part before it writes', async () => {
+    const { fake, pass } = await setup();
+    fake.failNext('apply', Resources.KIngress, refused(500, 'InternalError', 'etcd timeout'));
+    await expect(pass()).rejects.toThrow('etcd timeout');
+    expect(at(fake, 'status', 'Route')).toBe(-1);
+    expect(at(fake, 'status', 'Service')).toBe(-1);
+    const parts = await pass();
+    expect(parts.route).toMatchObject({ ready: 'True' });
+    expect(parts.service).toMatchObject({ ready: 'True' });
+  });
+
+  it('a Route status write refused after its hand-over fails the step; the retry writes it', async () => {
+    const { fake, pass } = await setup();
+    fake.failNext('status', Resources.Route, refused(500, 'InternalError', 'etcd timeout'));
+    await expect(pass()).rejects.toThrow('etcd timeout');
+    // The Service's status went beside it, from the Route's status as computed: true of the KIngress and its
+    // VirtualServices, which are programmed; only the Route's own record of it lags until the retry.
+    const routeReady = () => fake.get<Route>(Resources.Route, 'default', 'hello')!.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    expect(routeReady()).not.toBe('True');
+    fake.calls = [];
+    const parts = await pass();
+    expect(parts.route).toMatchObject({ outcome: 'written', ready: 'True' });
+    expect(parts.service).toMatchObject({ ready: 'True' });
+    expect(routeReady()).toBe('True');
+    const route = fake.get<Route>(Resources.Route, 'default', 'hello')!;
+    expect(fake.get<Service>(Resources.Service, 'default', 'hello')!.status?.traffic).toEqual(route.status?.traffic);
   });
 
   it('a Configuration part that fails before its hand-over: the Route reads for itself, and the step fails', async () => {
