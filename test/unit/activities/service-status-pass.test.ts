@@ -127,11 +127,15 @@ describe('reconcileServiceStatus: the parts side by side', () => {
     // VirtualServices, which are programmed; only the Route's own record of it lags until the retry.
     const routeReady = () => fake.get<Route>(Resources.Route, 'default', 'hello')!.status?.conditions?.find((c) => c.type === 'Ready')?.status;
     expect(routeReady()).not.toBe('True');
+    const svc = fake.get<Service>(Resources.Service, 'default', 'hello')!;
+    expect(svc.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
     fake.calls = [];
     const parts = await pass();
     expect(parts.route).toMatchObject({ outcome: 'written', ready: 'True' });
     expect(parts.service).toMatchObject({ ready: 'True' });
     expect(routeReady()).toBe('True');
+    // The Service's status, written beside the refused write, was already what the retry computes.
+    expect(count(fake, 'status', 'Service')).toBe(0);
     const route = fake.get<Route>(Resources.Route, 'default', 'hello')!;
     expect(fake.get<Service>(Resources.Service, 'default', 'hello')!.status?.traffic).toEqual(route.status?.traffic);
   });
