@@ -143,7 +143,13 @@ export function createCombinedActivities(s: PartSteps, readyWaitMs = 0, cache?: 
         )
       : undefined;
     // The Route with the status its part is about to write; handed nothing, the part's end (a failure fails this).
-    const routeStatus = routePart ? toWrite.taken.then(async (r) => r ?? (await routePart, undefined)) : undefined;
+    const routeStatus = routePart
+      ? toWrite.taken.then(async (r) => {
+          if (r) return r;
+          await routePart;
+          return undefined;
+        })
+      : undefined;
     // The Configuration's part done (a failure fails this too) and the Route's status known: the children as written
     // or about to be; one not handed over is read.
     const children = Promise.all([cfgPart, routeStatus]).then(async ([, r]): Promise<WrittenChildren> => ({

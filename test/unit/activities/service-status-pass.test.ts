@@ -12,7 +12,7 @@ import { createServiceActivities } from '../../../activities/service.js';
 import { observationOf, specOfObservation } from '../../../api/content-token.js';
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
-import type { Configuration, Revision, Route, Service } from '../../../api/serving.js';
+import type { Condition, Configuration, Revision, Route, Service } from '../../../api/serving.js';
 import { service } from '../../fixtures/serving.js';
 import { KubeFake, refused, servicePassDeps } from './kube-fake.js';
 
@@ -64,6 +64,9 @@ async function setup(hold: Hold = configurationUntilIngress) {
 
 const at = (fake: KubeFake, verb: string, kind: string) => fake.calls.findIndex((c) => c.verb === verb && c.kind === kind);
 const count = (fake: KubeFake, verb: string, kind: string) => fake.calls.filter((c) => c.verb === verb && c.kind === kind).length;
+/** The status of an object's condition of `type`. */
+const conditionStatus = (obj: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
+  obj?.status?.conditions?.find((c) => c.type === type)?.status;
 
 describe('reconcileServiceStatus: the parts side by side', () => {
   it('programs the Route from the status the Configuration’s part computed, before that status is written', async () => {
@@ -103,9 +106,9 @@ describe('reconcileServiceStatus: the parts side by side', () => {
     expect(count(fake, 'get', 'Route')).toBe(1);
     const route = fake.get<Route>(Resources.Route, 'default', 'hello')!;
     const svc = fake.get<Service>(Resources.Service, 'default', 'hello')!;
-    expect(route.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(conditionStatus(route, 'Ready')).toBe('True');
     expect(svc.status?.traffic).toEqual(route.status?.traffic);
-    expect(svc.status?.conditions?.find((c) => c.type === 'RoutesReady')?.status).toBe('True');
+    expect(conditionStatus(svc, 'RoutesReady')).toBe('True');
   });
 
   it('a Route part that fails before its hand-over fails the Service’s part before it writes', async () => {
@@ -125,10 +128,10 @@ describe('reconcileServiceStatus: the parts side by side', () => {
     await expect(pass()).rejects.toThrow('etcd timeout');
     // The Service's status went beside it, from the Route's status as computed: true of the KIngress and its
     // VirtualServices, which are programmed; only the Route's own record of it lags until the retry.
-    const routeReady = () => fake.get<Route>(Resources.Route, 'default', 'hello')!.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    const routeReady = () => conditionStatus(fake.get<Route>(Resources.Route, 'default', 'hello'), 'Ready');
     expect(routeReady()).not.toBe('True');
     const svc = fake.get<Service>(Resources.Service, 'default', 'hello')!;
-    expect(svc.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    expect(conditionStatus(svc, 'Ready')).toBe('True');
     fake.calls = [];
     const parts = await pass();
     expect(parts.route).toMatchObject({ outcome: 'written', ready: 'True' });
@@ -149,7 +152,7 @@ describe('reconcileServiceStatus: the parts side by side', () => {
     expect(at(fake, 'status', 'Configuration')).toBe(-1);
     expect(at(fake, 'status', 'Service')).toBe(-1);
     const route = fake.get<Route>(Resources.Route, 'default', 'hello')!;
-    expect(route.status?.conditions?.find((c) => c.type === 'Ready')?.status).not.toBe('True');
+    expect(conditionStatus(route, 'Ready')).not.toBe('True');
     // The retry runs both again: everything Ready.
     const parts = await pass();
     expect(parts.route).toMatchObject({ ready: 'True' });
