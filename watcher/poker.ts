@@ -11,7 +11,10 @@
 //
 // Catch-up pokes (the start-up list of objects whose status already reports their generation, and sweeps) go in a
 // second lane, metered to `catchUpPerSecond`, after every other poke: a restart re-pokes every object, and a change
-// made while the controller was down (or during the catch-up) must not queue behind thousands of full passes.
+// made while the controller was down (or during the catch-up) must not queue behind thousands of full passes. A
+// catch-up run is started with its pokes as input and marked so (`EntityInput.catchUp`): one whose first pass writes
+// nothing ends at once (ADR 0006, "Later"); a run that is there gets them as a signal. The sweep after a start leaves
+// out the runs this process's catch-up started in the minutes before: they ran on this code and have passed.
 import type { Logger } from 'pino';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import type { Counter, Registry } from 'prom-client';
@@ -36,7 +39,10 @@ export interface PokerOptions {
   /** Signals one workflow may take at once, and per second after that (defaults 20 and 5). */
   signalBurst?: number;
   signalsPerSecond?: number;
-  /** Catch-up pokes delivered per second at most (default 10: about the passes a second two cores take; 0: unmetered). */
+  /**
+   * Catch-up pokes delivered per second at most (default 10: a quarter of two cores, a catch-up run that writes
+   * nothing costing Tidal and Temporal ~50 ms of CPU, so a change made meanwhile is not slowed much; 0: unmetered).
+   */
   catchUpPerSecond?: number;
   /**
    * Asked before every delivery: false (this process's leader term is over or paused) and nothing more is sent — the
@@ -73,6 +79,9 @@ interface Pending {
 /** The longest pokes wait for a workflow's running step (a step waiting on the outside world, say). */
 const MAX_STEP_HOLD_MS = 2_000;
 
+/** How long a run the catch-up started stays out of sweeps: past the start-up sweep, well short of the periodic one. */
+const FRESH_CATCH_UP_RUN_MS = 5 * 60_000;
+
 /** What identifies a poke's content for de-duplication. */
 const contentOf = (p: Poke): string | undefined => p.token ?? p.resourceVersion;
 
@@ -86,6 +95,8 @@ interface Bucket {
 
 export class Poker {
   private readonly pending = new Map<string, Pending>();
+  /** Workflows whose run the catch-up lane started lately, and when. */
+  private readonly freshCatchUpRuns = new Map<string, number>();
   private readonly lastSent = new Map<string, string>();
   private inFlight = 0;
   /** Workflows with a delivery under way: never two at once for one workflow, so the newest poke wins. */
@@ -93,6 +104,7 @@ export class Poker {
   /** Signal budget per workflow; a workflow absent here has a full bucket. */
   private readonly budgets = new Map<string, Bucket>();
   private prunedAt = 0;
+  private freshPrunedAt = 0;
   private readonly burst: number;
   private readonly perSecond: number;
   private readonly catchUpBudget: Bucket;
@@ -281,10 +293,17 @@ export class Poker {
   private async deliver(id: string, p: Pending): Promise<void> {
     const { kind, key } = p.target;
     const pokes = [...p.pokes.values()];
+    const input = {
+      kind,
+      namespace: key.namespace,
+      name: key.name,
+      ...(this.opts.workflowOptions ? { options: this.opts.workflowOptions } : {}),
+      ...(p.catchUp ? { catchUp: true } : {}),
+    };
     const start: WorkflowStartOptions = {
       workflowId: id,
       taskQueue: this.opts.taskQueue,
-      args: [{ kind, namespace: key.namespace, name: key.name, ...(this.opts.workflowOptions ? { options: this.opts.workflowOptions } : {}) }],
+      args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       typedSearchAttributes: [
@@ -295,9 +314,11 @@ export class Poker {
       staticSummary: `${kind} ${key.namespace}/${key.name}`,
     };
     try {
-      // A fresh run always passes once, so a sweep needs no signal: a running workflow is left as it is.
-      if (pokes.every(isSweep)) await this.client.workflow.start(workflowTypeOf(kind), start);
-      else if (!(await this.startedEagerly(id, p, start, pokes)))
+      // A fresh run always passes once, so a sweep needs no signal: a running workflow is left as it is, and so is
+      // one the catch-up just started here.
+      if (pokes.every(isSweep)) {
+        if (!this.isFreshCatchUpRun(id)) await this.client.workflow.start(workflowTypeOf(kind), start);
+      } else if (!(await this.startedEagerly(id, p, start, pokes)) && !(p.catchUp && (await this.startedForCatchUp(id, p, start, pokes))))
         await this.client.workflow.signalWithStart(workflowTypeOf(kind), { ...start, signal: POKE_SIGNAL, signalArgs: [pokes] });
       this.delivered.inc({ kind });
       for (const poke of p.pokes.values()) {
@@ -350,6 +371,35 @@ export class Poker {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
       throw err;
     }
+  }
+
+  /**
+   * A catch-up poke whose workflow has no run (at rest, ADR 0006): the run is started with the pokes as input,
+   * marked catch-up, through the task queue. A run that is there refuses the start and false signals it as usual.
+   */
+  private async startedForCatchUp(id: string, p: Pending, start: WorkflowStartOptions, pokes: Poke[]): Promise<boolean> {
+    if (!p.catchUp) return false;
+    const [input] = start.args as [Record<string, unknown>];
+    try {
+      await this.client.workflow.start(workflowTypeOf(p.target.kind), { ...start, args: [{ ...input, pokes }], workflowIdConflictPolicy: 'FAIL' });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      throw err;
+    }
+    const now = Date.now();
+    this.freshCatchUpRuns.set(id, now);
+    // Forget the old ones now and then: a scan per start would make a catch-up of thousands quadratic.
+    if (this.freshCatchUpRuns.size > 1_000 && now - this.freshPrunedAt > FRESH_CATCH_UP_RUN_MS / 10) {
+      this.freshPrunedAt = now;
+      for (const [k, at] of this.freshCatchUpRuns) if (now - at >= FRESH_CATCH_UP_RUN_MS) this.freshCatchUpRuns.delete(k);
+    }
+    return true;
+  }
+
+  /** The catch-up started this workflow's run here in the last `FRESH_CATCH_UP_RUN_MS`. */
+  private isFreshCatchUpRun(id: string): boolean {
+    const at = this.freshCatchUpRuns.get(id);
+    return at !== undefined && Date.now() - at < FRESH_CATCH_UP_RUN_MS;
   }
 
   /**

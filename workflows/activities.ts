@@ -28,16 +28,28 @@ let passEchoes: Record<string, string[]> = {};
 /** Sources a step created and no step has read since: the next read's status is the one acted on. */
 let passCreated = new Set<string>();
 
+/** A step of the pass under way wrote an object or a status (`Observed.wrote`). */
+let passWrote = false;
+
 /** Starts pooling the observations of a pass's steps. */
 export function beginPassObservations(): void {
   passObservations = {};
   passApplied = new Set();
   passEchoes = {};
   passCreated = new Set();
+  passWrote = false;
 }
 
-/** What the steps of this pass observed, pooled (see `poolStepObservations`), which sources a step applied, and its writes' echoes. */
-export function endPassObservations(): { observed: Record<string, string>; applied: ReadonlySet<string>; echoes: Record<string, string[]> } {
+/**
+ * What the steps of this pass observed, pooled (see `poolStepObservations`), which sources a step applied, its writes'
+ * echoes, and whether a step wrote anything.
+ */
+export function endPassObservations(): {
+  observed: Record<string, string>;
+  applied: ReadonlySet<string>;
+  echoes: Record<string, string[]>;
+  wrote: boolean;
+} {
   const observed = passObservations ?? {};
   // An echo the pass's final observation covers anyway need not be kept.
   const echoes: Record<string, string[]> = {};
@@ -45,11 +57,12 @@ export function endPassObservations(): { observed: Record<string, string>; appli
     const kept = list.filter((e) => echoObservation(e) !== observed[source]);
     if (kept.length) echoes[source] = kept;
   }
-  const out = { observed, applied: passApplied, echoes };
+  const out = { observed, applied: passApplied, echoes, wrote: passWrote };
   passObservations = undefined;
   passApplied = new Set();
   passEchoes = {};
   passCreated = new Set();
+  passWrote = false;
   return out;
 }
 
@@ -66,6 +79,7 @@ export function poolStepObservations(
 ): void {
   if (!passObservations || !observed) return;
   const { wrote = {}, echoes = {}, created = [] } = result;
+  if (Object.keys(wrote).length > 0) passWrote = true;
   for (const [source, list] of Object.entries(echoes)) passEchoes[source] = [...(passEchoes[source] ?? []), ...list];
   for (const [source, obs] of Object.entries(observed)) {
     const before = passObservations[source];

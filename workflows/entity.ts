@@ -56,6 +56,11 @@ export interface EntityInput {
    * watcher/poker.ts); acted on as if signalled, so the history shows what the first pass was for.
    */
   pokes?: Poke[];
+  /**
+   * The watcher's catch-up started this run (a restart's or a new leader's first list, a sweep; watcher/poker.ts):
+   * a first pass that writes nothing and finds the object settled ends it at once (ADR 0006, "Later").
+   */
+  catchUp?: boolean;
 }
 
 /** Plain JSON only: it crosses continue-as-new. */
@@ -276,10 +281,32 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     st.inPass = false;
     // Only the last pass's observations count: a source it did not read is news whatever it says. A pass that found
     // its object gone covers nothing: a poke that came meanwhile may announce the object created again.
-    const { observed, applied, echoes } = endPassObservations();
+    const { observed, applied, echoes, wrote } = endPassObservations();
     st.observed = result.gone ? {} : result.statusOnly ? statusOnlyObservations(st.observed, observed, applied) : observed;
     st.echoes = result.gone ? {} : echoes;
     dropCoveredPokes(st);
+    // A run the catch-up started whose first pass wrote nothing, found its object settled and nothing scheduled, and
+    // heard no news meanwhile: nothing follows it that the idle minute would take cheaply, so it ends in this same
+    // workflow task — no options read, no timer (ADR 0006, "Later"). Only runs whose input says so, so recorded
+    // histories replay as they ran.
+    if (
+      input.catchUp === true &&
+      st.reconcilesThisRun === 0 &&
+      !result.gone &&
+      !wrote &&
+      !st.dirty &&
+      (result.settled ?? true) &&
+      result.retryInSeconds === undefined &&
+      result.wake === undefined
+    ) {
+      await condition(allHandlersFinished);
+      if (!st.dirty) {
+        st.reconcilesThisRun += 1;
+        st.totalReconciles += 1;
+        log.info('reconciled', { kind: st.kind, namespace: st.namespace, name: st.name, trigger, summary: result.summary });
+        return `${st.kind} ${st.namespace}/${st.name}: caught up: its first pass wrote nothing, run ends (the next poke starts one)`;
+      }
+    }
     // After the pass's observations are in: a poke that lands while the options are read is judged against them.
     if (!optionsRead) {
       optionsRead = true;

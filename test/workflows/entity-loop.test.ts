@@ -38,6 +38,10 @@ class FakeRoutes {
   goneThenRead = new Set<string>();
   /** Names whose Route reports Ready=Unknown (waiting on something): its run must not end idle. */
   unsettled = new Set<string>();
+  /** Names whose pass finds everything in place and writes nothing (a catch-up pass over a settled object). */
+  quiet = new Set<string>();
+  /** Names whose pass reports its Ingress write as the activities report writes (`Observed.wrote`). */
+  reportWrites = new Set<string>();
   /**
    * Names whose pass creates the Ingress and then applies it again with its status (as the Route step's KIngress):
    * the first version's resourceVersion, per name, is in `firstWrite`.
@@ -71,12 +75,20 @@ class FakeRoutes {
         this.hold.delete(key.name);
         await held;
       }
+      if (this.quiet.has(key.name)) {
+        return {
+          outcome: 'unchanged',
+          ready: this.unsettled.has(key.name) ? 'Unknown' : 'True',
+          ingress: 'unchanged',
+          observed: { [`Route/default/${key.name}`]: observationOf(seen) },
+        };
+      }
       // The pass programs the Ingress from what it read and writes status onto whatever the Route is now.
       const ingress = this.ingress(key.name, seen.spec);
       const live = this.routes.get(key.name);
       if (live) live.status = { observedGeneration: seen.metadata.generation, traffic: seen.spec.traffic };
       // The writes go through the activities' own bookkeeping (activities/observe.ts), which reports their echoes.
-      const { echoes } = await observing(async () => {
+      const { echoes, wrote } = await observing(async () => {
         if (this.writeTwice.has(key.name)) {
           const first: Obj = { ...structuredClone(ingress), metadata: { ...ingress.metadata, resourceVersion: String(this.ingressVersion++) } };
           noteObject(Resources.KIngress, first, 'write');
@@ -99,6 +111,7 @@ class FakeRoutes {
         ready: this.unsettled.has(key.name) ? 'Unknown' : 'True',
         ingress: 'updated',
         ...(echoes ? { echoes } : {}),
+        ...(this.reportWrites.has(key.name) && wrote ? { wrote } : {}),
         observed: {
           [`Route/default/${key.name}`]: observationOf(seen),
           [`Ingress/default/${key.name}`]: observationOf(ingress),
@@ -445,6 +458,71 @@ describe('entity loop: no lost updates', () => {
     await h.signal('poke', [selfPoke(fake.changeSpec(name, [{ percent: 100, tag: 'x' }]))]);
     await eventually('ended once settled', async () => ((await h.describe()).status.name === 'COMPLETED' ? true : undefined));
     expect(fake.count(name)).toBe(2);
+  });
+
+  /** A run as the watcher's catch-up starts one: the pokes as its input, marked catch-up (watcher/poker.ts). */
+  /**
+   * A run as the watcher's catch-up starts one: the pokes as its input, marked catch-up (watcher/poker.ts). Without
+   * `options`, as in production: the run reads them after its first pass.
+   */
+  const startCatchUp = (name: string, pokes: Poke[], options?: EntityInput['options']) =>
+    env.client.workflow.start('routeWorkflow', {
+      workflowId: `Route/default/${name}`,
+      taskQueue,
+      args: [{ kind: 'Route', namespace: 'default', name, ...(options ? { options } : {}), pokes, catchUp: true } satisfies EntityInput],
+      workflowIdConflictPolicy: 'FAIL',
+    });
+
+  it('ends a run the catch-up started right after a first pass that wrote nothing: one workflow task, no timer', async () => {
+    const name = uniqueName('caught-up');
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.quiet.add(name);
+    const h = await startCatchUp(name, [selfPoke(route, 'added')]);
+    expect(await h.result()).toMatch(/caught up: its first pass wrote nothing, run ends/);
+    expect(fake.count(name)).toBe(1);
+    const events = (await h.fetchHistory()).events ?? [];
+    expect(events.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    expect(events.filter((e) => e.timerStartedEventAttributes)).toHaveLength(0);
+    expect(events.filter((e) => e.workflowExecutionSignaledEventAttributes)).toHaveLength(0);
+    // The pass's steps (the Route asks first whether an owner reconciles it), and not the options read a run does
+    // after its first pass.
+    expect(historySteps({ events }).map((s) => s.type)).toEqual(['findReconcilingOwner', 'reconcileRoute']);
+  });
+
+  it('keeps a catch-up run whose pass wrote, or whose object is not settled, for its idle time', async () => {
+    const wrote = uniqueName('caught-up-wrote');
+    fake.reportWrites.add(wrote);
+    const h = await startCatchUp(wrote, [selfPoke(fake.create(wrote, [{ percent: 100 }]), 'added')], { idleSeconds: 1 });
+    expect(await h.result()).toMatch(/idle for 1 s, run ends/);
+    expect(fake.count(wrote)).toBe(1);
+    const waiting = uniqueName('caught-up-unsettled');
+    fake.quiet.add(waiting);
+    fake.unsettled.add(waiting);
+    const w = await startCatchUp(waiting, [selfPoke(fake.create(waiting, [{ percent: 100 }]), 'added')], { idleSeconds: 1 });
+    await eventually('first pass', async () => (fake.count(waiting) === 1 ? true : undefined));
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await w.describe()).status.name).toBe('RUNNING');
+    fake.unsettled.delete(waiting);
+    await w.signal('poke', [selfPoke(fake.changeSpec(waiting, [{ percent: 100, tag: 'x' }]))]);
+    expect(await w.result()).toMatch(/idle for 1 s, run ends/);
+  });
+
+  it('loses no change that lands while a catch-up run passes: the run passes again and stays for its idle time', async () => {
+    const name = uniqueName('caught-up-race');
+    const route = fake.create(name, [{ percent: 100 }]);
+    fake.quiet.add(name);
+    let release!: () => void;
+    fake.hold.set(name, new Promise<void>((r) => (release = r)));
+    const h = await startCatchUp(name, [selfPoke(route, 'added')], { idleSeconds: 1 });
+    await eventually('pass under way', async () => (fake.count(name) === 1 ? true : undefined));
+    // A spec change while the pass waits (after its read): the pass saw the old spec.
+    fake.quiet.delete(name);
+    await h.signal('poke', [selfPoke(fake.changeSpec(name, [{ percent: 100, tag: 'late' }]))]);
+    await eventually('poke taken', async () => ((await state(h)).pokesThisRun === 2 ? true : undefined));
+    release();
+    expect(await h.result()).toMatch(/idle for 1 s, run ends/);
+    expect(fake.count(name)).toBe(2);
+    expect(JSON.stringify(fake.ingresses.get(name)?.spec)).toContain('"tag":"late"');
   });
 
   it('loses no poke that races the end of an idle run', async () => {

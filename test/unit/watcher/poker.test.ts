@@ -44,6 +44,7 @@ class FakeTemporal {
 
   readonly signalWithStart = vi.fn((workflowType: string, opts: SignalCall['opts']): Promise<unknown> => {
     this.calls.push({ workflowType, opts, at: Date.now() });
+    this.deliveries.push(`${opts.workflowId} ${(opts.signalArgs[0] ?? []).map((p) => p.resourceVersion ?? '-').join(',')}`);
     for (const w of this.waiters.filter((x) => x.n <= this.calls.length)) w.resolve();
     const outcome = this.outcomes.shift() ?? 'ok';
     if (outcome === 'ok') return Promise.resolve({});
@@ -51,12 +52,23 @@ class FakeTemporal {
     return outcome.promise;
   });
 
-  /** Starts without a signal (sweep pokes): recorded apart, they always succeed. */
+  /**
+   * Starts (sweep pokes, and catch-up pokes as the input of a fresh run): recorded apart. A start that refuses a run
+   * that exists (`FAIL`) is refused for the ids in `running`; every other start succeeds.
+   */
   readonly starts: SignalCall[] = [];
+  readonly running = new Set<string>();
   readonly start = vi.fn((workflowType: string, opts: SignalCall['opts']): Promise<unknown> => {
+    if (opts.workflowIdConflictPolicy === 'FAIL' && this.running.has(opts.workflowId))
+      return Promise.reject(new WorkflowExecutionAlreadyStartedError('already started', opts.workflowId, workflowType));
     this.starts.push({ workflowType, opts, at: Date.now() });
+    const pokes = (opts.args as { pokes?: Poke[] }[] | undefined)?.[0]?.pokes;
+    if (pokes) this.deliveries.push(`${opts.workflowId} ${pokes.map((p) => p.resourceVersion ?? '-').join(',')}`);
     return Promise.resolve({});
   });
+
+  /** Pokes delivered, signalled or as a fresh run's input, in order, as `workflowId rv[,rv…]`. */
+  readonly deliveries: string[] = [];
 
   get client(): Client {
     return { workflow: { signalWithStart: this.signalWithStart, start: this.start } } as unknown as Client;
@@ -466,17 +478,17 @@ describe('Poker: the catch-up lane (a restart re-pokes every object)', () => {
     poker.poke(target('changed'), poke('99', 'Service/ns/changed'));
     await settle();
     // The ordinary poke first although it came last; then the lane's burst (2).
-    expect(temporal.signalled).toEqual(['Service/ns/changed 99', 'Service/ns/settled-0 10', 'Service/ns/settled-1 11']);
+    expect(temporal.deliveries).toEqual(['Service/ns/changed 99', 'Service/ns/settled-0 10', 'Service/ns/settled-1 11']);
     await vi.advanceTimersByTimeAsync(499);
-    expect(temporal.calls).toHaveLength(3);
+    expect(temporal.deliveries).toHaveLength(3);
     await vi.advanceTimersByTimeAsync(1);
-    expect(temporal.signalled.at(-1)).toBe('Service/ns/settled-2 12');
+    expect(temporal.deliveries.at(-1)).toBe('Service/ns/settled-2 12');
     // An ordinary poke arriving mid-catch-up is not metered and goes before the rest of the lane.
     poker.poke(target('new'), poke('100', 'Service/ns/new'));
     await settle();
-    expect(temporal.signalled.at(-1)).toBe('Service/ns/new 100');
+    expect(temporal.deliveries.at(-1)).toBe('Service/ns/new 100');
     await vi.advanceTimersByTimeAsync(1500);
-    expect(temporal.signalled.slice(-3)).toEqual(['Service/ns/settled-3 13', 'Service/ns/settled-4 14', 'Service/ns/settled-5 15']);
+    expect(temporal.deliveries.slice(-3)).toEqual(['Service/ns/settled-3 13', 'Service/ns/settled-4 14', 'Service/ns/settled-5 15']);
     expect(poker.backlog).toBe(0);
   });
 
@@ -485,10 +497,63 @@ describe('Poker: the catch-up lane (a restart re-pokes every object)', () => {
     poker.poke(target('a'), poke('1', 'Service/ns/a'), { catchUp: true });
     poker.poke(target('b'), poke('2', 'Service/ns/b'), { catchUp: true });
     await settle();
-    expect(temporal.signalled).toEqual(['Service/ns/a 1']);
+    expect(temporal.deliveries).toEqual(['Service/ns/a 1']);
     poker.poke(target('b'), poke('3', 'Configuration/ns/b'));
     await settle();
-    expect(temporal.signalled).toEqual(['Service/ns/a 1', 'Service/ns/b 2,3']);
+    expect(temporal.deliveries).toEqual(['Service/ns/a 1', 'Service/ns/b 2,3']);
+  });
+  it('starts a run that is gone with its catch-up pokes as input, marked catch-up; a run that is there is signalled', async () => {
+    const { temporal, poker } = make([], { concurrency: 100, workflowOptions: { resyncSeconds: 60 } });
+    temporal.running.add('Service/ns/busy');
+    const settled = poke('5', 'Service/ns/settled', 'added');
+    poker.poke(target('settled'), settled, { catchUp: true });
+    poker.poke(target('busy'), poke('6', 'Service/ns/busy', 'added'), { catchUp: true });
+    await settle();
+    expect(temporal.starts).toHaveLength(1);
+    expect(temporal.starts[0]!.opts).toMatchObject({
+      workflowId: 'Service/ns/settled',
+      taskQueue: 'tidal',
+      args: [{ kind: 'Service', namespace: 'ns', name: 'settled', options: { resyncSeconds: 60 }, pokes: [settled], catchUp: true }],
+      workflowIdConflictPolicy: 'FAIL',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    });
+    expect(temporal.starts[0]!.opts).not.toHaveProperty('signal');
+    // The run that is there gets the pokes as a signal; should it end meanwhile, the run the signal starts is a
+    // catch-up run too.
+    expect(temporal.signalled).toEqual(['Service/ns/busy 6']);
+    expect(temporal.calls[0]!.opts.args).toEqual([{ kind: 'Service', namespace: 'ns', name: 'busy', options: { resyncSeconds: 60 }, catchUp: true }]);
+    expect(temporal.deliveries).toEqual(['Service/ns/settled 5', 'Service/ns/busy 6']);
+    // Delivered: the same pokes again are not sent.
+    poker.poke(target('settled'), settled, { catchUp: true });
+    await settle();
+    expect(temporal.starts).toHaveLength(1);
+  });
+
+  it('a sweep leaves out a run the catch-up started in the last minutes (it passed on this code), not one after that', async () => {
+    const { temporal, poker } = make([], { concurrency: 100 });
+    const sweep: Poke = { source: 'Tidal/sweep', reason: 'resync' };
+    poker.poke(target('fresh'), poke('1', 'Service/ns/fresh', 'added'), { catchUp: true });
+    temporal.running.add('Service/ns/signalled');
+    poker.poke(target('signalled'), poke('2', 'Service/ns/signalled', 'added'), { catchUp: true });
+    await settle();
+    expect(temporal.deliveries).toEqual(['Service/ns/fresh 1', 'Service/ns/signalled 2']);
+    // The start-up sweep, 30 s later: the run the catch-up signalled may have failed to replay (ADR 0002), the fresh
+    // one has not.
+    await vi.advanceTimersByTimeAsync(30_000);
+    poker.poke(target('fresh'), sweep, { force: true, catchUp: true });
+    poker.poke(target('signalled'), sweep, { force: true, catchUp: true });
+    await settle();
+    expect(temporal.starts.map((c) => [c.opts.workflowId, c.opts.workflowIdConflictPolicy])).toEqual([
+      ['Service/ns/fresh', 'FAIL'],
+      ['Service/ns/signalled', 'USE_EXISTING'],
+    ]);
+    expect(temporal.starts[1]!.opts.args).toEqual([{ kind: 'Service', namespace: 'ns', name: 'signalled', catchUp: true }]);
+    expect(poker.backlog).toBe(0);
+    // A later sweep starts the fresh one's again (its run has ended by then): Knative's global resync.
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    poker.poke(target('fresh'), sweep, { force: true, catchUp: true });
+    await settle();
+    expect(temporal.starts.map((c) => c.opts.workflowId)).toEqual(['Service/ns/fresh', 'Service/ns/signalled', 'Service/ns/fresh']);
   });
 });
 
@@ -564,13 +629,15 @@ describe('Poker: a new object’s workflow started eagerly', () => {
     expect(await started('true')).toBe(1);
   });
 
-  it('updates, the start-up catch-up and a poker without a running worker signal as ever', async () => {
+  it('updates and a poker without a running worker signal as ever; the start-up catch-up starts through the task queue', async () => {
     const eager = eagerClient([]);
     const { temporal, poker } = make([], { concurrency: 100, eagerClient: () => eager.client });
     poker.poke(target('a'), poke('1', 'Service/ns/a', 'updated'));
     poker.poke(target('b'), poke('2', 'Service/ns/b', 'added'), { catchUp: true });
     await settle();
-    expect(temporal.signalled).toEqual(['Service/ns/a 1', 'Service/ns/b 2']);
+    expect(temporal.signalled).toEqual(['Service/ns/a 1']);
+    expect(temporal.deliveries).toEqual(['Service/ns/a 1', 'Service/ns/b 2']);
+    expect(temporal.starts[0]!.opts).not.toHaveProperty('requestEagerStart');
     const { temporal: other, poker: noWorker } = make([], { eagerClient: () => undefined });
     noWorker.poke(target('c'), poke('3', 'Service/ns/c', 'added'));
     await settle();

@@ -47,8 +47,21 @@ describe('a pass’s observations', () => {
     poolStepObservations({ [source]: created }, { wrote: { [source]: 'all' }, echoes: { [source]: [`5 ${created}`] }, created: [source] });
     poolStepObservations({ [source]: observationOf(rev('True')) }, { wrote: { [source]: 'status' } });
     poolStepObservations({ [source]: observationOf(rev('True')) }, { echoes: { [source]: [`7 ${observationOf(rev('True'))}`] } });
-    expect(endPassObservations().echoes).toEqual({ [source]: [`5 ${created}`] });
+    const pass = endPassObservations();
+    expect(pass.echoes).toEqual({ [source]: [`5 ${created}`] });
+    expect(pass.wrote).toBe(true);
     beginPassObservations();
-    expect(endPassObservations()).toEqual({ observed: {}, applied: new Set(), echoes: {} });
+    expect(endPassObservations()).toEqual({ observed: {}, applied: new Set(), echoes: {}, wrote: false });
+  });
+
+  it('says a pass wrote when any step reports a write, its status only too, and not when its steps only read', () => {
+    beginPassObservations();
+    poolStepObservations({ [source]: observationOf(rev()) });
+    poolStepObservations({ [source]: observationOf(rev('True')) }, {});
+    expect(endPassObservations().wrote).toBe(false);
+    beginPassObservations();
+    poolStepObservations({ [source]: observationOf(rev()) });
+    poolStepObservations({ [source]: observationOf(rev('True')) }, { wrote: { [source]: 'status' } });
+    expect(endPassObservations().wrote).toBe(true);
   });
 });
