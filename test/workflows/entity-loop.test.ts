@@ -460,7 +460,6 @@ describe('entity loop: no lost updates', () => {
     expect(fake.count(name)).toBe(2);
   });
 
-  /** A run as the watcher's catch-up starts one: the pokes as its input, marked catch-up (watcher/poker.ts). */
   /**
    * A run as the watcher's catch-up starts one: the pokes as its input, marked catch-up (watcher/poker.ts). Without
    * `options`, as in production: the run reads them after its first pass.

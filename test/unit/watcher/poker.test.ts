@@ -32,6 +32,9 @@ interface SignalCall {
   at: number;
 }
 
+/** One delivery as the tests compare them: `workflowId rv[,rv…]`. */
+const delivery = (workflowId: string, pokes: Poke[] = []): string => `${workflowId} ${pokes.map((p) => p.resourceVersion ?? '-').join(',')}`;
+
 /** What one signalWithStart call does: succeed, fail, or wait for the test to settle it. */
 type Outcome = 'ok' | Error | Deferred;
 
@@ -44,7 +47,7 @@ class FakeTemporal {
 
   readonly signalWithStart = vi.fn((workflowType: string, opts: SignalCall['opts']): Promise<unknown> => {
     this.calls.push({ workflowType, opts, at: Date.now() });
-    this.deliveries.push(`${opts.workflowId} ${(opts.signalArgs[0] ?? []).map((p) => p.resourceVersion ?? '-').join(',')}`);
+    this.deliveries.push(delivery(opts.workflowId, opts.signalArgs[0]));
     for (const w of this.waiters.filter((x) => x.n <= this.calls.length)) w.resolve();
     const outcome = this.outcomes.shift() ?? 'ok';
     if (outcome === 'ok') return Promise.resolve({});
@@ -63,7 +66,7 @@ class FakeTemporal {
       return Promise.reject(new WorkflowExecutionAlreadyStartedError('already started', opts.workflowId, workflowType));
     this.starts.push({ workflowType, opts, at: Date.now() });
     const pokes = (opts.args as { pokes?: Poke[] }[] | undefined)?.[0]?.pokes;
-    if (pokes) this.deliveries.push(`${opts.workflowId} ${pokes.map((p) => p.resourceVersion ?? '-').join(',')}`);
+    if (pokes) this.deliveries.push(delivery(opts.workflowId, pokes));
     return Promise.resolve({});
   });
 
@@ -82,7 +85,7 @@ class FakeTemporal {
 
   /** The pokes delivered (signalled) so far, as `workflowId rv[,rv…]` (one signal carries a batch, one per source). */
   get signalled(): string[] {
-    return this.calls.map((c) => `${c.opts.workflowId} ${(c.opts.signalArgs[0] ?? []).map((p) => p.resourceVersion ?? '-').join(',')}`);
+    return this.calls.map((c) => delivery(c.opts.workflowId, c.opts.signalArgs[0]));
   }
 }
 
