@@ -88,6 +88,20 @@ const contentOf = (p: Poke): string | undefined => p.token ?? p.resourceVersion;
 /** A sweep poke: it announces nothing, it only makes sure a run exists. */
 const isSweep = (p: Poke): boolean => p.reason === 'resync' && p.token === undefined && p.resourceVersion === undefined;
 
+/**
+ * Starts the workflow with `pokes` in its input (acted on as if signalled), refusing a run that exists (conflict policy
+ * FAIL): undefined then, and the caller signals it as usual, so no poke is lost either way.
+ */
+async function startWithPokes(client: Client, kind: EntityKind, start: WorkflowStartOptions, pokes: Poke[]) {
+  const [input] = start.args as [Record<string, unknown>];
+  try {
+    return await client.workflow.start(workflowTypeOf(kind), { ...start, args: [{ ...input, pokes }], workflowIdConflictPolicy: 'FAIL' });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
+    throw err;
+  }
+}
+
 interface Bucket {
   tokens: number;
   at: number;
@@ -357,20 +371,9 @@ export class Poker {
   private async startedEagerly(id: string, p: Pending, start: WorkflowStartOptions, pokes: Poke[]): Promise<boolean> {
     const client = this.opts.eagerClient?.();
     if (!client || p.catchUp || p.pokes.get(id)?.reason !== 'added') return false;
-    const [input] = start.args as [Record<string, unknown>];
-    try {
-      const handle = await client.workflow.start(workflowTypeOf(p.target.kind), {
-        ...start,
-        args: [{ ...input, pokes }],
-        workflowIdConflictPolicy: 'FAIL',
-        requestEagerStart: true,
-      });
-      this.eagerStarts.inc({ kind: p.target.kind, eager: String(handle.eagerlyStarted) });
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-      throw err;
-    }
+    const handle = await startWithPokes(client, p.target.kind, { ...start, requestEagerStart: true }, pokes);
+    if (handle) this.eagerStarts.inc({ kind: p.target.kind, eager: String(handle.eagerlyStarted) });
+    return handle !== undefined;
   }
 
   /**
@@ -378,14 +381,7 @@ export class Poker {
    * marked catch-up, through the task queue. A run that is there refuses the start and false signals it as usual.
    */
   private async startedForCatchUp(id: string, p: Pending, start: WorkflowStartOptions, pokes: Poke[]): Promise<boolean> {
-    if (!p.catchUp) return false;
-    const [input] = start.args as [Record<string, unknown>];
-    try {
-      await this.client.workflow.start(workflowTypeOf(p.target.kind), { ...start, args: [{ ...input, pokes }], workflowIdConflictPolicy: 'FAIL' });
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
-      throw err;
-    }
+    if (!(await startWithPokes(this.client, p.target.kind, start, pokes))) return false;
     const now = Date.now();
     this.freshCatchUpRuns.set(id, now);
     // Forget the old ones now and then: a scan per start would make a catch-up of thousands quadratic.
