@@ -14,7 +14,8 @@
 // made while the controller was down (or during the catch-up) must not queue behind thousands of full passes. A
 // catch-up run is started with its pokes as input and marked so (`EntityInput.catchUp`): one whose first pass writes
 // nothing ends at once (ADR 0006, "Later"); a run that is there gets them as a signal. The sweep after a start leaves
-// out the runs this process's catch-up started in the minutes before: they ran on this code and have passed.
+// out the runs this process's catch-up started in the minutes before: they ran on this code and have passed. The lane
+// goes faster (`catchUpQuietPerSecond`) while the first lane is quiet: nothing else then shares the cores with it.
 import type { Logger } from 'pino';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import type { Counter, Registry } from 'prom-client';
@@ -44,6 +45,12 @@ export interface PokerOptions {
    * nothing costing Tidal and Temporal ~50 ms of CPU, so a change made meanwhile is not slowed much; 0: unmetered).
    */
   catchUpPerSecond?: number;
+  /**
+   * Catch-up pokes per second at most once no other poke has been waiting, under way or delivered for
+   * `CATCH_UP_QUIET_MS` (default twice `catchUpPerSecond`): no change is then being worked on that the catch-up's
+   * passes would slow, and the lane drops back to `catchUpPerSecond` as soon as one comes.
+   */
+  catchUpQuietPerSecond?: number;
   /**
    * Asked before every delivery: false (this process's leader term is over or paused) and nothing more is sent — the
    * view the pokes came from may be stale. Pending pokes stay until `resume()` (a paused term goes on) or `close()`.
@@ -78,6 +85,9 @@ interface Pending {
 
 /** The longest pokes wait for a workflow's running step (a step waiting on the outside world, say). */
 const MAX_STEP_HOLD_MS = 2_000;
+
+/** How long the first lane must have been idle before the catch-up lane goes at its quiet rate. */
+const CATCH_UP_QUIET_MS = 2_000;
 
 /** How long a run the catch-up started stays out of sweeps: past the start-up sweep, well short of the periodic one. */
 const FRESH_CATCH_UP_RUN_MS = 5 * 60_000;
@@ -123,6 +133,12 @@ export class Poker {
   private readonly perSecond: number;
   private readonly catchUpBudget: Bucket;
   private readonly catchUpPerSecond: number;
+  private readonly catchUpQuietPerSecond: number;
+  /** When an ordinary poke last waited, was under way or was delivered (the catch-up lane's quiet rate waits on it). */
+  private ordinaryAt = -Infinity;
+  private ordinaryInFlight = 0;
+  /** The catch-up lane's rate when its budget was last looked at. */
+  private catchUpRate: number;
   private wake: (() => void) | undefined;
   private closed = false;
   private readonly delivered: Counter;
@@ -162,7 +178,9 @@ export class Poker {
     this.burst = opts.signalBurst ?? 20;
     this.perSecond = opts.signalsPerSecond ?? 5;
     this.catchUpPerSecond = opts.catchUpPerSecond ?? 10;
+    this.catchUpQuietPerSecond = Math.max(this.catchUpPerSecond, opts.catchUpQuietPerSecond ?? 2 * this.catchUpPerSecond);
     this.catchUpBudget = { tokens: this.catchUpPerSecond, at: Date.now() };
+    this.catchUpRate = this.catchUpPerSecond;
     this.loopDone = this.loop();
   }
 
@@ -222,6 +240,7 @@ export class Poker {
       let next = Infinity;
       // Two rounds: every ordinary poke first, then catch-up pokes as far as their budget goes.
       const waiting = [...this.pending].filter(([, p]) => !p.catchUp);
+      if (waiting.length > 0 || this.ordinaryInFlight > 0) this.ordinaryAt = now;
       if (waiting.length < this.pending.size) waiting.push(...[...this.pending].filter(([, p]) => p.catchUp));
       for (const [id, p] of waiting) {
         // While a step of the workflow runs here its task is open: a signal would wait for it anyway, and once the step
@@ -258,9 +277,14 @@ export class Poker {
         this.pending.delete(id);
         this.inFlight += 1;
         this.inFlightIds.add(id);
+        if (!p.catchUp) this.ordinaryInFlight += 1;
         void this.deliver(id, p).finally(() => {
           this.inFlight -= 1;
           this.inFlightIds.delete(id);
+          if (!p.catchUp) {
+            this.ordinaryInFlight -= 1;
+            this.ordinaryAt = Date.now();
+          }
           this.wake?.();
         });
       }
@@ -272,13 +296,19 @@ export class Poker {
     }
   }
 
-  /** Takes one delivery from the catch-up lane's budget: 0 when there was one, else the milliseconds until there is. */
+  /**
+   * Takes one delivery from the catch-up lane's budget: 0 when there was one, else the milliseconds until there is.
+   * The rate is the quiet one while the first lane is quiet, else `catchUpPerSecond`; the time since the budget was
+   * last looked at refills it at the rate of then, and it holds a second's worth of the rate of now.
+   */
   private takeCatchUp(now: number): number {
     if (this.catchUpPerSecond <= 0) return 0; // 0: not metered
+    const rate = now - this.ordinaryAt >= CATCH_UP_QUIET_MS ? this.catchUpQuietPerSecond : this.catchUpPerSecond;
     const b = this.catchUpBudget;
-    b.tokens = Math.min(this.catchUpPerSecond, b.tokens + ((now - b.at) / 1000) * this.catchUpPerSecond);
+    b.tokens = Math.min(rate, b.tokens + ((now - b.at) / 1000) * this.catchUpRate);
     b.at = now;
-    if (b.tokens < 1) return Math.ceil(((1 - b.tokens) / this.catchUpPerSecond) * 1000);
+    this.catchUpRate = rate;
+    if (b.tokens < 1) return Math.ceil(((1 - b.tokens) / rate) * 1000);
     b.tokens -= 1;
     return 0;
   }

@@ -21,6 +21,8 @@ export interface TidalConfig {
   sweepSeconds: number;
   /** Catch-up pokes (start-up list of settled objects, sweeps) delivered per second at most. */
   catchUpPokesPerSecond: number;
+  /** The same while no other poke has waited or been delivered for 2 s (default twice the rate above). */
+  catchUpQuietPokesPerSecond: number;
   fieldManager: string;
   maxCachedWorkflows: number;
   /** How long a new Revision's first pass waits for its pods to be Ready in the watcher's cache (ADR 0012; 0: not at all). */
@@ -97,6 +99,7 @@ function list(raw: string | undefined): string[] {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
   const temporal = loadTemporalSettings(env);
+  const catchUpPokesPerSecond = int(env, 'TIDAL_CATCHUP_POKES_PER_SECOND', 10);
   return {
     kubeconfig: env.KUBECONFIG || undefined,
     temporalAddress: temporal.address,
@@ -113,7 +116,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     relistSeconds: int(env, 'TIDAL_RELIST_SECONDS', 36_000),
     // Knative's global resync: every object gets a run and a full pass (ADR 0006: runs at rest have ended).
     sweepSeconds: int(env, 'TIDAL_SWEEP_SECONDS', 36_000),
-    catchUpPokesPerSecond: int(env, 'TIDAL_CATCHUP_POKES_PER_SECOND', 10),
+    catchUpPokesPerSecond,
+    catchUpQuietPokesPerSecond: int(env, 'TIDAL_CATCHUP_QUIET_POKES_PER_SECOND', 2 * catchUpPokesPerSecond),
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     // Fewer than the runs a burst leaves waiting out their idle minute (two per Service): an evicted run replays its
     // short history when poked or when its idle timer ends it — ~50 MiB less right after 200 Services at once for ~7 %

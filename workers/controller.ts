@@ -167,6 +167,7 @@ async function main(): Promise<void> {
             concurrency: 16,
             maxBackoffMs: 30_000,
             catchUpPerSecond: cfg.catchUpPokesPerSecond,
+            catchUpQuietPerSecond: cfg.catchUpQuietPokesPerSecond,
             mayDeliver: isCurrent,
             ownWrites,
             eagerClient: () => eagerClient,

@@ -495,6 +495,37 @@ describe('Poker: the catch-up lane (a restart re-pokes every object)', () => {
     expect(poker.backlog).toBe(0);
   });
 
+  it('goes at catchUpQuietPerSecond once no other poke has waited, been under way or delivered for 2 s, and drops back when one comes', async () => {
+    const { temporal, poker } = make([], { concurrency: 100, catchUpPerSecond: 2, catchUpQuietPerSecond: 10 });
+    for (let i = 0; i < 60; i++) poker.poke(target(`settled-${i}`), poke(String(100 + i), `Service/ns/settled-${i}`), { catchUp: true });
+    poker.poke(target('changed'), poke('99', 'Service/ns/changed'));
+    await settle();
+    const lane = () => temporal.deliveries.filter((d) => d.startsWith('Service/ns/settled-')).length;
+    // The changed Service, then the lane's burst of a second at 2 a second.
+    expect(temporal.deliveries[0]).toBe('Service/ns/changed 99');
+    expect(lane()).toBe(2);
+    // Within 2 s of that delivery the lane keeps to 2 a second (at 0.5, 1 and 1.5 s)…
+    await vi.advanceTimersByTimeAsync(1_999);
+    expect(lane()).toBe(5);
+    // …then, the first lane quiet, to 10 a second.
+    await vi.advanceTimersByTimeAsync(1_000);
+    const quiet = lane() - 5;
+    expect(quiet).toBeGreaterThanOrEqual(9);
+    expect(quiet).toBeLessThanOrEqual(11);
+    // A change comes: it goes first, and the lane drops back to 2 a second for the 2 s after its delivery.
+    poker.poke(target('new'), poke('200', 'Service/ns/new'));
+    await settle();
+    expect(temporal.deliveries.at(-1)).toBe('Service/ns/new 200');
+    const before = lane();
+    await vi.advanceTimersByTimeAsync(1_990);
+    expect(lane() - before).toBeGreaterThanOrEqual(3);
+    expect(lane() - before).toBeLessThanOrEqual(5);
+    // Quiet again: 10 a second.
+    const after = lane();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(lane() - after).toBeGreaterThanOrEqual(18);
+  });
+
   it('an ordinary poke for a workflow waiting in the lane takes it out, with both pokes', async () => {
     const { temporal, poker } = make([], { concurrency: 100, catchUpPerSecond: 1 });
     poker.poke(target('a'), poke('1', 'Service/ns/a'), { catchUp: true });

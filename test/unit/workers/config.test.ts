@@ -51,6 +51,12 @@ describe('loadConfig', () => {
     expect(cfg.maxCachedWorkflows).toBe(150);
   });
 
+  it('meters the catch-up at 10 pokes a second, twice that while no other poke is about, each settable', () => {
+    expect(loadConfig({})).toMatchObject({ catchUpPokesPerSecond: 10, catchUpQuietPokesPerSecond: 20 });
+    expect(loadConfig({ TIDAL_CATCHUP_POKES_PER_SECOND: '4' })).toMatchObject({ catchUpPokesPerSecond: 4, catchUpQuietPokesPerSecond: 8 });
+    expect(loadConfig({ TIDAL_CATCHUP_QUIET_POKES_PER_SECOND: '50' })).toMatchObject({ catchUpPokesPerSecond: 10, catchUpQuietPokesPerSecond: 50 });
+  });
+
   it('ends entity runs after a quiet minute and sweeps every object at the resync period (ADR 0006)', () => {
     const cfg = loadConfig({});
     expect(cfg.idleSeconds).toBe(60);
