@@ -30,18 +30,26 @@ export async function readVirtualServices(kube: KubeClient, namespace: string, i
   return new Map(names.map((name, i) => [name, found[i]]));
 }
 
+/** What a caller writes beside a KIngress's programming, given the KIngress with the status it gets. */
+export interface BesideIngress {
+  /** Beside the VirtualServices' applies, when the status is known before them (no readiness probe to wait for). */
+  virtualServices?: (ready: Ingress) => Promise<unknown> | undefined;
+  /** Beside the status write, once the KIngress is Ready. */
+  status?: (ready: Ingress) => Promise<unknown> | undefined;
+}
+
 /**
  * Programs one KIngress of class istio: its VirtualServices, then its status. Shared by the Ingress workflow and by
  * the Route's pass, which programs the KIngress it owns in the same step (ADR 0005), may pass the VirtualServices it
- * read already ({@link readVirtualServices}) and gives `alongside` what to write once the KIngress is Ready, beside
- * its status. Returns the KIngress with the status written; throws (after writing NotReady) while gateways do not
- * serve the new configuration yet, so the step is retried with backoff.
+ * read already ({@link readVirtualServices}) and gives `beside` what to write beside the VirtualServices or beside
+ * the status once the KIngress is Ready. Returns the KIngress with the status written; throws (after writing
+ * NotReady) while gateways do not serve the new configuration yet, so the step is retried with backoff.
  */
 export async function programIngress(
   deps: ActivityDeps,
   ing: Ingress,
   virtualServices?: Map<string, KubeObject | undefined>,
-  alongside?: (ready: Ingress) => Promise<unknown> | undefined,
+  beside: BesideIngress = {},
 ): Promise<{ ingress: Ingress; outcome: StatusOutcome; virtualServices: number }> {
   const { kube, config } = deps;
   const key = { namespace: ing.metadata.namespace ?? '', name: ing.metadata.name ?? '' };
@@ -49,38 +57,35 @@ export async function programIngress(
   const hash = ingressProbeHash(ing);
   const vss = makeVirtualServices(ing, DEFAULT_ISTIO_GATEWAYS, hash);
   const live = virtualServices ?? (await readVirtualServices(kube, key.namespace, key.name));
-  // The two VirtualServices are independent: applied side by side (one round trip less on the tail).
-  await settleAll(
-    vss.map((vs) => applyIfChanged(kube, Resources.VirtualService, live.get(vs.metadata.name ?? ''), vs, { inSync: exactSpecInSync() })),
-  );
   const now = nowOf(deps);
   const copy = cloneJson(ing);
   const before = beginReconcile(copy, ingressConditionSet, now);
   const status = copy.status as IngressStatus;
   markNetworkConfigured(status, now);
+  const probing = config.networkConfig().ingressReadinessProbing === 'enabled' && !isIngressReady(ing);
+  // Without a probe the status is known before the VirtualServices are applied (it is written after them).
+  if (!probing) markReady(status, now);
+  const ready = probing ? undefined : { ...ing, status: finished(copy, before, now) };
+  // The two VirtualServices are independent: applied side by side (one round trip less on the tail).
+  await settleAll([
+    ...vss.map((vs) => applyIfChanged(kube, Resources.VirtualService, live.get(vs.metadata.name ?? ''), vs, { inSync: exactSpecInSync() })),
+    ready ? beside.virtualServices?.(ready) : undefined,
+  ]);
   let probeFailures: string[] = [];
-  if (config.networkConfig().ingressReadinessProbing === 'enabled' && !isIngressReady(ing)) {
+  if (probing) {
     const pods = await kube.list<KubeObject & GatewayPodLike>(Resources.Pod, 'istio-system', { labelSelector: 'istio=ingressgateway' });
     const hosts = [...new Set((ing.spec.rules ?? []).flatMap((r) => r.hosts ?? []))];
     const result = await probeGateways({ targets: gatewayTargets(pods.items, 8080), hosts, hash, timeoutMs: 1000 });
     probeFailures = result.failures;
+    if (probeFailures.length === 0) markReady(status, now);
+    else markLoadBalancerNotReady(status, now);
+    finished(copy, before, now);
   }
-  if (probeFailures.length === 0) {
-    markLoadBalancerReady(
-      status,
-      [{ domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }],
-      [{ domainInternal: 'knative-local-gateway.istio-system.svc.cluster.local' }],
-      now,
-    );
-  } else {
-    markLoadBalancerNotReady(status, now);
-  }
-  endReconcile(copy, before, now);
   // What hangs only on the load balancer this Ready status reports (the Route's placeholders) goes side by side with
   // its write: one round trip less on the way to the Route Ready.
   const [written] = await settleAll([
     writeStatus(kube, Resources.KIngress, ing, copy.status),
-    probeFailures.length === 0 ? alongside?.({ ...ing, status: copy.status }) : undefined,
+    probeFailures.length === 0 ? beside.status?.({ ...ing, status: copy.status }) : undefined,
   ] as const);
   // Not every gateway serves the new configuration yet: retry (with backoff) until they do.
   if (probeFailures.length > 0)
@@ -91,6 +96,22 @@ export async function programIngress(
     status: copy.status,
   };
   return { ingress, outcome: statusOutcome(written, copy.status), virtualServices: vss.length };
+}
+
+/** The load balancers a KIngress of class istio reports once its gateways serve it. */
+function markReady(status: IngressStatus, now: string): void {
+  markLoadBalancerReady(
+    status,
+    [{ domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }],
+    [{ domainInternal: 'knative-local-gateway.istio-system.svc.cluster.local' }],
+    now,
+  );
+}
+
+/** Ends the reconcile of `copy`'s status (observed generation, transition times) and returns it. */
+function finished(copy: Ingress, before: ReturnType<typeof beginReconcile>, now: string): IngressStatus {
+  endReconcile(copy, before, now);
+  return copy.status as IngressStatus;
 }
 
 export function createIngressActivities(deps: ActivityDeps) {

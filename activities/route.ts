@@ -65,7 +65,7 @@ import {
 } from '../resources/labeler.js';
 import { applyIfChanged, recordLater, exactSpecInSync, needsApply, settleAll, type RecordLater } from './apply.js';
 import type { SeenConfiguration } from './configuration.js';
-import { programIngress, readVirtualServices } from './ingress.js';
+import { programIngress, readVirtualServices, type BesideIngress } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { listOwnWrites, writtenSoFar, type WrittenVersions } from './written.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
@@ -494,8 +494,27 @@ export function createRouteActivities(deps: ActivityDeps) {
     // The rollout's clock: real time, read when each decision is taken (a step's due time is compared with it).
     const clock = (): number => (deps.now?.() ?? new Date()).getTime();
     let plan: RolloutPlan | undefined;
+    /** The Route's status write, once started (beside its KIngress's, or at the end of the pass). */
+    let statusWritten: Promise<string | undefined> | undefined;
     let programmed = false; // the KIngress carries `plan` (its events and summary are news only then)
     let previousRollout: Rollout | undefined;
+
+    /** Ends the pass's status and writes it, after the moved placeholders and the labeler's bookkeeping. */
+    const writeRouteStatus = async (): Promise<string | undefined> => {
+      endReconcile(r, before, now);
+      // The moved placeholders and the labeler's bookkeeping touch different objects: side by side, both before the
+      // status write.
+      const settled = isRouteReady(r) || isRouteFailed(r);
+      const routing = routed ?? routingOf(key, r, raw, revs, configs);
+      const bookkeeping = Promise.all([routing, marked ?? routing.then((x) => markRouting(key, x, now))]).then(([x]) =>
+        clearIfSettled(key, x, settled, now, wrote, listed),
+      );
+      const [again] = await settleAll([moved, bookkeeping]);
+      if (again) placeholders = placeholders ? mergePlaceholderOutcomes(placeholders, again) : again;
+      // The Service's status step beside this one writes from the Route's status as computed, beside this write.
+      opts.toWrite?.({ ...raw, status: r.status });
+      return writeStatus(kube, Resources.Route, raw, r.status);
+    };
 
     // As route.go: the URL comes first, so a domain-template error wins over a traffic target error.
     const url = routeURL(route, net, dom);
@@ -630,12 +649,20 @@ export function createRouteActivities(deps: ActivityDeps) {
           // A KIngress of Tidal's class is programmed here, in the same step, instead of by a workflow of its own
           // (ADR 0005): the Route sees it Ready without another round trip.
           let ingress = applied.obj;
-          if (isIstioIngress(ingress))
-            ingress = (
-              await programIngress(deps, ingress, virtualServices, (ready) =>
-                once || !sameLoadBalancer(currentIngress, ready) ? pointAt(ready) : undefined,
-              )
-            ).ingress;
+          // Nothing waits on the KIngress's readiness (Tidal's class without a probe, placeholders written once, no
+          // rollout under way): the placeholders go beside its VirtualServices and the Route's status beside its
+          // status, from the status about to be written — the Route Ready with its KIngress, one round trip sooner.
+          const beside: BesideIngress =
+            once && !plan.inProgress
+              ? {
+                  virtualServices: pointAt,
+                  status: (ready) => {
+                    propagateIngressStatus(status, ready, now);
+                    return (statusWritten ??= writeRouteStatus());
+                  },
+                }
+              : { status: (ready) => (once || !sameLoadBalancer(currentIngress, ready) ? pointAt(ready) : undefined) };
+          if (isIstioIngress(ingress)) ingress = (await programIngress(deps, ingress, virtualServices, beside)).ingress;
           if (plan.inProgress && isIstioIngress(ingress) && isIngressReady(ingress)) {
             // This KIngress was programmed in this step and is Ready now: its 1 % step became ready within this
             // pass, which no later event would announce. Observe it here, as upstream's next pass would
@@ -664,7 +691,7 @@ export function createRouteActivities(deps: ActivityDeps) {
               plan = { ...observed, events: [...plan.events, ...observed.events.filter((e) => e.reason !== 'RolloutControlInvalid')] };
             }
           }
-          propagateIngressStatus(status, ingress, now);
+          if (!statusWritten) propagateIngressStatus(status, ingress, now);
           // Upstream does not propagate the KIngress's readiness while a rollout is in progress.
           if (plan.inProgress) (plan.paused ? markIngressRolloutPaused : markIngressRolloutInProgress)(status, now);
           // The load balancer it reports now moves the placeholders (checklist 54) in this pass too, unless they went
@@ -674,19 +701,7 @@ export function createRouteActivities(deps: ActivityDeps) {
         }
       }
     }
-    endReconcile(r, before, now);
-    // The moved placeholders and the labeler's bookkeeping touch different objects: side by side, both before the
-    // status write.
-    const settled = isRouteReady(r) || isRouteFailed(r);
-    const routing = routed ?? routingOf(key, r, raw, revs, configs);
-    const bookkeeping = Promise.all([routing, marked ?? routing.then((x) => markRouting(key, x, now))]).then(([x]) =>
-      clearIfSettled(key, x, settled, now, wrote, listed),
-    );
-    const [again] = await settleAll([moved, bookkeeping]);
-    if (again) placeholders = placeholders ? mergePlaceholderOutcomes(placeholders, again) : again;
-    // The Service's status step beside this one writes from the Route's status as computed, beside this write.
-    opts.toWrite?.({ ...raw, status: r.status });
-    const written = await writeStatus(kube, Resources.Route, raw, r.status);
+    const written = await (statusWritten ??= writeRouteStatus());
     // Each step and control action of the rollout as an Event on the Route (issue 11).
     for (const e of programmed ? (plan?.events ?? []) : []) record(route, e.type, e.reason, e.message);
     if (placeholders?.notOwned) {

@@ -86,7 +86,8 @@ function route(name: string, traffic: TrafficTarget[], meta: { labels?: Record<s
  * `client` with every call answered after `delayMs(verb, name)` milliseconds, so calls made side by side complete in
  * the order a test chooses.
  */
-function delayed(client: KubeClient, delayMs: (verb: string, name: string) => number): KubeClient {
+/** `delayMs` is asked with the verb (`status` for a status write), the object's name and its kind. */
+function delayed(client: KubeClient, delayMs: (verb: string, name: string, kind: string) => number): KubeClient {
   const nameOf = (verb: string, args: unknown[]) =>
     verb === 'apply' || verb === 'create' ? ((args[1] as KubeObject).metadata.name ?? '') : typeof args[2] === 'string' ? args[2] : '';
   return new Proxy(client, {
@@ -94,14 +95,18 @@ function delayed(client: KubeClient, delayMs: (verb: string, name: string) => nu
       const call: unknown = Reflect.get(target, verb);
       if (typeof call !== 'function') return call;
       return async (...args: unknown[]) => {
-        await new Promise((r) => setTimeout(r, delayMs(verb, nameOf(verb, args))));
+        const as = verb === 'apply' && args[2] === 'status' ? 'status' : verb;
+        await new Promise((r) => setTimeout(r, delayMs(as, nameOf(verb, args), (args[0] as { kind?: string } | undefined)?.kind ?? '')));
         return Reflect.apply(call, target, args) as unknown;
       };
     },
   });
 }
 
-function harness(net: Record<string, string> = {}, opts: { delayMs?: (verb: string, name: string) => number; cache?: MetadataCache } = {}) {
+function harness(
+  net: Record<string, string> = {},
+  opts: { delayMs?: (verb: string, name: string, kind: string) => number; cache?: MetadataCache } = {},
+) {
   const kube = new KubeFake();
   const recorded: string[] = [];
   const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push(`${type} ${reason} ${message}`) };
@@ -632,7 +637,7 @@ describe('a KIngress of class istio is programmed in the Route’s own pass (ADR
     expect(h.kube.writes()).toEqual([]);
   });
 
-  it('a new placeholder is written once, at the load balancer, beside the KIngress status (not first at its domain)', async () => {
+  it('a new placeholder is written once, at the load balancer, beside the VirtualServices (not first at its domain)', async () => {
     const h = harness(ISTIO);
     h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
     h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
@@ -649,6 +654,25 @@ describe('a KIngress of class istio is programmed in the Route’s own pass (ADR
       type: 'ExternalName',
       externalName: 'knative-local-gateway.istio-system.svc.cluster.local',
     });
+  });
+
+  it('the Route’s status goes beside the KIngress’s, from the status about to be written, after its placeholder', async () => {
+    // The KIngress's status write answers 50 ms late: a Route status written only after it would land after it.
+    const h = harness(ISTIO, { delayMs: (verb, _name, kind) => (verb === 'status' && kind === 'Ingress' ? 50 : 0) });
+    seedDirect(h);
+    expect(ok(await h.pass('direct'))).toMatchObject({ ingress: 'created', ready: 'True' });
+    const at = (verb: string, kind: string) => h.kube.calls.findIndex((c) => c.verb === verb && c.kind === kind);
+    expect(at('status', 'Route')).toBeGreaterThanOrEqual(0);
+    expect(at('status', 'Route')).toBeLessThan(at('status', 'Ingress'));
+    // The placeholder, at the load balancer, before the Route says Ready (upstream's order).
+    expect(at('apply', 'Service')).toBeLessThan(at('status', 'Route'));
+    // The Route's status is the one the KIngress's readiness makes: Ready, its KIngress's too.
+    expect(h.cond('direct', 'IngressReady')?.status).toBe('True');
+    const ing = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!;
+    expect(ing.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    h.kube.calls = [];
+    expect(ok(await h.pass('direct'))).toMatchObject({ outcome: 'unchanged', ingress: 'unchanged', ready: 'True' });
+    expect(h.kube.writes()).toEqual([]);
   });
 
   it('the labeler marks its Revision while the KIngress is programmed, not after the Route is', async () => {
