@@ -161,7 +161,9 @@ export class Leadership {
     term.watcher
       .synced()
       .then(() => {
-        if (this.term !== term) return;
+        // A paused term counts: its lists may have come in while renewals missed the deadline (a start-up list of
+        // thousands keeps the process busy), and its poker holds these pokes until it resumes or is closed.
+        if (this.term !== term && this.paused !== term) return;
         // Children deleted while no one watched are absent from the list: their owners hear of it here.
         const missing = term.watcher.pokeMissingChildren();
         this.log.info({ identity: this.identity, missingChildren: missing }, 'watcher synced');

@@ -24,7 +24,7 @@ interface FakeTerm {
   resumed: number;
 }
 
-function setup(enabled = true, leases = new FakeLeases(), identityBase = 'pod-0') {
+function setup(enabled = true, leases = new FakeLeases(), identityBase = 'pod-0', synced = () => Promise.resolve()) {
   const api = leases.apiFor();
   const terms: FakeTerm[] = [];
   const registry = new Registry();
@@ -33,7 +33,7 @@ function setup(enabled = true, leases = new FakeLeases(), identityBase = 'pod-0'
     terms.push(t);
     const watcher = {
       start: () => void (t.started = true),
-      synced: () => Promise.resolve(),
+      synced,
       pokeMissingChildren: () => ((t.missingChildrenPoked = true), 0),
       close: async () => void (t.closed.watcher = true),
       hasSynced: true,
@@ -101,6 +101,28 @@ describe('Leadership', () => {
     expect(await registry.getSingleMetricAsString('tidal_leader_transitions_total')).toContain('change="resumed"} 1');
     await leadership.stop();
     expect(term.closed).toEqual({ poker: true, watcher: true });
+  });
+
+  it('a term whose lists come in while it is paused still pokes the owners of missing children (its poker holds them)', async () => {
+    let listed!: () => void;
+    const synced = new Promise<void>((resolve) => (listed = resolve));
+    const { leadership, terms, api } = setup(true, new FakeLeases(), 'pod-0', () => synced);
+    leadership.start();
+    await vi.advanceTimersByTimeAsync(10);
+    const term = terms[0]!;
+    expect(term.missingChildrenPoked).toBe(false);
+    // The start-up list of thousands keeps the process from renewing: the term is paused when its lists come in.
+    api.down = true;
+    await vi.advanceTimersByTimeAsync(2100);
+    expect(term.isCurrent()).toBe(false);
+    listed();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(term.missingChildrenPoked).toBe(true);
+    api.down = false;
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(term.isCurrent()).toBe(true);
+    expect(term.resumed).toBe(1);
+    await leadership.stop();
   });
 
   it('closes a paused term the moment the Lease names another holder; taking it back later starts a fresh term', async () => {
