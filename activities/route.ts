@@ -620,8 +620,9 @@ export function createRouteActivities(deps: ActivityDeps) {
       // Placeholders before the KIngress, as upstream: a placeholder that cannot be applied leaves the KIngress alone.
       // But a KIngress of Tidal's class, with readiness probing off, is programmed in this step and Ready at once: when
       // every placeholder name is free or already this Route's ClusterIP-less placeholder (nothing foreign can stop the
-      // KIngress), each is written once, at the load balancer, beside the KIngress's status — not first at its own
-      // domain and moved there a moment later (one write and two round trips less on the way to Ready).
+      // KIngress), each is written once, at the load balancer — beside the VirtualServices, or with a rollout under way
+      // beside the KIngress's status — not first at its own domain and moved there a moment later (one write and two
+      // round trips less on the way to Ready).
       const uid = route.metadata.uid;
       const once =
         ingressClass === IstioIngressClassName &&
