@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { findJemalloc, JEMALLOC_CONF } from './allocator.js';
 import { MediaTypes, pushBlob, putManifest } from './oci-images.js';
+import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import { tarArchive, withParentDirs, type TarEntry } from './tar.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -181,7 +182,7 @@ export function assembleImage(version: string): BuiltImage {
       ],
       // node is PID 1 and installs its own SIGTERM/SIGINT handlers (workers/controller.ts drains on them); the
       // controller starts no child processes, so there is nothing for an init to reap.
-      Entrypoint: ['/usr/local/bin/node', 'dist/controller.js'],
+      Entrypoint: ['/usr/local/bin/node', ...CONTROLLER_NODE_FLAGS, 'dist/controller.js'],
       WorkingDir: `/${APP}`,
       ExposedPorts: { '8443/tcp': {}, '9464/tcp': {} },
       Labels: { 'org.opencontainers.image.title': 'tidal-controller', 'org.opencontainers.image.version': version },

@@ -6,6 +6,7 @@
 import { copyFileSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { controllerMalloc, findJemalloc } from './allocator.js';
 import { IMAGE_UID } from './image.js';
+import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import path from 'node:path';
 import type { ProcessRecord, ProcessTable } from './processes.js';
 import { kubectl, repoRoot, type StackInfo, type StackPorts } from './stack.js';
@@ -62,7 +63,7 @@ export async function startInClusterController(
   const run = root ? `${root}/run` : '/run';
   const saDir = root ? `${run}/secrets/kubernetes.io/serviceaccount` : serviceAccountMount;
   const runtimeMounts = root ? `mkdir -p ${root}/proc ${root}/dev && mount -t proc proc ${root}/proc && mount --rbind /dev ${root}/dev && ` : '';
-  const exec = root ? `exec /usr/sbin/chroot --userspec=${IMAGE_UID}:${IMAGE_UID} ${root} "$1" "$2"` : 'exec "$1" "$2"';
+  const exec = root ? `exec /usr/sbin/chroot --userspec=${IMAGE_UID}:${IMAGE_UID} ${root} "$@"` : 'exec "$@"';
   const script = `${runtimeMounts}mkdir -p ${run} && mount -t tmpfs -o mode=755 tmpfs ${run} && mkdir -p ${saDir} && cp "$0"/token "$0"/ca.crt "$0"/namespace ${saDir}/ && chmod 644 ${saDir}/* && ${exec}`;
   if (root) mkdirSync(path.join(root, 'var'), { recursive: true });
   if (root && !existsSync(path.join(root, 'var', 'run'))) symlinkSync('/run', path.join(root, 'var', 'run'));
@@ -104,7 +105,7 @@ export async function startInClusterController(
   return procs.start(
     name,
     'unshare',
-    ['--mount', '--propagation', 'private', 'sh', '-c', script, src, node, controller],
+    ['--mount', '--propagation', 'private', 'sh', '-c', script, src, node, ...CONTROLLER_NODE_FLAGS, controller],
     env,
     root ? '/' : repoRoot,
     node,

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { controllerMalloc } from './allocator.js';
+import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import { ensurePki, writeKubeconfig } from './pki.js';
 import { ProcessTable, tail, type ProcessRecord } from './processes.js';
 import { startTemporalPostgres, stopTemporalPostgres, temporalModeFromEnv } from './temporal-postgres.js';
@@ -590,7 +591,9 @@ export async function startController(
     [
       // TIDAL_CPU_PROF_DIR: a V8 CPU profile of the controller, written there when it stops (benchmarks' "why").
       ...(process.env.TIDAL_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.TIDAL_CPU_PROF_DIR}`] : []),
-      // TIDAL_CONTROLLER_NODE_ARGS: extra node/V8 flags for the controller (benchmarks try heap settings with it).
+      ...CONTROLLER_NODE_FLAGS,
+      // TIDAL_CONTROLLER_NODE_ARGS: extra node/V8 flags for the controller, after its own (the last one wins; benchmarks
+      // try heap settings with it).
       ...spaceSeparated(process.env.TIDAL_CONTROLLER_NODE_ARGS),
       build.builtController,
     ],

@@ -24,6 +24,7 @@ import { serveHttp } from './http.js';
 import { newMetricsRegistry } from './metrics.js';
 import { createWorker } from './worker.js';
 import { limitHeapGrowth } from './heap-growth.js';
+import { CONTROLLER_NODE_FLAGS, semiSpaceFlag } from './node-flags.js';
 import { OwnWrites } from '../watcher/own-writes.js';
 import { describeTemporal, ensureTemporalNamespace, temporalConnectOptions } from './temporal.js';
 import { loadWebhookSettings } from '../webhook/settings.js';
@@ -90,7 +91,10 @@ async function main(): Promise<void> {
   const heapGrowth = limitHeapGrowth(cfg.heapGrowingPercent);
   const webhookSettings = loadWebhookSettings();
   const log = makeLogger(cfg.logLevel);
-  log.info({ heapGrowingPercent: heapGrowth ? cfg.heapGrowingPercent : 'V8 default' }, 'V8 heap growth');
+  const semiSpaceMB = semiSpaceFlag(process.execArgv, process.env.NODE_OPTIONS);
+  log.info({ heapGrowingPercent: heapGrowth ? cfg.heapGrowingPercent : 'V8 default', semiSpaceMB: semiSpaceMB ?? 'V8 default' }, 'V8 heap growth');
+  if (semiSpaceMB === undefined)
+    log.warn({ nodeFlags: CONTROLLER_NODE_FLAGS }, "V8's young generation at its default size: run node with these flags (workers/node-flags.ts)");
   // The Temporal SDK's own metrics (task slots, schedule-to-start and execution latencies, sticky cache, …) are
   // exported by its Core on a loopback port and appended to Tidal's /metrics, so one scrape gets both.
   const temporalMetrics = cfg.temporalMetricsAddress ?? `127.0.0.1:${await freeLoopbackPort()}`;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJemalloc } from '../../dev/allocator.js';
 import { flagValues, ProcessTable } from '../../dev/processes.js';
 import { DevTemporalSqlitePageCache, temporalGoEnv } from '../../dev/stack.js';
+import { CONTROLLER_NODE_FLAGS, CONTROLLER_SEMI_SPACE_MB, semiSpaceFlag } from '../../workers/node-flags.js';
 import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
@@ -69,6 +70,16 @@ describe('local stack', () => {
     // With the thread that purges freed pages while the process idles (dev/allocator.ts's MALLOC_CONF).
     const threads = readdirSync(`/proc/${controller!.pid}/task`).map((t) => readFileSync(`/proc/${controller!.pid}/task/${t}/comm`, 'utf8').trim());
     expect(threads).toContain('jemalloc_bg_thd');
+  });
+
+  // workers/node-flags.ts: the flags V8 reads only at start are on the stack controller's command line, and the
+  // controller read them back (it logs a warning when it runs without them).
+  it("runs Tidal's controller with its node flags", () => {
+    const controller = new ProcessTable(stack().dir).running('tidal-controller');
+    expect(controller, 'the controller process').toBeDefined();
+    const argv = readFileSync(`/proc/${controller!.pid}/cmdline`, 'utf8').split('\0');
+    expect(argv.slice(1, 1 + CONTROLLER_NODE_FLAGS.length)).toEqual([...CONTROLLER_NODE_FLAGS]);
+    expect(semiSpaceFlag(argv.slice(1), undefined)).toBe(CONTROLLER_SEMI_SPACE_MB);
   });
 
   describe('Temporal dev server', () => {

@@ -28,7 +28,7 @@ describe('Dockerfile', () => {
   it('runs the built controller as uid 65532 with node as PID 1 (exec form, no shell, no init)', () => {
     const final = stages[1] ?? '';
     expect(final).toMatch(/^USER 65532:65532$/m);
-    expect(final).toMatch(/^ENTRYPOINT \["node", "dist\/controller.js"\]$/m);
+    expect(final).toMatch(/^ENTRYPOINT \["node", ("--[a-z-]+=\d+", )*"dist\/controller.js"\]$/m);
     expect(final).toContain('COPY --from=build /src/dist/controller.js /src/dist/workflow-bundle.js ./dist/');
     expect(final).toContain('"type":"module"');
     expect(final).not.toMatch(/tini|dumb-init|tsx/);

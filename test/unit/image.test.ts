@@ -15,6 +15,7 @@ import { assembleImage, IMAGE_UID, pushImageLayout, writeLayout, type BuiltImage
 import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
 import { makeRegistryResolver } from '../../activities/registry/resolver.js';
 import { build, isBuildFresh } from '../../workers/build.js';
+import { CONTROLLER_NODE_FLAGS } from '../../workers/node-flags.js';
 
 const canRun = existsSync('/usr/bin/docker-registry') && existsSync('/usr/sbin/chroot') && process.getuid?.() === 0 && process.platform === 'linux';
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'tidal-image-'));
@@ -44,14 +45,14 @@ describe.skipIf(!canRun)('npm run image', () => {
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('has three layers whose config diff_ids match, runs as 65532, node dist/controller.js', () => {
+  it('has three layers whose config diff_ids match, runs as 65532, node with its flags dist/controller.js', () => {
     expect(img.layers.map((l) => l.name)).toEqual(['runtime', 'dependencies', 'app']);
     const config = JSON.parse(img.config.data.toString('utf8')) as {
       config: { User: string; Entrypoint: string[]; WorkingDir: string };
       rootfs: { diff_ids: string[] };
     };
     expect(config.config.User).toBe(`${IMAGE_UID}:${IMAGE_UID}`);
-    expect(config.config.Entrypoint).toEqual(['/usr/local/bin/node', 'dist/controller.js']);
+    expect(config.config.Entrypoint).toEqual(['/usr/local/bin/node', ...CONTROLLER_NODE_FLAGS, 'dist/controller.js']);
     expect(config.config.WorkingDir).toBe('/app');
     expect(config.rootfs.diff_ids).toEqual(img.layers.map((l) => l.diffId));
     // Production dependencies only: no tsx, esbuild, vitest or the Kubernetes client.
