@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition, Revision, Service } from '../../api/serving.js';
 import { assembleImage, IMAGE_UID } from '../../dev/image.js';
 import { startInClusterController } from '../../dev/incluster.js';
+import { CONTROLLER_NODE_FLAGS } from '../../workers/node-flags.js';
 import { pushImage } from '../../dev/oci-images.js';
 import { isAlive, ProcessTable } from '../../dev/processes.js';
 import { startController, testPorts, type StackInfo } from '../../dev/stack.js';
@@ -63,12 +64,16 @@ afterAll(async () => {
 });
 
 describe('the controller image', () => {
-  it('runs as uid/gid 65532 from the image root, node /app/dist/controller.js', () => {
+  it('runs as uid/gid 65532 from the image root, node with its flags /app/dist/controller.js', () => {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     expect(/^Uid:\s+(\d+)\s+(\d+)/m.exec(status)?.slice(1)).toEqual([String(IMAGE_UID), String(IMAGE_UID)]);
     expect(/^Gid:\s+(\d+)/m.exec(status)?.[1]).toBe(String(IMAGE_UID));
     expect(readlinkSync(`/proc/${pid}/root`)).toBe(rootfs);
-    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, 2)).toEqual(['/usr/local/bin/node', '/app/dist/controller.js']);
+    expect(
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+        .split('\0')
+        .slice(0, 2 + CONTROLLER_NODE_FLAGS.length),
+    ).toEqual(['/usr/local/bin/node', ...CONTROLLER_NODE_FLAGS, '/app/dist/controller.js']);
     expect(/^CapEff:\s+0+$/m.test(status)).toBe(true); // no capabilities left
     // The prebuilt workflow bundle next to the controller, not bundling at start.
     const own = readFileSync(logFile, 'utf8')

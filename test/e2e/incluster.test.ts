@@ -13,6 +13,7 @@ import { pushImage } from '../../dev/oci-images.js';
 import { isAlive, ProcessTable } from '../../dev/processes.js';
 import { startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { IN_CLUSTER_SA, serviceAccountMount, startInClusterController } from '../../dev/incluster.js';
+import { CONTROLLER_NODE_FLAGS } from '../../workers/node-flags.js';
 import { builtController } from '../../workers/build.js';
 import { apply, eventsWhen, getObject, kubectl, kubectlJson, stack } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
@@ -230,7 +231,11 @@ describe('the controller run the in-cluster way', () => {
     // /var/run is a symlink to /run, which /proc/<pid>/root would resolve in this process's root: name /run itself.
     expect(readFileSync(`/proc/${pid}/root/run/secrets/kubernetes.io/serviceaccount/namespace`, 'utf8')).toBe('knative-serving');
     expect(existsSync(saMount)).toBe(false); // only that process sees them
-    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[1]).toBe(builtController);
+    expect(
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+        .split('\0')
+        .slice(1, 2 + CONTROLLER_NODE_FLAGS.length),
+    ).toEqual([...CONTROLLER_NODE_FLAGS, builtController]);
   });
 
   it('creates the webhook and gateway certificates and publishes the CA', async () => {
