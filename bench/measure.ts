@@ -244,8 +244,8 @@ export class StackProcesses {
   /**
    * The garbage collectors' settings the processes run with, read from their environments and command lines: the
    * controller's V8 heap growing percent (`TIDAL_HEAP_GROWING_PERCENT`, the controller's default when unset) and node
-   * flags (its own, workers/node-flags.ts, and `TIDAL_CONTROLLER_NODE_ARGS`), the Temporal server's `GOGC` / `GOMEMLIMIT` and the dev server's SQLite
-   * pragmas (`--sqlite-pragma`).
+   * flags (its own, workers/node-flags.ts, and `TIDAL_CONTROLLER_NODE_ARGS`), the Temporal server's `GOGC` /
+   * `GOMEMLIMIT` and the dev server's SQLite pragmas (`--sqlite-pragma`).
    */
   runtimeDescription(): string {
     const read = (role: Role, file: 'environ' | 'cmdline'): string[] => {
