@@ -13,9 +13,12 @@ export const JEMALLOC_SONAME = 'libjemalloc.so.2';
 /**
  * jemalloc's settings (`MALLOC_CONF`, unless the caller sets one): a background thread purges decayed pages, so an
  * idle process gives back what it freed without waiting for its next allocations (issue 9: at rest after 200 at
- * once 136–142 → 135 MiB, reached 75 s after the burst instead of 105–120; right after it 414–486 → 353 MiB).
+ * once 136–142 → 135 MiB, reached 75 s after the burst instead of 105–120; right after it 414–486 → 353 MiB), and
+ * freed pages decay in 1 s instead of jemalloc's 10: a burst's end holds what its last second freed, not its last ten
+ * (right after 200 Services at once 202–204 MiB against 215–223, at the same CPU and single-Service latency;
+ * docs/benchmarks.md).
  */
-export const JEMALLOC_CONF = 'background_thread:true';
+export const JEMALLOC_CONF = 'background_thread:true,dirty_decay_ms:1000';
 
 /** Where this machine's loader finds jemalloc (its cache, then the usual folders), or undefined. */
 export function findJemalloc(): string | undefined {

@@ -336,6 +336,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
       ...DevTemporalWorkerPools,
       ...DevTemporalScannersOff,
       ...DevTemporalReplicationCacheFloor,
+      ...DevTemporalHistoryCacheSize,
       ...taskQueuePartitionSettings(devTemporalPartitions(dir)),
       ...dynamicConfig,
     ].flatMap((d) => ['--dynamic-config-value', d]),
@@ -698,6 +699,17 @@ export const DevTemporalScannersOff = ['worker.taskQueueScannerEnabled=false', '
  * Temporal, the production shape (which may replicate), keeps the default.
  */
 export const DevTemporalReplicationCacheFloor = ['history.xdcCacheMaxSizeBytes=65536'];
+
+/**
+ * The dev server's cache of workflow executions' mutable state at 512 entries instead of 128,000: the history service
+ * keeps a run's state there after the run has closed, until the cache's bound or its hour's TTL (touched) pushes it out,
+ * so every entity run a burst started and ended stayed in the Go heap. 512 is above what a burst of 200 Services has
+ * under way at once (two runs each) and far above the requests in flight, each of which pins its entry while it runs
+ * (a cache full of pinned entries would refuse a request as overloaded; the client retries). A miss reads the state
+ * from SQLite. Measured on `bench:ready`: 5–6 MiB less right after 200 Services at once and 2–3 MiB at rest, at the
+ * same CPU (docs/benchmarks.md). The PostgreSQL Temporal, the production shape, keeps the default.
+ */
+export const DevTemporalHistoryCacheSize = ['history.hostLevelCacheMaxSize=512'];
 
 /** Temporal's own number of partitions per task queue (`matching.numTaskqueueReadPartitions`/`WritePartitions`). */
 export const TemporalDefaultTaskQueuePartitions = 4;

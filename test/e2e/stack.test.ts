@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJemalloc } from '../../dev/allocator.js';
 import { flagValues, ProcessTable } from '../../dev/processes.js';
-import { DevTemporalSqlitePageCache, temporalGoEnv } from '../../dev/stack.js';
+import { DevTemporalHistoryCacheSize, DevTemporalSqlitePageCache, temporalGoEnv } from '../../dev/stack.js';
 import { CONTROLLER_NODE_FLAGS, CONTROLLER_SEMI_SPACE_MB, semiSpaceFlag } from '../../workers/node-flags.js';
 import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
@@ -99,11 +99,22 @@ describe('local stack', () => {
       const temporal = new ProcessTable(stack().dir).running('temporal');
       expect(temporal, 'the dev server process').toBeDefined();
       const settings = flagValues(readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0'), '--dynamic-config-value');
-      expect(settings).toContain('history.xdcCacheMaxSizeBytes=65536');
+      expect(settings).toEqual(expect.arrayContaining(['history.xdcCacheMaxSizeBytes=65536', ...DevTemporalHistoryCacheSize]));
       const binary = readFileSync(`/proc/${temporal!.pid}/exe`);
       const unknown = settings.map((s) => s.split('=')[0]!).filter((key) => !binary.includes(key));
       expect(unknown).toEqual([]);
       expect(binary.includes('history.noSuchSettingAnywhere')).toBe(false); // the search can say no
+    });
+
+    // dev/stack.ts: the history service's cache of mutable state bounded (issue 9): the server reports the bound it runs
+    // with (its default is 128,000 entries), so the setting took effect, not only reached the command line.
+    it('runs its history cache at the stack’s bound, as its own metrics report it', async () => {
+      const temporal = new ProcessTable(stack().dir).running('temporal');
+      expect(temporal, 'the dev server process').toBeDefined();
+      const [port] = flagValues(readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0'), '--metrics-port');
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const size = metrics.match(/^cache_size\{cache_type="mutablestate",service_name="history"\} (\S+)$/m)?.[1];
+      expect(Number(size)).toBe(Number(DevTemporalHistoryCacheSize[0]!.split('=')[1]));
     });
 
     // dev/stack.ts: the dev server's memory settings (issue 9) reach the process: SQLite's page cache cut, Go's collector

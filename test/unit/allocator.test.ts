@@ -1,8 +1,8 @@
 // The controller's allocator (dev/allocator.ts): jemalloc preloaded when found, glibc's on request or when missing,
 // and a Node process started with that environment really runs on jemalloc.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { controllerMalloc, findJemalloc } from '../../dev/allocator.js';
+import { controllerMalloc, findJemalloc, JEMALLOC_CONF } from '../../dev/allocator.js';
 
 const lib = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
 
@@ -10,7 +10,7 @@ describe('controllerMalloc', () => {
   it('preloads jemalloc when found, glibc’s two arenas stay as the fallback setting', () => {
     expect(controllerMalloc({}, () => lib)).toEqual({
       allocator: 'jemalloc',
-      env: { MALLOC_ARENA_MAX: '2', LD_PRELOAD: lib, MALLOC_CONF: 'background_thread:true' },
+      env: { MALLOC_ARENA_MAX: '2', LD_PRELOAD: lib, MALLOC_CONF: JEMALLOC_CONF },
     });
   });
 
@@ -51,5 +51,20 @@ describe('controllerMalloc', () => {
     const onGlibc = run(controllerMalloc({ TIDAL_CONTROLLER_MALLOC: 'glibc' }).env);
     expect(onGlibc).not.toContain('libjemalloc');
     expect(onGlibc).toContain('thread node');
+  });
+
+  it.skipIf(findJemalloc() === undefined)('gives jemalloc settings it reads as meant: purging thread on, freed pages kept 1 s', () => {
+    const { env } = controllerMalloc({});
+    // stats_print: jemalloc prints the options it runs with at exit (to stderr); a key it does not know it names as
+    // invalid there too.
+    const run = spawnSync(process.execPath, ['-e', ''], {
+      env: { PATH: process.env.PATH, ...env, MALLOC_CONF: `${env.MALLOC_CONF},stats_print:true` },
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(0);
+    const out = run.stdout + run.stderr;
+    expect(out).toMatch(/opt\.background_thread: true/);
+    expect(out).toMatch(/opt\.dirty_decay_ms: 1000\b/);
+    expect(out).not.toContain('Invalid conf');
   });
 });

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { JEMALLOC_CONF } from '../../dev/allocator.js';
 import { sourceDirs } from '../../workers/build.js';
 
 const text = readFileSync(fileURLToPath(new URL('../../Dockerfile', import.meta.url)), 'utf8');
@@ -38,6 +39,6 @@ describe('Dockerfile', () => {
     const final = stages[1] ?? '';
     expect(final).toMatch(/apt-get install -y --no-install-recommends libjemalloc2/);
     expect(final).toMatch(/^ENV .*\bLD_PRELOAD=libjemalloc\.so\.2\b/m);
-    expect(final).toMatch(/^ENV .*\bMALLOC_CONF=background_thread:true\b/m);
+    expect(final).toMatch(new RegExp(`^ENV .*\\bMALLOC_CONF=${JEMALLOC_CONF}(\\s|$)`, 'm'));
   });
 });

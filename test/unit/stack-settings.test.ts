@@ -6,6 +6,7 @@ import path from 'node:path';
 import {
   DevTemporalDatabaseFile,
   DevTemporalGoGC,
+  DevTemporalHistoryCacheSize,
   DevTemporalPartitionsFile,
   DevTemporalReplicationCacheFloor,
   DevTemporalScannersOff,
@@ -83,6 +84,13 @@ describe('DevTemporalScannersOff', () => {
 describe('DevTemporalReplicationCacheFloor', () => {
   it('shrinks the replication event cache to the floor Temporal allows (64 KiB), and nothing else', () => {
     expect(DevTemporalReplicationCacheFloor).toEqual(['history.xdcCacheMaxSizeBytes=65536']);
+  });
+});
+
+describe('DevTemporalHistoryCacheSize', () => {
+  it('bounds the history service’s cache of mutable state by entries, above the runs a burst of 200 has under way', () => {
+    expect(DevTemporalHistoryCacheSize).toEqual(['history.hostLevelCacheMaxSize=512']);
+    expect(Number(DevTemporalHistoryCacheSize[0]!.split('=')[1])).toBeGreaterThan(2 * 200);
   });
 });
 

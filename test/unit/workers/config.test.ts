@@ -18,8 +18,8 @@ describe('loadConfig', () => {
     expect(loadConfig({ TIDAL_WORKFLOW_WATCHDOG: 'true' }).workflowWatchdog).toBe(true);
   });
 
-  it('caps V8 heap growth at 50 % by default (issue 9); 0 leaves V8 its own factor', () => {
-    expect(loadConfig({}).heapGrowingPercent).toBe(50);
+  it('caps V8 heap growth at 25 % by default (issue 9); 0 leaves V8 its own factor', () => {
+    expect(loadConfig({}).heapGrowingPercent).toBe(25);
     expect(loadConfig({ TIDAL_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
     expect(() => loadConfig({ TIDAL_HEAP_GROWING_PERCENT: 'half' })).toThrow('TIDAL_HEAP_GROWING_PERCENT=half: expected a non-negative integer');
   });
