@@ -707,7 +707,8 @@ export const DevTemporalReplicationCacheFloor = ['history.xdcCacheMaxSizeBytes=6
  * under way at once (two runs each) and far above the requests in flight, each of which pins its entry while it runs
  * (a cache full of pinned entries would refuse a request as overloaded; the client retries). A miss reads the state
  * from SQLite. Measured on `bench:ready`: 5–6 MiB less right after 200 Services at once and 2–3 MiB at rest, at the
- * same CPU (docs/benchmarks.md). The PostgreSQL Temporal, the production shape, keeps the default.
+ * same CPU; ~30 MiB less at rest with 1,000 Services (docs/benchmarks.md). The PostgreSQL Temporal, the production
+ * shape, keeps the default.
  */
 export const DevTemporalHistoryCacheSize = ['history.hostLevelCacheMaxSize=512'];
 

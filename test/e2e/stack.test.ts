@@ -106,17 +106,6 @@ describe('local stack', () => {
       expect(binary.includes('history.noSuchSettingAnywhere')).toBe(false); // the search can say no
     });
 
-    // dev/stack.ts: the history service's cache of mutable state bounded (issue 9): the server reports the bound it runs
-    // with (its default is 128,000 entries), so the setting took effect, not only reached the command line.
-    it('runs its history cache at the stack’s bound, as its own metrics report it', async () => {
-      const temporal = new ProcessTable(stack().dir).running('temporal');
-      expect(temporal, 'the dev server process').toBeDefined();
-      const [port] = flagValues(readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0'), '--metrics-port');
-      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      const size = metrics.match(/^cache_size\{cache_type="mutablestate",service_name="history"\} (\S+)$/m)?.[1];
-      expect(Number(size)).toBe(Number(DevTemporalHistoryCacheSize[0]!.split('=')[1]));
-    });
-
     // dev/stack.ts: the dev server's memory settings (issue 9) reach the process: SQLite's page cache cut, Go's collector
     // at the stack's GOGC, as the benchmarks measured them.
     it('runs with its SQLite page cache cut and the stack’s GOGC', () => {
