@@ -26,12 +26,12 @@ RUN cd node_modules/@temporalio/core-bridge \
 
 FROM node:20-bookworm-slim
 # jemalloc preloaded: glibc's malloc keeps what a burst of work freed (issue 9: 206 → 138 MiB at rest after 200
-# Services at once; dev/allocator.ts), with a background thread that purges while idle and freed pages kept 1 s.
+# Services at once; dev/allocator.ts), with a background thread that purges while idle and freed pages given back at once.
 # Found by its soname, so on any architecture.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libjemalloc2 \
  && rm -rf /var/lib/apt/lists/*
-ENV NODE_ENV=production LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=background_thread:true,dirty_decay_ms:1000
+ENV NODE_ENV=production LD_PRELOAD=libjemalloc.so.2 MALLOC_CONF=background_thread:true,dirty_decay_ms:0
 WORKDIR /app
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist/controller.js /src/dist/workflow-bundle.js ./dist/

@@ -1,9 +1,9 @@
 // The controller's malloc (issue 9). glibc's keeps what a burst freed: after 200 Services at once and two minutes at
 // rest, 60 of the controller's ~150 MiB of anonymous memory was free chunks in its arenas (malloc_trim gave them
-// back), freed by the Temporal Core and Node but never returned. jemalloc returns freed pages to the system after
-// ~10 s (its dirty-page decay), so the controller runs with it when the machine has Debian's `libjemalloc2`:
-// preloaded, as the image does (Dockerfile, dev/image.ts). `TIDAL_CONTROLLER_MALLOC=glibc` keeps glibc's, whose
-// arenas are capped at two (MALLOC_ARENA_MAX) so the Core's threads do not each keep their own.
+// back), freed by the Temporal Core and Node but never returned. jemalloc returns freed pages to the system (by
+// default ~10 s after they were freed, at once as set below), so the controller runs with it when the machine has
+// Debian's `libjemalloc2`: preloaded, as the image does (Dockerfile, dev/image.ts). `TIDAL_CONTROLLER_MALLOC=glibc`
+// keeps glibc's, whose arenas are capped at two (MALLOC_ARENA_MAX) so the Core's threads do not each keep their own.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
@@ -11,14 +11,15 @@ import { existsSync } from 'node:fs';
 export const JEMALLOC_SONAME = 'libjemalloc.so.2';
 
 /**
- * jemalloc's settings (`MALLOC_CONF`, unless the caller sets one): a background thread purges decayed pages, so an
- * idle process gives back what it freed without waiting for its next allocations (issue 9: at rest after 200 at
- * once 136–142 → 135 MiB, reached 75 s after the burst instead of 105–120; right after it 414–486 → 353 MiB), and
- * freed pages decay in 1 s instead of jemalloc's 10: a burst's end holds what its last second freed, not its last ten
- * (right after 200 Services at once 202–204 MiB against 215–223, at the same CPU and single-Service latency;
- * docs/benchmarks.md).
+ * jemalloc's settings (`MALLOC_CONF`, unless the caller sets one). Freed pages go back to the system at once
+ * (`dirty_decay_ms:0`; jemalloc's default keeps them 10 s): right after 200 Services at once the controller holds
+ * none of what the burst's last seconds freed — 1 s took 215–223 → 202–204 MiB at the same CPU, 0 s ~5 MiB more
+ * (192–210, mean 199, against 196–209, mean 204; its peak through the burst ~11 less, idle 3–5) for ~8 % more of its
+ * CPU in a burst, single-Service latency unchanged (issue 9, docs/benchmarks.md). The background thread that purged
+ * decayed pages while the process idled (at rest after 200 at once 136–142 → 135 MiB, there 75 s after the burst
+ * instead of 105–120) has nothing left to decay now; it stays, as measured.
  */
-export const JEMALLOC_CONF = 'background_thread:true,dirty_decay_ms:1000';
+export const JEMALLOC_CONF = 'background_thread:true,dirty_decay_ms:0';
 
 /** Where this machine's loader finds jemalloc (its cache, then the usual folders), or undefined. */
 export function findJemalloc(): string | undefined {
