@@ -26,8 +26,8 @@ RUN cd node_modules/@temporalio/core-bridge \
 
 FROM node:20-bookworm-slim
 # jemalloc preloaded: glibc's malloc keeps what a burst of work freed (issue 9: 206 → 138 MiB at rest after 200
-# Services at once; dev/allocator.ts), with a background thread that purges while idle and freed pages given back at once.
-# Found by its soname, so on any architecture.
+# Services at once; dev/allocator.ts); jemalloc gives freed pages back at once (and runs its background thread, as
+# measured). Found by its soname, so on any architecture.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libjemalloc2 \
  && rm -rf /var/lib/apt/lists/*

@@ -12,8 +12,8 @@ export const JEMALLOC_SONAME = 'libjemalloc.so.2';
 
 /**
  * jemalloc's settings (`MALLOC_CONF`, unless the caller sets one). Freed pages go back to the system at once
- * (`dirty_decay_ms:0`; jemalloc's default keeps them 10 s): right after 200 Services at once the controller holds
- * none of what the burst's last seconds freed — 1 s took 215–223 → 202–204 MiB at the same CPU, 0 s ~5 MiB more
+ * (`dirty_decay_ms:0`; jemalloc's default keeps them 10 s): right after 200 Services at once the controller keeps
+ * no freed pages waiting to decay — 1 s took 215–223 → 202–204 MiB at the same CPU, 0 s ~5 MiB more
  * (192–210, mean 199, against 196–209, mean 204; its peak through the burst ~11 less, idle 3–5) for ~8 % more of its
  * CPU in a burst, single-Service latency unchanged (issue 9, docs/benchmarks.md). The background thread that purged
  * decayed pages while the process idled (at rest after 200 at once 136–142 → 135 MiB, there 75 s after the burst
