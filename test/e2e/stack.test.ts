@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJemalloc } from '../../dev/allocator.js';
 import { flagValues, ProcessTable } from '../../dev/processes.js';
-import { DevTemporalHistoryCacheSize, DevTemporalSqlitePageCache, temporalGoEnv } from '../../dev/stack.js';
+import { DevTemporalHistoryCacheSize, DevTemporalReplicationCacheFloor, DevTemporalSqlitePageCache, temporalGoEnv } from '../../dev/stack.js';
 import { CONTROLLER_NODE_FLAGS, CONTROLLER_SEMI_SPACE_MB, semiSpaceFlag } from '../../workers/node-flags.js';
 import { apply, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
@@ -99,7 +99,7 @@ describe('local stack', () => {
       const temporal = new ProcessTable(stack().dir).running('temporal');
       expect(temporal, 'the dev server process').toBeDefined();
       const settings = flagValues(readFileSync(`/proc/${temporal!.pid}/cmdline`, 'utf8').split('\0'), '--dynamic-config-value');
-      expect(settings).toEqual(expect.arrayContaining(['history.xdcCacheMaxSizeBytes=65536', ...DevTemporalHistoryCacheSize]));
+      expect(settings).toEqual(expect.arrayContaining([...DevTemporalReplicationCacheFloor, ...DevTemporalHistoryCacheSize]));
       const binary = readFileSync(`/proc/${temporal!.pid}/exe`);
       const unknown = settings.map((s) => s.split('=')[0]!).filter((key) => !binary.includes(key));
       expect(unknown).toEqual([]);
