@@ -47,6 +47,8 @@ export interface Observed {
   echoes?: Record<string, string[]>;
   /** Sources the activity created and did not look at again (activities/observe.ts). */
   created?: string[];
+  /** The newest resourceVersion of each observed source the activity read or wrote (activities/observe.ts). */
+  versions?: Record<string, string>;
 }
 
 type WithObserved<A> = { [K in keyof A]: A[K] extends (...args: infer P) => Promise<infer R> ? (...args: P) => Promise<R & Observed> : A[K] };

@@ -5,7 +5,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Context } from '@temporalio/activity';
 import { ABSENT, echoOf, mergeObservations, observationOf, sourceOf } from '../api/content-token.js';
 import type { ResourceType } from '../api/kinds.js';
-import type { KubeObject } from '../api/meta.js';
+import { resourceVersionNumber, type KubeObject } from '../api/meta.js';
 import type { OwnWriteLog } from './deps.js';
 
 /**
@@ -24,6 +24,13 @@ interface Seen {
   created: Set<string>;
   /** Told of every write (source, resourceVersion), when the activity runs for a workflow (`noteWritten`). */
   onWrite?: ((source: string, resourceVersion: string) => void) | undefined;
+  /** The newest resourceVersion of each source the activity read or wrote (`ObservedResult.versions`). */
+  rvs: Map<string, bigint>;
+  /**
+   * Aborted once this attempt is abandoned (its start-to-close timeout passed, or its workflow task went to another
+   * worker): from then on it writes nothing and its writes are no one's own (`stepLive`).
+   */
+  abandoned?: AbortSignal | undefined;
 }
 
 const scope = new AsyncLocalStorage<Seen>();
@@ -53,6 +60,8 @@ export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'w
   const source = sourceOf(type, obj);
   if (source === undefined) return;
   const observation = observationOf(obj);
+  const rv = resourceVersionNumber(obj.metadata.resourceVersion);
+  if (rv !== undefined && rv > (seen.rvs.get(source) ?? -1n)) seen.rvs.set(source, rv);
   const before = seen.obs.get(source);
   const replaces = before === undefined || how === 'write' || how === 'create';
   seen.obs.set(source, replaces ? observation : mergeObservations(before, observation, how === 'status' || seen.created.has(source)));
@@ -78,13 +87,38 @@ export function noteWritten(type: ResourceType, obj: KubeObject, status = false)
   const seen = scope.getStore();
   const rv = obj.metadata?.resourceVersion;
   if (!seen || !rv) return;
-  if (seen.onWrite) {
+  // A write that was in flight when its attempt was abandoned is not the workflow's own: the pass that counts (a later
+  // attempt, another worker's) never saw it, so its echo must reach the workflow as news.
+  if (seen.onWrite && !seen.abandoned?.aborted) {
     const source = sourceOf(type, obj);
     if (source !== undefined) seen.onWrite(source, rv);
   }
   if (status || !/^[0-9]{1,30}$/.test(rv)) return;
   const version = BigInt(rv);
   if (version > (seen.versions.get(kindKey(type)) ?? 0n)) seen.versions.set(kindKey(type), version);
+}
+
+/**
+ * Throws when the running step's attempt has been abandoned (`Seen.abandoned`): a timed-out local activity keeps
+ * running in its worker while the retry (or another worker, its workflow task having timed out) acts on fresher
+ * reads, and a write it made after that would put back what it read before — behind the back of the pass that counts.
+ * The Kubernetes client asks before every write. Outside an activity it never throws.
+ */
+export function stepLive(): void {
+  const abandoned = scope.getStore()?.abandoned;
+  if (abandoned?.aborted) throw new StepAbandonedError();
+}
+
+/** The signal that aborts when the running step's attempt is abandoned, if any (a request's own is combined with it). */
+export function stepSignal(): AbortSignal | undefined {
+  return scope.getStore()?.abandoned;
+}
+
+export class StepAbandonedError extends Error {
+  constructor() {
+    super('the step was abandoned (timed out, or its workflow task moved to another worker): it writes nothing more');
+    this.name = 'StepAbandonedError';
+  }
 }
 
 /** The newest version of `type` the running activity wrote so far, or undefined (none, or outside an activity). */
@@ -117,21 +151,38 @@ export interface ObservedResult {
   echoes?: Record<string, string[]>;
   /** Sources of `observed` the activity created and did not look at again: a later step's read of their status wins. */
   created?: string[];
+  /**
+   * The newest resourceVersion of each source of `observed` the activity read or wrote: a poke of a newer version that
+   * the observation does not cover was not acted on, and its pass runs again (workflows/entity.ts, stale reads).
+   */
+  versions?: Record<string, string>;
 }
 
 /** The activity result with `observed` (and `wrote`) added (results that are not plain objects are returned as they are). */
-export async function observing<R>(fn: () => Promise<R>, onWrite?: Seen['onWrite']): Promise<R & ObservedResult> {
-  const seen: Seen = { obs: new Map(), wrote: new Map(), versions: new Map(), echoes: new Map(), created: new Set(), onWrite };
+export async function observing<R>(fn: () => Promise<R>, onWrite?: Seen['onWrite'], abandoned?: AbortSignal): Promise<R & ObservedResult> {
+  const seen: Seen = {
+    obs: new Map(),
+    wrote: new Map(),
+    versions: new Map(),
+    echoes: new Map(),
+    created: new Set(),
+    onWrite,
+    rvs: new Map(),
+    abandoned,
+  };
   const result = (await scope.run(seen, fn)) as R & ObservedResult;
   if (result === null || typeof result !== 'object' || Array.isArray(result) || seen.obs.size === 0) return result;
   const observed: Record<string, string> = {};
   const wrote: Record<string, 'all' | 'status'> = {};
   const echoes: Record<string, string[]> = {};
   const created: string[] = [];
+  const versions: Record<string, string> = {};
   let n = 0;
   for (const [source, observation] of seen.obs) {
     if (n >= MAX_OBSERVATIONS) break;
     observed[source] = observation;
+    const rv = seen.rvs.get(source);
+    if (rv !== undefined) versions[source] = rv.toString();
     const w = seen.wrote.get(source);
     if (w) wrote[source] = w;
     const e = seen.echoes.get(source);
@@ -145,6 +196,7 @@ export async function observing<R>(fn: () => Promise<R>, onWrite?: Seen['onWrite
     ...(Object.keys(wrote).length ? { wrote } : {}),
     ...(Object.keys(echoes).length ? { echoes } : {}),
     ...(created.length ? { created } : {}),
+    ...(Object.keys(versions).length ? { versions } : {}),
   };
 }
 
@@ -157,13 +209,15 @@ export function withObservations<A extends Record<string, (...args: never[]) => 
   const out: Record<string, unknown> = {};
   for (const [name, fn] of Object.entries(activities)) {
     out[name] = async (...args: never[]) => {
+      const abandoned = cancellationSignal();
       const workflowId = own ? runningWorkflowId() : undefined;
-      if (own === undefined || workflowId === undefined) return observing(() => fn(...args));
+      if (own === undefined || workflowId === undefined) return observing(() => fn(...args), undefined, abandoned);
       own.stepStarted(workflowId);
       try {
         return await observing(
           () => fn(...args),
           (source, rv) => own.note(workflowId, source, rv),
+          abandoned,
         );
       } finally {
         own.stepEnded(workflowId);
@@ -171,6 +225,15 @@ export function withObservations<A extends Record<string, (...args: never[]) => 
     };
   }
   return out as A;
+}
+
+/** The running activity's cancellation signal (aborted when Temporal abandons the attempt); undefined outside one. */
+function cancellationSignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The workflow the running activity belongs to; undefined outside an activity (tests call activities directly). */

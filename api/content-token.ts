@@ -260,3 +260,13 @@ export function statusOnlyObservations(
 export function specOfObservation(observation: string | undefined): string {
   return observation?.split(' ')[1] ?? '-';
 }
+
+/**
+ * True when resourceVersion `a` is newer than `b` (absent: older than any). Kubernetes resourceVersions are etcd
+ * revisions, numbers that grow with every write in the cluster; one that is not a number is never newer.
+ */
+export function newerVersion(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined || !/^[0-9]{1,30}$/.test(a)) return false;
+  if (b === undefined || !/^[0-9]{1,30}$/.test(b)) return true;
+  return a.length !== b.length ? a.length > b.length : a > b;
+}

@@ -6,7 +6,7 @@
 // leave one marker each, so a pass costs one workflow task and a handful of history events instead of a task per
 // step. Steps that wait on the outside world for long (a registry) are regular activities (`remoteStep`).
 import { proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
-import { echoObservation, mergeObservations } from '../api/content-token.js';
+import { echoObservation, mergeObservations, newerVersion } from '../api/content-token.js';
 import type { Activities, Observed } from '../activities/index.js';
 
 const baseOptions: ActivityOptions & LocalActivityOptions = {
@@ -31,6 +31,9 @@ let passCreated = new Set<string>();
 /** A step of the pass under way wrote an object or a status (`Observed.wrote`). */
 let passWrote = false;
 
+/** The newest resourceVersion of each source the pass's steps read or wrote (`Observed.versions`). */
+let passVersions: Record<string, string> = {};
+
 /** Starts pooling the observations of a pass's steps. */
 export function beginPassObservations(): void {
   passObservations = {};
@@ -38,6 +41,7 @@ export function beginPassObservations(): void {
   passEchoes = {};
   passCreated = new Set();
   passWrote = false;
+  passVersions = {};
 }
 
 /**
@@ -49,6 +53,7 @@ export function endPassObservations(): {
   applied: ReadonlySet<string>;
   echoes: Record<string, string[]>;
   wrote: boolean;
+  versions: Record<string, string>;
 } {
   const observed = passObservations ?? {};
   // An echo the pass's final observation covers anyway need not be kept.
@@ -57,12 +62,13 @@ export function endPassObservations(): {
     const kept = list.filter((e) => echoObservation(e) !== observed[source]);
     if (kept.length) echoes[source] = kept;
   }
-  const out = { observed, applied: passApplied, echoes, wrote: passWrote };
+  const out = { observed, applied: passApplied, echoes, wrote: passWrote, versions: passVersions };
   passObservations = undefined;
   passApplied = new Set();
   passEchoes = {};
   passCreated = new Set();
   passWrote = false;
+  passVersions = {};
   return out;
 }
 
@@ -75,11 +81,12 @@ export function endPassObservations(): {
  */
 export function poolStepObservations(
   observed: Record<string, string> | undefined,
-  result: Pick<Observed, 'wrote' | 'echoes' | 'created'> = {},
+  result: Pick<Observed, 'wrote' | 'echoes' | 'created' | 'versions'> = {},
 ): void {
   if (!passObservations || !observed) return;
-  const { wrote = {}, echoes = {}, created = [] } = result;
+  const { wrote = {}, echoes = {}, created = [], versions = {} } = result;
   if (Object.keys(wrote).length > 0) passWrote = true;
+  for (const [source, rv] of Object.entries(versions)) if (newerVersion(rv, passVersions[source])) passVersions[source] = rv;
   for (const [source, list] of Object.entries(echoes)) passEchoes[source] = [...(passEchoes[source] ?? []), ...list];
   for (const [source, obs] of Object.entries(observed)) {
     const before = passObservations[source];

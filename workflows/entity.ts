@@ -17,7 +17,7 @@ import {
   sleep,
   workflowInfo,
 } from '@temporalio/workflow';
-import { echoCovers, observationCovers, statusOnlyChange, statusOnlyObservations, uidOfObservation } from '../api/content-token.js';
+import { echoCovers, newerVersion, observationCovers, statusOnlyChange, statusOnlyObservations, uidOfObservation } from '../api/content-token.js';
 import { entityWorkflowId, POKE_SIGNAL, STATE_QUERY, type EntityKind, type Poke, type PokeBatch } from '../api/entity.js';
 import { beginPassObservations, endPassObservations, readEntityOptions } from './activities.js';
 
@@ -102,6 +102,14 @@ export interface EntityState extends CarriedState {
   /** The last pass's own earlier writes its observations do not cover, `<resourceVersion> <observation>` per source. */
   echoes: Record<string, string[]>;
   inPass: boolean;
+  /**
+   * The newest poke of each source heard since the last pass began (or not acted on by it): what the next pass must
+   * read at least. A pass whose read of a source is older than the poke it answers (a cache or a watch that lagged, an
+   * API server that came back behind) covers nothing of it and passes again (`staleReads`).
+   */
+  announced: Record<string, Poke>;
+  /** Passes in a row that read a source older than a poke they answered; from the second on they wait a little. */
+  staleReads: number;
 }
 
 /** What one reconcile pass reports back to the loop (its observations come from its steps' results). */
@@ -180,6 +188,8 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     pokesDuringPassOverflow: false,
     echoes: {},
     inPass: false,
+    announced: {},
+    staleReads: 0,
   };
   st.runs += 1;
   const self = entityWorkflowId(st.kind, { namespace: st.namespace, name: st.name });
@@ -276,15 +286,48 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     st.inPass = true;
     st.pokesDuringPass = [];
     st.pokesDuringPassOverflow = false;
+    const answering = st.announced;
+    st.announced = {};
     beginPassObservations();
     const result = await reconcile(st);
     st.inPass = false;
     // Only the last pass's observations count: a source it did not read is news whatever it says. A pass that found
     // its object gone covers nothing: a poke that came meanwhile may announce the object created again.
-    const { observed, applied, echoes, wrote } = endPassObservations();
+    const { observed, applied, echoes, wrote, versions } = endPassObservations();
     st.observed = result.gone ? {} : result.statusOnly ? statusOnlyObservations(st.observed, observed, applied) : observed;
     st.echoes = result.gone ? {} : echoes;
     dropCoveredPokes(st);
+    // The pokes this pass answered must have been read: one whose source the pass read at an older version, and whose
+    // content it does not cover, was not acted on. It stays announced and the pass runs again — at once the first
+    // time, then after 1, 2, 4 … 30 s while the reads stay behind — so no lag of a cache or a watch hides a change.
+    const stale = result.gone ? [] : staleAnswers(st, answering, versions);
+    for (const [source, poke] of Object.entries(st.announced)) if (covered(st, poke)) delete st.announced[source];
+    for (const poke of stale) if (!st.announced[poke.source]) st.announced[poke.source] = poke;
+    st.staleReads = stale.length > 0 ? st.staleReads + 1 : 0;
+    let staleRetryIn: number | undefined;
+    if (stale.length > 0) {
+      const first = stale[0]!;
+      log.info('read older than its poke: passing again', {
+        kind: st.kind,
+        namespace: st.namespace,
+        name: st.name,
+        source: first.source,
+        poked: first.resourceVersion,
+        read: versions[first.source],
+        stale: stale.length,
+      });
+      if (st.staleReads === 1) {
+        st.dirty = true;
+        st.pendingFull = true;
+        st.trigger = `read older than ${first.source}@${first.resourceVersion ?? ''}`;
+      } else staleRetryIn = Math.min(30, 2 ** (st.staleReads - 2));
+    }
+    const retryInSeconds =
+      result.retryInSeconds === undefined
+        ? staleRetryIn
+        : staleRetryIn === undefined
+          ? result.retryInSeconds
+          : Math.min(result.retryInSeconds, staleRetryIn);
     // A run the catch-up started whose first pass wrote nothing, found its object settled and nothing scheduled, and
     // heard no news meanwhile: nothing follows it that the idle minute would take cheaply, so it ends in this same
     // workflow task — no options read, no timer (ADR 0006, "Later"). Only runs whose input says so, so recorded
@@ -296,7 +339,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
       !wrote &&
       !st.dirty &&
       (result.settled ?? true) &&
-      result.retryInSeconds === undefined &&
+      retryInSeconds === undefined &&
       result.wake === undefined
     ) {
       await condition(allHandlersFinished);
@@ -318,7 +361,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     st.totalReconciles += 1;
     quietSince = now();
     // A later pass decides afresh whether it needs a retry; the timer of an earlier one then does nothing.
-    retryPending = result.retryInSeconds !== undefined || result.wake !== undefined;
+    retryPending = retryInSeconds !== undefined || result.wake !== undefined;
     settled = result.settled ?? true;
     if (settled && !retryPending) ensureIdleTimer();
     st.lastReconcile = { at: new Date().toISOString(), trigger, summary: result.summary };
@@ -345,14 +388,15 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     // A pass already due next (the step's timer fired during this one, or news came) reports its own schedule: no
     // timer for this one's. Behind `patched`: a run recorded before armed one here, and replays as it did (ADR 0002).
     if (result.wake && !(st.dirty && patched('wake-left-to-the-next-pass'))) armWake(result.wake.atMs, result.wake.inMs, result.wake.summary);
-    if (result.retryInSeconds !== undefined) {
+    if (retryInSeconds !== undefined) {
       const due = st.totalReconciles;
-      void sleep(result.retryInSeconds * 1000).then(() => {
+      const why = retryInSeconds === staleRetryIn ? `read older than ${stale[0]?.source ?? ''}` : 'retry';
+      void sleep(retryInSeconds * 1000).then(() => {
         // Only when no pass ran meanwhile: a later pass decides afresh whether it needs a retry.
         if (st.totalReconciles !== due) return;
         st.dirty = true;
         st.pendingFull = true;
-        st.trigger = 'retry';
+        st.trigger = why;
       });
     }
 
@@ -383,6 +427,24 @@ function covered(st: EntityState, poke: Poke): boolean {
   );
 }
 
+/**
+ * The pokes a pass answered (`answering`: heard before it began) that it did not act on: it read their source at a
+ * version older than theirs (`versions`, what its steps report) and its observation does not cover their content.
+ * A source the pass did not read is not judged here (nothing a pass again would read either).
+ */
+function staleAnswers(st: EntityState, answering: Readonly<Record<string, Poke>>, versions: Readonly<Record<string, string>>): Poke[] {
+  return Object.values(answering).filter(
+    (p) => versions[p.source] !== undefined && newerVersion(p.resourceVersion, versions[p.source]) && !covered(st, p),
+  );
+}
+
+/** Keeps the newest poke of each source that announces content (a token at a resourceVersion) for the next pass. */
+function announce(st: EntityState, poke: Poke): void {
+  if (poke.reason === 'deleted' || poke.token === undefined || poke.resourceVersion === undefined) return;
+  const before = st.announced[poke.source];
+  if (before === undefined || !newerVersion(before.resourceVersion, poke.resourceVersion)) st.announced[poke.source] = poke;
+}
+
 function onPoke(st: EntityState, poke: Poke, traits: EntityTraits): void {
   st.pokesThisRun += 1;
   st.totalPokes += 1;
@@ -395,6 +457,7 @@ function onPoke(st: EntityState, poke: Poke, traits: EntityTraits): void {
     st.ignoredPokes += 1;
     return;
   }
+  announce(st, poke);
   const statusKind = traits.statusKinds?.includes(poke.source.slice(0, poke.source.indexOf('/'))) ?? false;
   if (!statusKind && (poke.reason === 'deleted' || !statusOnlyChange(st.observed[poke.source], poke.token))) st.pendingFull = true;
   st.dirty = true;
@@ -427,7 +490,8 @@ function shouldContinueAsNew(st: EntityState): boolean {
 function carry(st: EntityState): CarriedState {
   return {
     ...(st.uid !== undefined ? { uid: st.uid } : {}),
-    dirty: st.dirty,
+    // A poke still to be read (a stale read's, its retry timer not fired) makes the next run's first pass.
+    dirty: st.dirty || Object.keys(st.announced).length > 0,
     trigger: st.trigger,
     observed: st.observed,
     totalReconciles: st.totalReconciles,

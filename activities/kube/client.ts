@@ -7,7 +7,7 @@ import { loadKubeCredentials, type KubeCredentials } from './kubeconfig.js';
 import { resourcePath, type ResourceType } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import { KubeApiError } from './errors.js';
-import { noteAbsent, noteObject, noteWritten } from '../observe.js';
+import { noteAbsent, noteObject, noteWritten, stepLive, stepSignal } from '../observe.js';
 import type { ObjectMemo } from './recent-objects.js';
 
 export interface ListResult<T> {
@@ -250,7 +250,12 @@ export class KubeClient {
   }
 
   private request(method: string, path: string, body?: string, contentType?: string): Promise<RawResponse> {
-    const signal = AbortSignal.timeout(this.timeoutMs);
+    // A step whose attempt was abandoned writes nothing more (activities/observe.ts `stepLive`), and what it has under
+    // way is cut off: the attempt that counts runs elsewhere, on fresher reads.
+    if (method !== 'GET') stepLive();
+    const step = stepSignal();
+    const timeout = AbortSignal.timeout(this.timeoutMs);
+    const signal = step ? AbortSignal.any([timeout, step]) : timeout;
     const started = performance.now();
     const req = this.open(method, path, signal, contentType, body);
     return new Promise<RawResponse>((resolve, reject) => {

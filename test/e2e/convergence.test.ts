@@ -1,7 +1,8 @@
-// Issue 8 item 2: no lost updates. 30 Services get random concurrent changes from several writers (images, splits,
-// tags, visibility, annotations, BYO names, delete/re-create, edits to owned children); then every object must
-// reflect the latest spec. This file runs its own controller with the resync timer, the relist and the sweep at an
-// hour, so only the watch → poke → pass path can make things converge. The seed is printed; replay a failure with
+// No lost updates. 30 Services get random concurrent changes from several writers (images, splits, tags, visibility,
+// annotations, BYO names, delete/re-create, edits to owned children), and the API server is restarted halfway through
+// them; then every object must reflect the latest spec. This file runs its own controller with the resync timer, the
+// relist and the sweep at an hour, so only the watch → poke → pass path can make things converge — across the watches
+// broken and resumed by the restart. The seed is printed; replay a failure with
 // TIDAL_CONVERGENCE_SEED=<seed>. The longer variant is `npm run soak` (bench/soak.ts).
 import path from 'node:path';
 import { copyFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { eventually } from '../harness/wait.js';
 import { deliveredInputs, runHistories } from '../harness/history.js';
 import type { Condition, Revision, Service } from '../../api/serving.js';
 import { addKwokNodes, cleanUp, deleteObject, NodeResource, runConvergence, SuiteLabel } from '../harness/convergence.js';
+import { restartApiServer, restartControllerManager } from '../harness/restarts.js';
 
 const log = (s: string) => console.error(`[convergence] ${s}`);
 const namespace = 'convergence';
@@ -81,7 +83,9 @@ afterAll(async () => {
 });
 
 describe('randomized convergence (resync at 1 h)', () => {
-  it('every object reflects the latest spec shortly after the last change', async () => {
+  it('every object reflects the latest spec shortly after the last change, across an API server restart', async () => {
+    const writeMs = 45_000;
+    let restart: Promise<void> | undefined;
     const report = await runConvergence({
       kube,
       kubeconfig: stack().kubeconfig,
@@ -90,19 +94,32 @@ describe('randomized convergence (resync at 1 h)', () => {
       seed,
       services: 30,
       writers: 4,
-      writeMs: 45_000,
+      writeMs,
       thinkMs: [200, 900],
-      convergeTimeoutMs: 60_000,
+      convergeTimeoutMs: 90_000,
       // The controller sweeps every object once, 30 s after it starts: that pass could hide a lost change.
       notBefore: readyAt + 31_000,
+      // Writes that fail while the API server is down are made again once it is back, as a user would.
+      tolerateOutagesMs: 180_000,
+      onWritesStarted: () => {
+        restart = (async () => {
+          await new Promise((r) => setTimeout(r, writeMs / 2));
+          await restartApiServer(info, procs, log);
+        })();
+      },
+      onWritesDone: async () => {
+        await restart;
+        await restartControllerManager(info, procs, log);
+      },
       log,
     });
     // The next e2e run wipes the stack's folder: keep this controller's log beside it for a failure's evidence.
     const kept = path.join(path.dirname(info.dir), `convergence-${seed}.log`);
     copyFileSync(path.join(info.dir, 'logs', `${controllerName}.log`), kept);
     log(`controller log: ${kept}`);
+    expect(restart, 'the API server was restarted').toBeDefined();
     expect(report.failures, `seed ${seed}`).toEqual([]);
-  }, 300_000);
+  }, 600_000);
 });
 
 /** Only the watch may repair what the tests below break: the controller's one sweep, 30 s after its start, is behind them. */

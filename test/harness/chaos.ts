@@ -10,7 +10,8 @@ import { promisify } from 'node:util';
 import { Resources } from '../../api/kinds.js';
 import type { Revision } from '../../api/serving.js';
 import type { ProcessTable } from '../../dev/processes.js';
-import { httpOk, kubectl, startController, temporalGoEnv, type StackInfo, type StackPorts } from '../../dev/stack.js';
+import { startController, temporalGoEnv, type StackInfo, type StackPorts } from '../../dev/stack.js';
+import { restartApiServer, restartControllerManager, restartProcess as restartProcessOf } from './restarts.js';
 import { rng, runConvergence, type ConvergenceOptions, type ConvergenceReport } from './convergence.js';
 import { leaderGauge, scrape } from './replicas.js';
 
@@ -99,35 +100,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     }
   };
 
-  /** Restarts `name` and waits, as a supervisor would, until `healthy` says true (a string says why not yet). */
-  const restartProcess = async (name: string, env: NodeJS.ProcessEnv, healthy: () => Promise<true | string>) => {
-    const rec = procs.running(name);
-    if (!rec) throw new Error(`${name} is not running`);
-    log(`restarting ${name}`);
-    await procs.stop(name, 15_000);
-    await sleep(o.downtimeMs ?? 3000); // a restart takes a while: replicas must notice (readiness) and cope
-    procs.start(rec.name, rec.bin, rec.args, env);
-    // Generous: right after its restart the API server takes every client's re-list at once on two cores.
-    const deadline = Date.now() + 600_000;
-    let told = Date.now();
-    for (;;) {
-      const why = await healthy().catch((err: Error & { stderr?: string }) => (err.stderr || err.message).trim());
-      if (why === true) break;
-      if (Date.now() > deadline) throw new Error(`${name} did not come back: ${why}`);
-      if (Date.now() - told > 15_000) {
-        told = Date.now();
-        log(`${name} not back yet: ${why.split('\n').slice(0, 6).join(' | ')}`);
-      }
-      // As a kubelet restarts a static pod: the API server may exit at start on a busy machine (its IP repair
-      // post-start hook gives up when etcd is slow), so a process that died is started again.
-      if (!procs.running(name)) {
-        log(`${name} exited while starting; starting it again`);
-        procs.start(rec.name, rec.bin, rec.args, env);
-      }
-      await sleep(250);
-    }
-    log(`${name} back`);
-  };
+  const restartProcess = (name: string, env: NodeJS.ProcessEnv, healthy: () => Promise<true | string>) =>
+    restartProcessOf(procs, name, env, healthy, log, o.downtimeMs);
 
   const killer = async () => {
     while (!stop) {
@@ -197,15 +171,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
         await probe;
         temporalRestarted = true;
       } else {
-        await restartProcess('kube-apiserver', process.env, async () => {
-          const body = (await kubectl(info, ['get', '--raw', '/readyz?verbose'])).trim();
-          return body.endsWith('readyz check passed')
-            ? true
-            : body
-                .split('\n')
-                .filter((l) => l.startsWith('[-]'))
-                .join('\n') || body;
-        });
+        await restartApiServer(info, procs, log, o.downtimeMs);
         apiServerRestarted = true;
       }
     }
@@ -224,17 +190,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       await outagesDone;
       await Promise.all(pending);
       log(`writes done; ${kills} kills, ${restarts} restarts; every replica back`);
-      // kube-controller-manager's garbage collector retries an item whose owner kind it could not map (discovery
-      // was incomplete right after the API server came back) with a per-item exponential backoff that reaches
-      // many minutes: an owner deleted in that window leaves its children for ~20 min. Not Tidal's to fix; restart
-      // it once so that the orphan check below still holds every child to a collected owner.
-      if (apiServerRestarted) {
-        await restartProcess(
-          'kube-controller-manager',
-          process.env,
-          async () => (await httpOk(`https://127.0.0.1:${info.ports.controllerManager}/healthz`)) || 'healthz not ok',
-        );
-      }
+      // The collector's backoff after discovery was incomplete would leave orphans for ~20 min (restarts.ts).
+      if (apiServerRestarted) await restartControllerManager(info, procs, log);
     },
   });
   const duplicateRevisions = [...revisionUids].filter(([, uids]) => uids.size > 1).map(([key]) => key);

@@ -34,6 +34,8 @@ export interface ConvergenceOptions {
    * delete repeated — until it goes through (up to `tolerateOutagesMs`), as a user or a GitOps tool would.
    */
   tolerateOutagesMs?: number;
+  /** Called as the writers start (after the Services are created): outages timed from there start here. */
+  onWritesStarted?: () => void;
   /** Called once the writers are done, before the convergence checks (the chaos run stops its kills there). */
   onWritesDone?: () => Promise<void>;
   log: (s: string) => void;
@@ -850,6 +852,7 @@ export async function runConvergence(o: ConvergenceOptions): Promise<Convergence
 
   // Concurrent writers, each with its own stream of choices derived from the seed.
   const writeEnd = Date.now() + o.writeMs;
+  o.onWritesStarted?.();
   await Promise.all(
     Array.from({ length: o.writers }, async (_, k) => {
       const r = new Rand(rng(o.seed * 31 + k + 1));

@@ -36,6 +36,11 @@ class FakeRoutes {
    * whatever is there by then (the object deleted and created again under the pass's feet).
    */
   goneThenRead = new Set<string>();
+  /**
+   * Per name, older copies of the Route the next passes read instead of the live one, one per pass: a read that lags
+   * behind the poke it answers (a cache or a watch behind, an API server that came back behind).
+   */
+  lagging = new Map<string, Obj[]>();
   /** Names whose Route reports Ready=Unknown (waiting on something): its run must not end idle. */
   unsettled = new Set<string>();
   /** Names whose pass finds everything in place and writes nothing (a catch-up pass over a settled object). */
@@ -67,7 +72,7 @@ class FakeRoutes {
         const later = this.routes.get(key.name);
         return { outcome: 'gone', observed: later ? { [`Route/default/${key.name}`]: observationOf(later) } : {} };
       }
-      const read = this.routes.get(key.name);
+      const read = this.lagging.get(key.name)?.shift() ?? this.routes.get(key.name);
       if (!read) return { outcome: 'gone' };
       const seen = structuredClone(read);
       const held = this.hold.get(key.name);
@@ -81,6 +86,7 @@ class FakeRoutes {
           ready: this.unsettled.has(key.name) ? 'Unknown' : 'True',
           ingress: 'unchanged',
           observed: { [`Route/default/${key.name}`]: observationOf(seen) },
+          versions: { [`Route/default/${key.name}`]: seen.metadata.resourceVersion ?? '' },
         };
       }
       // The pass programs the Ingress from what it read and writes status onto whatever the Route is now.
@@ -115,6 +121,11 @@ class FakeRoutes {
         observed: {
           [`Route/default/${key.name}`]: observationOf(seen),
           [`Ingress/default/${key.name}`]: observationOf(ingress),
+        },
+        // As the activities report them (activities/observe.ts): the versions the pass read and wrote.
+        versions: {
+          [`Route/default/${key.name}`]: seen.metadata.resourceVersion ?? '',
+          ...(ingress.metadata.resourceVersion ? { [`Ingress/default/${key.name}`]: ingress.metadata.resourceVersion } : {}),
         },
       };
     },
@@ -278,6 +289,38 @@ describe('entity loop: no lost updates', () => {
     expect(fake.ingresses.get(name)?.spec).toEqual({ rules: { traffic: split } });
     expect(fake.routes.get(name)?.status).toEqual({ observedGeneration: 2, traffic: split });
     expect(s.totalReconciles).toBe(3);
+  });
+
+  it('passes again when its read of the object is older than the poke it answers, until a read catches up', async () => {
+    const name = uniqueName('lag');
+    const route = fake.create(name, [{ percent: 100 }]);
+    const h = await start(name, selfPoke(route, 'added'));
+    await eventually('first pass', () => idle(h, name));
+    // The next two reads lag behind: they return the Route as it was before the change the poke announces.
+    const before = structuredClone(route);
+    fake.lagging.set(name, [structuredClone(before), structuredClone(before)]);
+    const split = [
+      { latestRevision: true, percent: 90 },
+      { revisionName: `${name}-00001`, percent: 10 },
+    ];
+    const changed = fake.changeSpec(name, split);
+    await h.signal('poke', [selfPoke(changed)]);
+    const s = await eventually(
+      'programmed from the change',
+      async () => {
+        const st = await idle(h, name);
+        return st && fake.count(name) === 4 ? st : undefined;
+      },
+      20_000,
+    );
+    expect(fake.ingresses.get(name)?.spec).toEqual({ rules: { traffic: split } });
+    expect(fake.lagging.get(name)).toEqual([]);
+    expect(s.announced).toEqual({});
+    expect(s.staleReads).toBe(0);
+    // The first stale read passed again at once; the second waited a second on a timer named in the history.
+    const h2 = await env.client.workflow.getHandle(`Route/default/${name}`).fetchHistory();
+    const timers = (h2.events ?? []).filter((e) => e.timerStartedEventAttributes?.startToFireTimeout);
+    expect(timers.map((e) => Number(e.timerStartedEventAttributes?.startToFireTimeout?.seconds ?? 0))).toContain(1);
   });
 
   it('ignores a child event it caused itself, and passes on a child change it did not make', async () => {

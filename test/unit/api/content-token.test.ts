@@ -2,6 +2,7 @@
 // the token of its view, and nothing else should.
 import { describe, expect, it } from 'vitest';
 import {
+  newerVersion,
   contentToken,
   echoCovers,
   echoObservation,
@@ -320,5 +321,19 @@ describe('pods: what their Revision reads of them', () => {
       expect(observationOf(slim)).toBe(observationOf(whole));
       expect(observationCovers(observationOf(slim), token(whole))).toBe(true);
     }
+  });
+});
+
+describe('newerVersion', () => {
+  it('compares resourceVersions as the numbers they are, an absent one older than any', () => {
+    expect(newerVersion('10', '9')).toBe(true);
+    expect(newerVersion('9', '10')).toBe(false);
+    expect(newerVersion('10', '10')).toBe(false);
+    expect(newerVersion('123456789012345678901', '99')).toBe(true);
+    expect(newerVersion('1', undefined)).toBe(true);
+    expect(newerVersion(undefined, '1')).toBe(false);
+    // Not a number (another storage): never newer, so nothing is judged stale by it.
+    expect(newerVersion('abc', '1')).toBe(false);
+    expect(newerVersion('2', 'abc')).toBe(true);
   });
 });
