@@ -17,7 +17,11 @@ export interface InformerOptions {
   relistMs: number;
   /** Longest wait between watch restarts after errors. */
   maxBackoffMs: number;
-  onChange: (type: ChangeType, obj: KubeObject) => void;
+  /**
+   * `listed`: the change was found by a list after the first (a periodic one, or one after 410 Gone), not a watch
+   * event: the versions between the cached one and this one went by unseen.
+   */
+  onChange: (type: ChangeType, obj: KubeObject, listed: boolean) => void;
   onRestart?: (reason: string) => void;
   /**
    * Keep only metadata in the cache — identity, labels, owners and the annotations named — while handlers still get
@@ -151,14 +155,16 @@ export class Informer {
       ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}),
     });
     const present = new Set<string>();
+    // What a list after the first finds went by unseen in between (`listed`); the first list is all there is.
+    const again = this.hasSynced;
     for (const obj of list.items) {
       present.add(cacheKey(obj));
-      this.upsert(obj);
+      this.upsert(obj, again);
     }
     for (const [key, obj] of this.cache) {
       if (!present.has(key)) {
         this.cache.delete(key);
-        this.emit('deleted', obj);
+        this.emit('deleted', obj, again);
       }
     }
     this.resourceVersion = list.resourceVersion;
@@ -199,7 +205,7 @@ export class Informer {
     ev.object.kind ??= this.type.kind;
     if (ev.type === 'DELETED') {
       this.cache.delete(cacheKey(ev.object));
-      this.emit('deleted', ev.object);
+      this.emit('deleted', ev.object, false);
     } else {
       this.upsert(ev.object);
     }
@@ -215,17 +221,17 @@ export class Informer {
     for (const waiter of this.versionWaiters) if (waiter.version <= version) waiter.resolve(true);
   }
 
-  private upsert(obj: KubeObject): void {
+  private upsert(obj: KubeObject, listed = false): void {
     const key = cacheKey(obj);
     const old = this.cache.get(key);
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) return;
     this.cache.set(key, this.opts.slim ? slimCopy(obj, this.opts.slim) : obj);
-    this.emit(old ? 'updated' : 'added', obj);
+    this.emit(old ? 'updated' : 'added', obj, listed);
   }
 
-  private emit(type: ChangeType, obj: KubeObject): void {
+  private emit(type: ChangeType, obj: KubeObject, listed: boolean): void {
     try {
-      this.opts.onChange(type, obj);
+      this.opts.onChange(type, obj, listed);
     } catch (err) {
       this.log.error({ err, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name }, 'change handler failed');
     }

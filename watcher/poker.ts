@@ -185,11 +185,12 @@ export class Poker {
   }
 
   /**
-   * Queues a poke; a newer poke from the same source for the same workflow replaces one still waiting. `catchUp`
+   * Queues a poke; a newer poke from the same source for the same workflow replaces one still waiting. `fresh`: never
+   * skipped for announcing the content last delivered from its source (a list found it, see above). `catchUp`
    * puts it in the metered second lane, unless something else for the workflow waits already (and a later ordinary
    * poke takes the workflow out of that lane).
    */
-  poke(target: PokeTarget, poke: Poke, opts: { force?: boolean; catchUp?: boolean } = {}): void {
+  poke(target: PokeTarget, poke: Poke, opts: { force?: boolean; catchUp?: boolean; fresh?: boolean } = {}): void {
     const id = entityWorkflowId(target.kind, target.key);
     // The workflow's own step wrote exactly this version: it would ignore the poke (ADR 0001, own writes' echoes). A
     // poke already waiting from the same source stays as it is.
@@ -198,7 +199,10 @@ export class Poker {
       return;
     }
     const content = contentOf(poke);
-    if (!opts.force && poke.reason !== 'deleted' && content !== undefined && this.lastSent.get(`${id}|${poke.source}`) === content) return;
+    // Not when a list found the change (`fresh`): the versions in between went by unseen, and one of them may have been
+    // the workflow's own write away from that content — its poke, announcing the content back, is news to it.
+    if (!opts.force && !opts.fresh && poke.reason !== 'deleted' && content !== undefined && this.lastSent.get(`${id}|${poke.source}`) === content)
+      return;
     const prev = this.pending.get(id);
     if (prev) {
       // A deletion stays a deletion until delivered: a later event from the same source must not turn it into news

@@ -149,7 +149,7 @@ export class Watcher {
           // The watcher asks its caches only what exists (sweeps, owners gone) and whom a deletion concerns.
           // A KIngress's class says whether Tidal programs its VirtualServices (pokeMissingChildren).
           slim: { annotations: [Annotations.routes, NetworkingAnnotations.ingressClass], ...(status ? { status } : {}) },
-          onChange: (change, obj) => this.onChange(kind, change, obj),
+          onChange: (change, obj, listed) => this.onChange(kind, change, obj, listed),
           onRestart: (reason) => this.restarts.inc({ kind, reason }),
         },
         log.child({ informer: kind }),
@@ -330,16 +330,16 @@ export class Watcher {
    * so, across a leader's hand-overs). Controllers wait for their caches to sync before they work for the same
    * reason; a kind that cannot be listed (a permission missing) holds back nothing but the owners' kinds' pokes.
    */
-  private held: { kind: WatchedKind; change: ChangeType; obj: KubeObject; catchUp: boolean }[] | undefined = [];
+  private held: { kind: WatchedKind; change: ChangeType; obj: KubeObject; catchUp: boolean; listed: boolean }[] | undefined = [];
 
   private releaseHeld(): void {
     const held = this.held;
     if (!held || !this.resolvers.every((i) => i.hasSynced)) return;
     this.held = undefined;
-    for (const h of held) this.pokeFor(h.kind, h.change, h.obj, h.catchUp);
+    for (const h of held) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed);
   }
 
-  private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject): void {
+  private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject, listed = false): void {
     this.events.inc({ kind, type: change });
     if (change !== 'deleted' && this.opts.delivered?.kinds.includes(kind)) this.opts.delivered.to(watchedTypes[kind].type, obj);
     this.waiters.changed(watchedTypes[kind].type, obj);
@@ -353,14 +353,19 @@ export class Watcher {
       reportsItsGeneration(kind, obj) &&
       !writtenSince(obj, this.opts.recentSince);
     if (this.held) {
-      this.held.push({ kind, change, obj, catchUp });
+      this.held.push({ kind, change, obj, catchUp, listed });
       this.releaseHeld();
       return;
     }
-    this.pokeFor(kind, change, obj, catchUp);
+    this.pokeFor(kind, change, obj, catchUp, listed);
   }
 
-  private pokeFor(kind: WatchedKind, change: ChangeType, obj: KubeObject, catchUp: boolean): void {
+  /**
+   * `listed`: a list found the change (informer.ts), so versions in between went by unseen — among them, maybe, the
+   * target's own write that moved the object away from what was last delivered: such a poke is sent even when its
+   * content equals the last one delivered from that source (`fresh`).
+   */
+  private pokeFor(kind: WatchedKind, change: ChangeType, obj: KubeObject, catchUp: boolean, listed: boolean): void {
     const source = sourceName(kind, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
     const base: Poke = {
       source,
@@ -381,7 +386,8 @@ export class Watcher {
       // A child's deletion is a dependency change for its owner.
       const reason: PokeReason = !isSelf && change === 'deleted' ? 'dependency' : base.reason;
       const p: Poke = { ...base, reason, ...(change === 'deleted' ? {} : { token }) };
-      if (catchUp) this.poker.poke(target, p, { catchUp });
+      if (catchUp) this.poker.poke(target, p, { catchUp, ...(listed ? { fresh: true } : {}) });
+      else if (listed) this.poker.poke(target, p, { fresh: true });
       else this.poker.poke(target, p);
     }
   }

@@ -111,6 +111,8 @@ interface Harness {
   informer: Informer;
   log: ReturnType<typeof stubLog>;
   changes: [ChangeType, string, string | undefined][];
+  /** The changes a list found (not a watch event), as `<type> <name>`. */
+  listed: string[];
   restarts: string[];
 }
 
@@ -120,6 +122,7 @@ function make(lists: ListStep[], watches: WatchStep[], opts: Partial<InformerOpt
   const kube = new FakeKube(lists, watches);
   const log = stubLog();
   const changes: Harness['changes'] = [];
+  const listed: string[] = [];
   const restarts: string[] = [];
   const informer = new Informer(
     kube.client,
@@ -127,14 +130,17 @@ function make(lists: ListStep[], watches: WatchStep[], opts: Partial<InformerOpt
     {
       relistMs: 600_000,
       maxBackoffMs: 30_000,
-      onChange: (t, o) => changes.push([t, o.metadata.name ?? '', o.metadata.resourceVersion]),
+      onChange: (t, o, fromList) => {
+        changes.push([t, o.metadata.name ?? '', o.metadata.resourceVersion]);
+        if (fromList) listed.push(`${t} ${o.metadata.name ?? ''}`);
+      },
       onRestart: (r) => restarts.push(r),
       ...opts,
     },
     log as unknown as Logger,
   );
   open.push(informer);
-  return { kube, informer, log, changes, restarts };
+  return { kube, informer, log, changes, listed, restarts };
 }
 
 /** Lets every pending promise callback run without moving the fake clock. */
@@ -365,6 +371,8 @@ describe('Informer: re-lists', () => {
       ['added', 'e', '15'],
       ['deleted', 'c', '3'],
     ]);
+    // What the re-list found is told apart from the watch's events: versions in between went by unseen.
+    expect(h.listed).toEqual(['updated b', 'added e', 'deleted c']);
     expect(h.kube.list).toHaveBeenCalledTimes(2);
     expect(second.opts.resourceVersion).toBe('20');
     expect(second.at).toBe(h.kube.watchCalls[0]!.at); // no backoff after Gone

@@ -474,6 +474,25 @@ describe('Poker: one signal per workflow, one poke per source', () => {
   });
 });
 
+describe('Poker: a change a list found', () => {
+  it('is sent even when its content equals the last one delivered: the versions in between went by unseen', async () => {
+    const { temporal, poker } = make();
+    // The Configuration as the watch delivered it: content A.
+    poker.poke(target('s'), { ...poke('10', 'Configuration/ns/s'), token: 'd.A.x' });
+    await temporal.called(1);
+    await settle();
+    // The Service's pass applies B (the watch event of that write is lost with a broken watch), then a stale writer
+    // puts A back. A re-list after 410 Gone finds A: skipping it as "already delivered" would leave the workflow on B.
+    poker.poke(target('s'), { ...poke('12', 'Configuration/ns/s'), token: 'd.A.x' }, { fresh: true });
+    await temporal.called(2);
+    expect(temporal.signalled).toEqual(['Service/ns/s 10', 'Service/ns/s 12']);
+    // A watch event of the same content is still skipped.
+    poker.poke(target('s'), { ...poke('13', 'Configuration/ns/s'), token: 'd.A.x' });
+    await settle();
+    expect(temporal.calls).toHaveLength(2);
+  });
+});
+
 describe('Poker: the catch-up lane (a restart re-pokes every object)', () => {
   it('catch-up pokes go after every ordinary poke, metered to catchUpPerSecond', async () => {
     const { temporal, poker } = make([], { concurrency: 100, catchUpPerSecond: 2 });
