@@ -47,7 +47,7 @@ export interface Observed {
   echoes?: Record<string, string[]>;
   /** Sources the activity created and did not look at again (activities/observe.ts). */
   created?: string[];
-  /** The newest resourceVersion of each observed source the activity read or wrote (activities/observe.ts). */
+  /** The oldest resourceVersion of each observed source the activity read or wrote (activities/observe.ts). */
   versions?: Record<string, string>;
 }
 

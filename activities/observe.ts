@@ -24,7 +24,7 @@ interface Seen {
   created: Set<string>;
   /** Told of every write (source, resourceVersion), when the activity runs for a workflow (`noteWritten`). */
   onWrite?: ((source: string, resourceVersion: string) => void) | undefined;
-  /** The newest resourceVersion of each source the activity read or wrote (`ObservedResult.versions`). */
+  /** The oldest resourceVersion of each source the activity read or wrote (`ObservedResult.versions`). */
   rvs: Map<string, bigint>;
   /**
    * Aborted once this attempt is abandoned (its start-to-close timeout passed, or its workflow task went to another
@@ -61,7 +61,8 @@ export function noteObject(type: ResourceType, obj: KubeObject, how: 'read' | 'w
   if (source === undefined) return;
   const observation = observationOf(obj);
   const rv = resourceVersionNumber(obj.metadata.resourceVersion);
-  if (rv !== undefined && rv > (seen.rvs.get(source) ?? -1n)) seen.rvs.set(source, rv);
+  const oldest = seen.rvs.get(source);
+  if (rv !== undefined && (oldest === undefined || rv < oldest)) seen.rvs.set(source, rv);
   const before = seen.obs.get(source);
   const replaces = before === undefined || how === 'write' || how === 'create';
   seen.obs.set(source, replaces ? observation : mergeObservations(before, observation, how === 'status' || seen.created.has(source)));
@@ -152,8 +153,9 @@ export interface ObservedResult {
   /** Sources of `observed` the activity created and did not look at again: a later step's read of their status wins. */
   created?: string[];
   /**
-   * The newest resourceVersion of each source of `observed` the activity read or wrote: a poke of a newer version that
-   * the observation does not cover was not acted on, and its pass runs again (workflows/entity.ts, stale reads).
+   * The oldest resourceVersion of each source of `observed` the activity read or wrote — the oldest it may have acted
+   * on: a poke of a newer version that the observation does not cover was not acted on, and its pass runs again
+   * (workflows/entity.ts, ADR 0015).
    */
   versions?: Record<string, string>;
 }

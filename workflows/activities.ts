@@ -31,7 +31,7 @@ let passCreated = new Set<string>();
 /** A step of the pass under way wrote an object or a status (`Observed.wrote`). */
 let passWrote = false;
 
-/** The newest resourceVersion of each source the pass's steps read or wrote (`Observed.versions`). */
+/** The oldest resourceVersion of each source the pass's steps read or wrote (`Observed.versions`): the oldest it may have acted on. */
 let passVersions: Record<string, string> = {};
 
 /** Starts pooling the observations of a pass's steps. */
@@ -86,7 +86,10 @@ export function poolStepObservations(
   if (!passObservations || !observed) return;
   const { wrote = {}, echoes = {}, created = [], versions = {} } = result;
   if (Object.keys(wrote).length > 0) passWrote = true;
-  for (const [source, rv] of Object.entries(versions)) if (newerVersion(rv, passVersions[source])) passVersions[source] = rv;
+  for (const [source, rv] of Object.entries(versions)) {
+    const oldest = passVersions[source];
+    if (oldest === undefined || newerVersion(oldest, rv)) passVersions[source] = rv;
+  }
   for (const [source, list] of Object.entries(echoes)) passEchoes[source] = [...(passEchoes[source] ?? []), ...list];
   for (const [source, obs] of Object.entries(observed)) {
     const before = passObservations[source];

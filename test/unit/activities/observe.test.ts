@@ -131,16 +131,16 @@ describe('observing', () => {
     });
   });
 
-  it('reports the newest resourceVersion it read or wrote of each source, whatever the order the reads came back in', async () => {
+  it('reports the oldest resourceVersion it read or wrote of each source (the oldest it may have acted on)', async () => {
     const at = (o: Obj, rv: string): Obj => ({ ...o, metadata: { ...o.metadata, resourceVersion: rv } });
     const r = await observing(async () => {
       noteObject(Resources.Deployment, at(dep('a', 1), '19'), 'read');
-      noteObject(Resources.Deployment, at(dep('a', 2), '9'), 'read'); // a slower, older read answered last
+      noteObject(Resources.Deployment, at(dep('a', 2), '9'), 'read'); // a cache behind answered a later read
       noteObject(Resources.Deployment, at(dep('b', 1), '30'), 'write');
       noteObject(Resources.Deployment, dep('c'), 'read'); // no version: none reported
       return {};
     });
-    expect(r.versions).toEqual({ 'Deployment/ns/a': '19', 'Deployment/ns/b': '30' });
+    expect(r.versions).toEqual({ 'Deployment/ns/a': '9', 'Deployment/ns/b': '30' });
   });
 
   it('skips long lists and caps what it reports', async () => {

@@ -51,7 +51,19 @@ describe('a pass’s observations', () => {
     expect(pass.echoes).toEqual({ [source]: [`5 ${created}`] });
     expect(pass.wrote).toBe(true);
     beginPassObservations();
-    expect(endPassObservations()).toEqual({ observed: {}, applied: new Set(), echoes: {}, wrote: false });
+    expect(endPassObservations()).toEqual({ observed: {}, applied: new Set(), echoes: {}, wrote: false, versions: {} });
+  });
+
+  it('keeps the oldest resourceVersion any step read or wrote of each source (the oldest it may have acted on)', () => {
+    beginPassObservations();
+    poolStepObservations({ [source]: observationOf(rev('Unknown')) }, { versions: { [source]: '120' } });
+    // A later step was served an older copy (a cache behind) and acted on it: the pass read 99 too.
+    poolStepObservations({ [source]: observationOf(rev('Unknown')) }, { versions: { [source]: '99' } });
+    poolStepObservations({ [source]: observationOf(rev('Unknown')) }, { versions: { [source]: '130' } });
+    poolStepObservations({ 'Route/ns/web': 'u2 a b' }, { versions: { 'Route/ns/web': '1000' } });
+    expect(endPassObservations().versions).toEqual({ [source]: '99', 'Route/ns/web': '1000' });
+    beginPassObservations();
+    expect(endPassObservations().versions).toEqual({});
   });
 
   it('says a pass wrote when any step reports a write, its status only too, and not when its steps only read', () => {
