@@ -96,7 +96,7 @@ const revisionOf = (name: string, rv: string, owner = name) => ownedBy('Revision
 
 const allKinds = new Set<EntityKind>(['Service', 'Configuration', 'Revision', 'Route']);
 
-type PokeCall = [{ kind: EntityKind; key: { namespace: string; name: string } }, Poke, { force?: boolean; catchUp?: boolean }?];
+type PokeCall = [{ kind: EntityKind; key: { namespace: string; name: string } }, Poke, { force?: boolean; catchUp?: boolean; fresh?: boolean }?];
 
 let registry: Registry;
 const open: Watcher[] = [];
@@ -670,6 +670,27 @@ describe('Watcher: pokeAll, restarts, close', () => {
     expect(h.take()).toEqual(['Configuration/ns/web <- deleted Configuration/ns/web 1']);
     expect(await metric('tidal_watch_restarts_total', { kind: 'Configuration', reason: 'gone' })).toBe(1);
     expect(await metric('tidal_watch_events_total', { kind: 'Configuration', type: 'deleted' })).toBe(1);
+  });
+
+  it('what a re-list after 410 Gone finds is poked fresh (never skipped for equal content); a watch event is not', async () => {
+    const cluster = webCluster();
+    const h = await started(cluster, ['Configuration', 'Revision']);
+    h.take();
+    const first = await cluster.stream('Configuration');
+    first.send('MODIFIED', standaloneConfiguration('web', '5', 2));
+    expect(h.calls().map(([, , opts]) => opts)).toEqual([undefined]);
+    h.take();
+    // The versions after 5 go by unseen: the watch breaks, and the re-list finds the Configuration at 7.
+    cluster.objects.set('Configuration', [standaloneConfiguration('web', '7', 2)]);
+    first.fail(new KubeApiError(410, 'Expired', 'too old', 'WATCH', '/x'));
+    await cluster.stream('Configuration', 2);
+    expect(h.calls()).toEqual([
+      [
+        { kind: 'Configuration', key: { namespace: 'ns', name: 'web' } },
+        { source: 'Configuration/ns/web', reason: 'updated', resourceVersion: '7', generation: 2, token: selfToken },
+        { fresh: true },
+      ],
+    ]);
   });
 
   it('close() aborts every watch and resolves', async () => {
