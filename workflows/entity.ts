@@ -78,6 +78,8 @@ export interface CarriedState {
   lastReconcile?: { at: string; trigger: string; summary: string };
   /** A scheduled pass not taken yet (`PassResult.wake`): Unix ms and the timer's summary; re-armed by the next run. */
   wake?: { atMs: number; summary: string };
+  /** Pokes no pass has read yet (`EntityState.announced`): the next run's first pass answers them. */
+  announced?: Record<string, Poke>;
 }
 
 export interface EntityState extends CarriedState {
@@ -165,7 +167,7 @@ export interface EntityTraits {
 }
 
 export async function runEntity(input: EntityInput, reconcile: ReconcilePass, traits: EntityTraits = {}): Promise<string> {
-  const { observed = {}, ...carried } = input.carried ?? ({} as Partial<CarriedState>);
+  const { observed = {}, announced = {}, ...carried } = input.carried ?? ({} as Partial<CarriedState>);
   const st: EntityState = {
     kind: input.kind,
     namespace: input.namespace,
@@ -188,7 +190,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     pokesDuringPassOverflow: false,
     echoes: {},
     inPass: false,
-    announced: {},
+    announced,
     staleReads: 0,
   };
   st.runs += 1;
@@ -490,8 +492,10 @@ function shouldContinueAsNew(st: EntityState): boolean {
 function carry(st: EntityState): CarriedState {
   return {
     ...(st.uid !== undefined ? { uid: st.uid } : {}),
-    // A poke still to be read (a stale read's, its retry timer not fired) makes the next run's first pass.
+    // A poke still to be read (a stale read's, its retry timer not fired) makes the next run's first pass, which
+    // answers it.
     dirty: st.dirty || Object.keys(st.announced).length > 0,
+    ...(Object.keys(st.announced).length > 0 ? { announced: st.announced } : {}),
     trigger: st.trigger,
     observed: st.observed,
     totalReconciles: st.totalReconciles,
