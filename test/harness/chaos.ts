@@ -181,6 +181,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const background = Promise.all([killer(), watcher()]);
   const outagesDone = outages(Date.now());
   outagesDone.catch(() => {}); // awaited below
+  // Should the writers fail, the kills and restarts still stop, and every replica brought back, before the caller
+  // tears the stack down: a replica started after that would hold its ports into the next run.
+  const settle = async () => {
+    stop = true;
+    await background;
+    await outagesDone.catch(() => {});
+    await Promise.allSettled(pending);
+  };
   const convergence = await runConvergence({
     ...o.convergence,
     tolerateOutagesMs: 180_000,
@@ -193,6 +201,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       // The collector's backoff after discovery was incomplete would leave orphans for ~20 min (restarts.ts).
       if (apiServerRestarted) await restartControllerManager(info, procs, log);
     },
+  }).catch(async (err: unknown) => {
+    await settle();
+    throw err;
   });
   const duplicateRevisions = [...revisionUids].filter(([, uids]) => uids.size > 1).map(([key]) => key);
   return {

@@ -216,9 +216,11 @@ class Writers {
    * Applies the model. `templateUnchanged`: the change is elsewhere (traffic, labels, annotations). Knative's webhook
    * refuses any template change that keeps a BYO name, and the defaults it stored are part of the template (fields this
    * writer's server-side apply would drop), so such a change re-sends the stored template, as a user editing the stored
-   * object does.
+   * object does. `retrying`: the model is applied again after a write that failed during an outage; when the stored
+   * template already carries the model's BYO name, that write went through (every template change renews or drops the
+   * name), and the stored template is re-sent too.
    */
-  async apply(m: Model, templateUnchanged = false): Promise<void> {
+  async apply(m: Model, templateUnchanged = false, retrying = false): Promise<void> {
     const body = manifest(m, this.o.namespace);
     const stored = m.exists && m.uid ? await this.kube.get<Service>(Resources.Service, this.o.namespace, m.name) : undefined;
     if (stored && stored.metadata.uid === m.uid) {
@@ -226,7 +228,7 @@ class Writers {
       // apply would drop them): re-send what is stored, as `kubectl apply` keeps them.
       const kept = Object.entries(stored.metadata.annotations ?? {}).filter(([k]) => k === Creator || k === LastModifier);
       if (kept.length) body.metadata.annotations = { ...body.metadata.annotations, ...Object.fromEntries(kept) };
-      if (templateUnchanged && m.byo && stored.spec.template.metadata?.name === m.byo) body.spec.template = stored.spec.template;
+      if ((templateUnchanged || retrying) && m.byo && stored.spec.template.metadata?.name === m.byo) body.spec.template = stored.spec.template;
     }
     const applied = await this.kube.apply<Service>(Resources.Service, body);
     m.uid = applied.metadata.uid;
@@ -378,7 +380,7 @@ class Writers {
       await sleep(1000);
       try {
         await this.dropOutgoingByoIfNeverCreated(m);
-        if (m.exists) await this.apply(m, ['traffic', 'tag', 'visibility', 'annotation'].includes(op));
+        if (m.exists) await this.apply(m, ['traffic', 'tag', 'visibility', 'annotation'].includes(op), true);
         else await this.deleteAndWait(m);
         return;
       } catch (e) {
