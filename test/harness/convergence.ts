@@ -346,7 +346,7 @@ class Writers {
       this.ops[op] = (this.ops[op] ?? 0) + 1;
     } catch (err) {
       if (ignorable(err)) this.ops[`${op} (404/409)`] = (this.ops[`${op} (404/409)`] ?? 0) + 1;
-      else if (this.o.tolerateOutagesMs) await this.retry(op, m, err);
+      else if (this.o.tolerateOutagesMs) await this.retry(op, m, err, r);
       else throw err;
     } finally {
       this.lastChange.set(m.name, Date.now());
@@ -370,7 +370,7 @@ class Writers {
   }
 
   /** Makes the cluster match the model again after a write failed during an outage (see `tolerateOutagesMs`). */
-  private async retry(op: Op, m: Model, first: unknown): Promise<void> {
+  private async retry(op: Op, m: Model, first: unknown, r: Rand): Promise<void> {
     this.ops[`${op} (retried)`] = (this.ops[`${op} (retried)`] ?? 0) + 1;
     const deadline = Date.now() + (this.o.tolerateOutagesMs ?? 0);
     // A change to an owned child is a disturbance, not part of the model: if it did not go through, nothing changed.
@@ -382,6 +382,9 @@ class Writers {
         await this.dropOutgoingByoIfNeverCreated(m);
         if (m.exists) await this.apply(m, ['traffic', 'tag', 'visibility', 'annotation'].includes(op), true);
         else await this.deleteAndWait(m);
+        // The Revisions this traffic names were listed before the outage: the GC may have collected one while the
+        // write could not go through (nothing named it yet). A user would see RevisionMissing and choose again.
+        if (m.exists && op === 'traffic') await this.namedStillThere(m, r);
         return;
       } catch (e) {
         if (ignorable(e)) return;
