@@ -132,7 +132,7 @@ const require = createRequire(import.meta.url);
 let forgeModule: typeof Forge | undefined;
 /**
  * node-forge, loaded the first time a certificate is made: a controller that finds its certificates in their Secrets
- * never needs it, and holding it costs ~2 MiB of heap for good (issue 9).
+ * never needs it, and holding it costs ~2 MiB of heap for good.
  */
 export function forge(): typeof Forge {
   return (forgeModule ??= require('node-forge') as typeof Forge);

@@ -101,7 +101,7 @@ export type RouteOutcome =
       notOwned?: string;
       /** The newest versions this Route's passes wrote of the kinds they list, for the next pass (activities/written.ts). */
       written?: WrittenVersions;
-      /** A gradual rollout this pass stepped, holds or just finished (spec §5, issue 11); absent when there is none. */
+      /** A gradual rollout this pass stepped, holds or just finished (spec §5); absent when there is none. */
       rollout?: RolloutSummary;
     });
 
@@ -703,7 +703,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       }
     }
     const written = await (statusWritten ??= writeRouteStatus());
-    // Each step and control action of the rollout as an Event on the Route (issue 11).
+    // Each step and control action of the rollout as an Event on the Route.
     for (const e of programmed ? (plan?.events ?? []) : []) record(route, e.type, e.reason, e.message);
     if (placeholders?.notOwned) {
       // As upstream, the pass fails after reporting it (status and one InternalError Event), so it is retried with

@@ -1,4 +1,4 @@
-// Modules (issue 15 item 3, ADR 0009): a template names the module that turns its Revisions into pods with
+// Modules (ADR 0009): a template names the module that turns its Revisions into pods with
 // `tidal.dev/module` and gives it an opaque JSON object with `tidal.dev/module-config`. Both are template
 // annotations, so they reach the Revision unchanged and a change makes a new Revision. A Revision of any module
 // but the built-in `knative` gets no Deployment, HPA or PodDisruptionBudget from Tidal: its module's operator makes

@@ -1,4 +1,4 @@
-// `npm run chaos`: the long chaos run (issue 13 item 7) on a stack of its own (ports clear of `npm run up`, `npm
+// `npm run chaos`: the long chaos run on a stack of its own (ports clear of `npm run up`, `npm
 // test` and the other benches): three controller replicas behind the webhook balancer; every 10 s one is killed
 // with SIGKILL and restarted; the Temporal server and the API server are each restarted once, midway; meanwhile
 // the convergence writers create, update, split and delete `CHAOS_SERVICES` (200) Services for `CHAOS_SECONDS`

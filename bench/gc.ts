@@ -1,4 +1,4 @@
-// `npm run bench:gc`: how promptly Revision garbage collection deletes (issue 12, item 6), on the local stack.
+// `npm run bench:gc`: how promptly Revision garbage collection deletes, on the local stack.
 // BENCH_GC_SERVICES (200) Services, each updated once so its first Revision is `reserve` (stale), under a config-gc
 // that keeps them (retain-since-create-time 1h, min 0, max disabled). Then two phases, each lowering
 // retain-since-create-time with one `config-gc` edit:

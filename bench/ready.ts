@@ -342,7 +342,7 @@ class Bench {
     return this.rateResults.filter((r) => r.passed).at(-1)?.rate;
   }
 
-  /** Passes per object for one Service create and one image update (issue 8: fewer passes, none lost). */
+  /** Passes per object for one Service create and one image update (fewer passes, none lost). */
   async passes(): Promise<void> {
     const name = 'passes';
     progress('passes: one create, one image update');
@@ -380,7 +380,7 @@ class Bench {
     );
   }
 
-  /** The goals of issue 9 next to what this run measured. */
+  /** The memory and CPU goals next to what this run measured. */
   summary(temporal: string): void {
     const single = this.phases.find((p) => p.label === '1');
     const batches = this.phases.filter((p) => p.label !== '1');

@@ -1,4 +1,4 @@
-// `npm run bench:rollout`: how precisely a gradual rollout keeps its schedule (issue 11, item 5), on the local stack.
+// `npm run bench:rollout`: how precisely a gradual rollout keeps its schedule, on the local stack.
 // Services with `rollout-duration: BENCH_ROLLOUT_SECONDS` (60) change image at once; this process watches the
 // KIngresses and their VirtualServices. A step is a KIngress event whose newest revision's percent went up while the
 // state before it named a `nextStepTime`: its error is when the event arrived here minus that time (the schedule the

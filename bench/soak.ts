@@ -49,7 +49,7 @@ async function main(): Promise<number> {
       writers: num('SOAK_WRITERS', 8),
       writeMs: num('SOAK_SECONDS', 120) * 1000,
       thinkMs: [200, 1200],
-      // A burst of ~1,300 changes over 300 Services takes the controller minutes to work off (issue 9: throughput).
+      // A burst of ~1,300 changes over 300 Services takes the controller minutes to work off (throughput).
       convergeTimeoutMs: num('SOAK_CONVERGE_SECONDS', 900) * 1000,
       notBefore: readyAt + 31_000,
       log,

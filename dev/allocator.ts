@@ -1,4 +1,4 @@
-// The controller's malloc (issue 9). glibc's keeps what a burst freed: after 200 Services at once and two minutes at
+// The controller's malloc. glibc's keeps what a burst freed: after 200 Services at once and two minutes at
 // rest, 60 of the controller's ~150 MiB of anonymous memory was free chunks in its arenas (malloc_trim gave them
 // back), freed by the Temporal Core and Node but never returned. jemalloc returns freed pages to the system (by
 // default ~10 s after they were freed, at once as set below), so the controller runs with it when the machine has
@@ -15,7 +15,7 @@ export const JEMALLOC_SONAME = 'libjemalloc.so.2';
  * (`dirty_decay_ms:0`; jemalloc's default keeps them 10 s): right after 200 Services at once the controller keeps
  * no freed pages waiting to decay — 1 s took 215–223 → 202–204 MiB at the same CPU, 0 s ~5 MiB more
  * (192–210, mean 199, against 196–209, mean 204; its peak through the burst ~11 less, idle 3–5) for ~8 % more of its
- * CPU in a burst, single-Service latency unchanged (issue 9, docs/benchmarks.md). The background thread that purged
+ * CPU in a burst, single-Service latency unchanged (docs/benchmarks.md). The background thread that purged
  * decayed pages while the process idled (at rest after 200 at once 136–142 → 135 MiB, there 75 s after the burst
  * instead of 105–120) has nothing left to decay now; it stays, as measured.
  */

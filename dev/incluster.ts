@@ -1,4 +1,4 @@
-// Tidal's controller on the local stack the way a pod runs it (issue 13): deploy/'s ServiceAccount and RBAC applied,
+// Tidal's controller on the local stack the way a pod runs it: deploy/'s ServiceAccount and RBAC applied,
 // the ServiceAccount's token, the cluster CA and the namespace at /var/run/secrets/kubernetes.io/serviceaccount in a
 // private mount namespace (a fresh tmpfs on /run, seen by that process only), KUBERNETES_SERVICE_HOST/PORT on
 // loopback, no kubeconfig and a HOME without ~/.kube. `npm run up -- --in-cluster` and test/e2e/incluster.test.ts use it.

@@ -551,7 +551,7 @@ function portOpen(port: number): Promise<boolean> {
 
 /**
  * Tidal's controller (watcher + worker) as a background process: the built dist/controller.js on plain node with the
- * prebuilt workflow bundle, as production runs it (no tsx, no bundling in the controller: issue 9). dist/ is rebuilt
+ * prebuilt workflow bundle, as production runs it (no tsx, no bundling in the controller). dist/ is rebuilt
  * first, in a child process under a lock, when the sources changed since it was built (workers/build.ts).
  */
 export async function startController(
@@ -620,7 +620,7 @@ export async function startController(
 
 /**
  * The dev server's Go garbage collector target: the heap may grow to 1.4× what survived the last collection instead of
- * Go's 2×. 50 measured on `bench:ready` (four runs against five, issue 9): 170–174 MiB right after 200 Services at once
+ * Go's 2×. 50 measured on `bench:ready` (four runs against five): 170–174 MiB right after 200 Services at once
  * and 174–176 at rest, against 196–198 and 201–205, at the same CPU per Service; 40, with SQLite's page cache cut
  * (`DevTemporalSqlitePageCache`), 147 and 149–150 against 149–151 and 153–154 at 50, for ~10 % more of its CPU (two runs
  * each, docs/benchmarks.md) — the ≤ 150 MiB goal, well inside the CPU goal; 25 took up to half again its CPU. The

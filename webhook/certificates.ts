@@ -1,4 +1,4 @@
-// The webhook's own certificates (issue 10 item 3): a CA and a serving certificate it signs, made with node-forge,
+// The webhook's own certificates: a CA and a serving certificate it signs, made with node-forge,
 // as Knative's webhook keeps them in Secret `webhook-certs` (`ca-cert.pem`, `server-cert.pem`, `server-key.pem`).
 // The CA's key is thrown away: a renewal makes a new CA, and the caBundle of the webhook configurations carries the
 // old CA beside the new one until the next renewal, so replicas that still serve the old certificate stay trusted.

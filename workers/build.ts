@@ -1,7 +1,7 @@
 // `npm run build`: what production and the local stack run, in dist/.
 //  - dist/workflow-bundle.js: the workflow code bundled once (bundleWorkflows: Tidal's modules joined into one by
 //    esbuild, then bundleWorkflowCode), loaded by the worker through TIDAL_WORKFLOW_BUNDLE. Bundling inside the
-//    controller costs ~1.7 CPU-s at start and leaves its RSS ~100 MiB higher for good (issue 9); the bundle is then
+//    controller costs ~1.7 CPU-s at start and leaves its RSS ~100 MiB higher for good; the bundle is then
 //    made compact (compact-bundle.ts).
 //  - dist/controller.js: workers/controller.ts and everything it imports from this repository as one plain ES module
 //    (npm packages stay imports), so the controller runs on bare `node` without tsx's ~40 MiB.

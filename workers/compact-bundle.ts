@@ -1,4 +1,4 @@
-// The workflow bundle as the worker keeps it in memory for good (issue 9). The SDK's bundler leaves the comments' em
+// The workflow bundle as the worker keeps it in memory for good. The SDK's bundler leaves the comments' em
 // dashes and arrows in the code, which makes V8 hold the whole script, its inline source map included, as a two-byte
 // string (5 MiB for 2.7 MB), and it embeds every source file's text in the map (`sourcesContent`), which the worker
 // only sends when `showStackTraceSources` is on (Tidal leaves it off). Escaping non-ASCII characters and dropping

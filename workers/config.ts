@@ -121,7 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     // Fewer than the runs a burst leaves waiting out their idle minute (two per Service): an evicted run replays its
     // short history when poked or when its idle timer ends it — ~50 MiB less right after 200 Services at once for ~7 %
-    // more CPU (issue 9, docs/benchmarks.md).
+    // more CPU (docs/benchmarks.md).
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 150),
     newRevisionReadyWaitMs: int(env, 'TIDAL_NEW_REVISION_READY_WAIT_MS', 1000),
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),

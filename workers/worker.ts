@@ -85,7 +85,7 @@ export async function createWorker(
       }),
     ),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
-    // Workflow code in this thread (issue 9: a second isolate costs ~45 MiB, and every activation and its completion
+    // Workflow code in this thread (a second isolate costs ~45 MiB, and every activation and its completion
     // are copied between threads). The SDK calls this debugMode. Its 5 s isolate timeout (a looping task fails instead
     // of stalling the process) holds only with TIDAL_WORKFLOW_WATCHDOG=true: it costs a thread per call (below).
     ...(cfg.workflowThread === 'main' ? { debugMode: true, isolateExecutionTimeout: '5s' } : {}),

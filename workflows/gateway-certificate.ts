@@ -38,7 +38,7 @@ export interface GatewayCertificateInput {
   name: string;
   /**
    * Which certificate this keeper keeps: hakn's gateway certificate (default) or the admission webhook's CA and
-   * serving certificate (Secret `webhook-certs`, issue 10). The loop, timer and pokes are the same.
+   * serving certificate (Secret `webhook-certs`). The loop, timer and pokes are the same.
    */
   certificate?: 'gateway' | 'webhook';
   /** Validity of a new certificate (hakn: 7 days). */

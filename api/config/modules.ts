@@ -1,4 +1,4 @@
-// config-modules (Tidal's, issue 15 item 3, ADR 0009): the modules a template may name with `tidal.dev/module`.
+// config-modules (Tidal's, ADR 0009): the modules a template may name with `tidal.dev/module`.
 // One key per module — the key is the module's name, the value says what serves it (free text, usually the
 // operator's name); `_example` is not a module. The built-in module `knative` (Tidal itself) is always known and
 // may not be listed. Pure.

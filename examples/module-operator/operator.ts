@@ -1,4 +1,4 @@
-// The example module operator (issue 15 item 3, ADR 0009): turns Revisions with `tidal.dev/module: sidecar-example`
+// The example module operator (ADR 0009): turns Revisions with `tidal.dev/module: sidecar-example`
 // into Deployments that run the user's containers with its own sidecar instead of queue-proxy, and writes those
 // Revisions' ResourcesAvailable and ContainerHealthy from the Deployments' status; Tidal computes Ready from them
 // and keeps routing, rollouts and garbage collection. Run: `KUBECONFIG=… npx tsx examples/module-operator/operator.ts`.

@@ -1,4 +1,4 @@
-// The short chaos run (issue 13 item 7; the long one is `npm run chaos`, bench/chaos.ts): three controller replicas,
+// The short chaos run (the long one is `npm run chaos`, bench/chaos.ts): three controller replicas,
 // one killed with SIGKILL and restarted every 10 s, the Temporal server and the API server each restarted once,
 // while writers create, update, split and delete Services. Everything must converge on its latest spec with no
 // Revision made twice, and /readyz must have said 503 while Temporal was down.

@@ -1,4 +1,4 @@
-// DomainMapping and ClusterDomainClaim as the seed talk uses them (issue 14, spec §7): the seed's YAML applied with
+// DomainMapping and ClusterDomainClaim as the seed talk uses them (spec §7): the seed's YAML applied with
 // kubectl, read back through `kubectl get dm`, the claim, the KIngress and the Istio VirtualService, and the Temporal
 // history of the mapping's workflow. config-network is restored at the end (the e2e files share one stack).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,7 +118,7 @@ afterAll(async () => {
   }
 });
 
-describe('DomainMapping (issue 14)', () => {
+describe('DomainMapping', () => {
   it('autocreate on: the seed mapping is Ready at http://coolcoffee.company, with its claim, KIngress and VirtualService', async () => {
     await kubectl(['apply', '-f', '-'], seedMapping);
     const dm = await readyMapping('coolcoffee.company', 120_000);

@@ -1,4 +1,4 @@
-// Revision garbage collection on the real local stack (issue 12), driven as a user would: `kubectl apply` image
+// Revision garbage collection on the real local stack, driven as a user would: `kubectl apply` image
 // updates and traffic splits, `kubectl annotate` no-gc, `kubectl patch` config-gc — and read back with `kubectl get
 // rev`, the Configuration's Events and the Service workflow's history. The e2e stack runs Knative's config-gc
 // defaults (test/harness/e2e-setup.ts: other files read old Revisions); this file sets hakn's shipped values
@@ -136,7 +136,7 @@ afterAll(async () => {
   await kubectl(['delete', 'ksvc', ...services, '--ignore-not-found', '--wait=false']);
 });
 
-describe("revision GC (issue 12), hakn's config-gc", () => {
+describe("revision GC, hakn's config-gc", () => {
   it('five image updates: only the latest Revision is left, its Deployment and Service gone with the others', async () => {
     const name = 'gc-five';
     for (let i = 1; i <= 5; i++) {

@@ -1,4 +1,4 @@
-// deploy/ against the API server, and the controller run the in-cluster way under deploy/'s RBAC (issue 13): the
+// deploy/ against the API server, and the controller run the in-cluster way under deploy/'s RBAC: the
 // ServiceAccount `controller`'s token, the cluster CA and the namespace at /var/run/secrets/kubernetes.io/
 // serviceaccount (a private mount namespace, as a pod has), KUBERNETES_SERVICE_HOST/PORT, no kubeconfig. It replaces
 // the stack's controller for this file (same ports, so the webhook balancer reaches it) and puts it back at the end.

@@ -1,4 +1,4 @@
-// Leader election (issue 13 item 6): three controller replicas on the e2e stack. Exactly one holds the Lease
+// Leader election: three controller replicas on the e2e stack. Exactly one holds the Lease
 // `knative-serving/tidal-controller` and pokes; the others serve as workers and webhooks only. kill -9 of the leader
 // hands over to another replica, and a change made right after the kill converges; SIGTERM releases the Lease.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Modules (issue 15 item 3, ADR 0009), driven as a user drives Knative: the example module operator
+// Modules (ADR 0009), driven as a user drives Knative: the example module operator
 // (examples/module-operator, started from source like the controller) runs next to Tidal; a plain Knative Service and
 // a Service naming `tidal.dev/module: sidecar-example` are applied side by side with kubectl; the module's Revisions
 // get their Deployment from the operator — its sidecar, no queue-proxy — and their readiness from it, while Tidal

@@ -1,4 +1,4 @@
-// Pluggable at the bottom (issue 15), driven as a user drives Knative: plain Knative Services with the HPA autoscaler
+// Pluggable at the bottom, driven as a user drives Knative: plain Knative Services with the HPA autoscaler
 // class and without, read back the HPA, the PodDisruptionBudget, the Deployment and the Revision's status with kubectl,
 // and the Revision's Temporal history. The local stack runs the real HPA controller (kube-controller-manager) but no
 // metrics server: it scales to minReplicas and says it cannot read CPU.

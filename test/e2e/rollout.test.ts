@@ -1,4 +1,4 @@
-// Gradual rollouts on the real local stack (issue 11): the seed's nginx Service with a test-sized
+// Gradual rollouts on the real local stack: the seed's nginx Service with a test-sized
 // `serving.knative.dev/rollout-duration`, driven as a user would — change the image, `kubectl annotate` the control
 // annotation, a Revision that starts crash-looping, the controller SIGKILLed mid-rollout — and read back from the
 // KIngress's `networking.internal.knative.dev/rollout` annotation, the Service's status, the Route's Events and the
@@ -175,7 +175,7 @@ afterAll(async () => {
   await kubectl(['delete', 'ksvc', NAME, '--ignore-not-found']);
 });
 
-describe('gradual rollouts (issue 11)', () => {
+describe('gradual rollouts', () => {
   it('the first Revision took 100 % at once', async () => {
     expect(await split()).toEqual(['nginx-00001 100']);
   });

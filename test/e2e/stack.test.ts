@@ -62,7 +62,7 @@ describe('local stack', () => {
     );
   });
 
-  // The controller's allocator (dev/allocator.ts): jemalloc, which returns what a burst freed (issue 9).
+  // The controller's allocator (dev/allocator.ts): jemalloc, which returns what a burst freed.
   it.skipIf(findJemalloc() === undefined)("runs Tidal's controller on jemalloc (libjemalloc2 installed)", () => {
     const controller = new ProcessTable(stack().dir).running('tidal-controller');
     expect(controller, 'the controller process').toBeDefined();
@@ -106,7 +106,7 @@ describe('local stack', () => {
       expect(binary.includes('history.noSuchSettingAnywhere')).toBe(false); // the search can say no
     });
 
-    // dev/stack.ts: the dev server's memory settings (issue 9) reach the process: SQLite's page cache cut, Go's collector
+    // dev/stack.ts: the dev server's memory settings reach the process: SQLite's page cache cut, Go's collector
     // at the stack's GOGC, as the benchmarks measured them.
     it('runs with its SQLite page cache cut and the stack’s GOGC', () => {
       const temporal = new ProcessTable(stack().dir).running('temporal');
@@ -117,7 +117,7 @@ describe('local stack', () => {
       expect(environ).toContain(`GOGC=${temporalGoEnv().GOGC}`);
     });
 
-    // dev/stack.ts: one partition per task queue on a database the stack made (issue 9: fewer goroutines and MiB).
+    // dev/stack.ts: one partition per task queue on a database the stack made (fewer goroutines and MiB).
     it("runs Tidal's task queue in one partition for workflows and one for activities", async () => {
       const res = await t.client.connection.workflowService.listTaskQueuePartitions({ namespace: 'default', taskQueue: { name: 'tidal' } });
       expect(res.workflowTaskQueuePartitions?.length).toBe(1);

@@ -1,4 +1,4 @@
-// The admission webhook as kubectl users meet it (issue 10): defaults stored and visible in `kubectl get -o yaml`,
+// The admission webhook as kubectl users meet it: defaults stored and visible in `kubectl get -o yaml`,
 // invalid objects refused with field and reason, and no failed apply while the three replicas behind the loopback
 // balancer are restarted one by one (SIGTERM, drained); when one is killed (SIGKILL), only the requests it was
 // answering may fail.

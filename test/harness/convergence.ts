@@ -1,4 +1,4 @@
-// The randomized convergence run shared by test/e2e/convergence.test.ts and bench/soak.ts (issue 8 item 2).
+// The randomized convergence run shared by test/e2e/convergence.test.ts and bench/soak.ts.
 // Writers change N Services (and their children) at random, as users and other controllers would; then every object
 // is checked against what the LATEST spec implies, and the time from each Service's last change to its convergence
 // is measured. The checks are written from Knative's documented behaviour, not from Tidal's builders, so that a bug

@@ -30,7 +30,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   const caFile = path.join(dir, 'registry-cas.pem');
   writeFileSync(caFile, `${publicRegistry.caPem ?? ''}\n${privateRegistry.caPem ?? ''}`);
-  // Resync at an hour: no e2e test may pass thanks to the resync timer (issue 8: every change is delivered).
+  // Resync at an hour: no e2e test may pass thanks to the resync timer (every change is delivered).
   const controllerEnv = { LOG_LEVEL: 'debug', TIDAL_RESYNC_SECONDS: '3600', TIDAL_REGISTRY_CA_FILES: caFile };
   const info = await stackUp({
     dir,

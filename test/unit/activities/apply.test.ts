@@ -1,5 +1,5 @@
-// activities/apply.ts: applying children by what Tidal last applied (issue 8: removed fields never reached the
-// children), and reporting the applies the API server refuses (issue 8: failures nobody sees).
+// activities/apply.ts: applying children by what Tidal last applied (removed fields never reached the
+// children), and reporting the applies the API server refuses (failures nobody sees).
 import pino from 'pino';
 import { asStep, recordingAtStepEnd } from '../../../activities/background.js';
 import { describe, expect, it } from 'vitest';

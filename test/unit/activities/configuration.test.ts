@@ -1,4 +1,4 @@
-// The Configuration's Revision step when the API server refuses the Revision (issue 8: failures nobody sees).
+// The Configuration's Revision step when the API server refuses the Revision (failures nobody sees).
 import { describe, expect, it } from 'vitest';
 import { createConfigurationActivities } from '../../../activities/configuration.js';
 import { Resources } from '../../../api/kinds.js';

@@ -1,5 +1,5 @@
 // activities/events.ts: one Event per involved object, type, reason and message; repeats raise its count
-// (issue 8: every retry created a new Event).
+// (every retry created a new Event).
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { makeEventRecorder } from '../../../activities/events.js';

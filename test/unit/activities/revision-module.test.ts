@@ -1,4 +1,4 @@
-// A foreign module's Revision against an in-memory API server (issue 15 item 3, ADR 0009): Tidal builds no Deployment,
+// A foreign module's Revision against an in-memory API server (ADR 0009): Tidal builds no Deployment,
 // HPA or PodDisruptionBudget for it — only its Service — hands its two conditions to the operator when the digests
 // are pinned, computes Ready from what the operator writes, never overwrites a write it did not read, and tells the
 // truth about a Revision whose module annotations bypassed the webhook.

@@ -1,4 +1,4 @@
-// The Revision activities against an in-memory API server (issue 8): the ContainerMissing message names the image
+// The Revision activities against an in-memory API server: the ContainerMissing message names the image
 // that failed; the Deployment and the revision Service follow what Tidal last applied (a dropped label leaves, an
 // edited replica count is reverted); a refused apply shows on the Revision.
 import { describe, expect, it } from 'vitest';
@@ -27,7 +27,7 @@ function setup(rev: Revision, digests?: DigestResolver) {
 const resolved = withContainerStatuses([{ name: 'user-container', imageDigest: digest('hello') }]);
 
 describe('resolveRevisionDigests', () => {
-  it('regression (issue 8): ContainerMissing names the image whose resolution failed, not the last one started', async () => {
+  it('regression: ContainerMissing names the image whose resolution failed, not the last one started', async () => {
     const rev = revision(
       'hello-00001',
       'default',
@@ -112,7 +112,7 @@ describe('reconcileRevisionResources', () => {
     expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBe(want);
   });
 
-  it('regression (issue 8): a label the Revision drops leaves the revision Service (and the Deployment)', async () => {
+  it('regression: a label the Revision drops leaves the revision Service (and the Deployment)', async () => {
     const { fake, acts } = setup(revision('hello-00001', 'default', resolved, withRevLabels({ team: 'payments' })));
     await acts.reconcileRevisionResources(key);
     expect(fake.get<KubeObject>(Resources.KubeService, 'default', 'hello-00001')!.metadata.labels?.['team']).toBe('payments');
@@ -122,7 +122,7 @@ describe('reconcileRevisionResources', () => {
     expect(fake.get<KubeObject>(Resources.Deployment, 'default', 'hello-00001-deployment')!.metadata.labels?.['team']).toBeUndefined();
   });
 
-  it("regression (issue 8): a refused Deployment apply shows on the Revision (ResourcesAvailable False, the API server's message) and as a Warning Event", async () => {
+  it("regression: a refused Deployment apply shows on the Revision (ResourcesAvailable False, the API server's message) and as a Warning Event", async () => {
     const { fake, acts, recorded } = setup(revision('hello-00001', 'default', resolved));
     const forbidden = 'deployments.apps "hello-00001-deployment" is forbidden: exceeded quota: compute, requested: pods=1';
     fake.failNext('apply', Resources.Deployment, refused(403, 'Forbidden', forbidden));

@@ -1,4 +1,4 @@
-// The Route step with gradual rollouts (spec §5, issue 11): planRollout wired into reconcileRoute against the
+// The Route step with gradual rollouts (spec §5): planRollout wired into reconcileRoute against the
 // in-memory API server, with a clock the test moves. The algorithm's numbers are tested in
 // test/unit/resources/rollout*.test.ts; here: what reaches the KIngress, the Route's status, its Events and the outcome.
 import { defaultFeaturesConfig } from '../../../api/config/features.js';

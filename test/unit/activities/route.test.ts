@@ -1,6 +1,6 @@
 // The Route activity against an in-memory API server (kube-fake.ts): the labeler's routes annotation on
 // Configurations, placeholder ownership / orphans / Endpoints, domain-template errors, and removed fields reaching
-// the KIngress and placeholder Services (issue 8, item 3).
+// the KIngress and placeholder Services.
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { ActivityDeps, ConfigSource, MetadataCache } from '../../../activities/deps.js';
@@ -756,7 +756,7 @@ describe('a KIngress of class istio is programmed in the Route’s own pass (ADR
   });
 });
 
-describe('labeler: a Revision the Route stops routing to becomes reserve (issue 12 depends on it)', () => {
+describe('labeler: a Revision the Route stops routing to becomes reserve (revision GC depends on it)', () => {
   it('istio class: the pass that moves traffic to the new latest ready Revision clears the old one', async () => {
     const h = harness(ISTIO);
     h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));

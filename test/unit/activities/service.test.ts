@@ -22,7 +22,7 @@ const withLimits = (s: Service) =>
   void (s.spec.template.spec.containers = [{ image: 'nginx', env: [{ name: 'MODE', value: 'fast' }], resources: { limits: { memory: '1Gi' } } }]);
 
 describe('reconcileServiceConfiguration / reconcileServiceRoute', () => {
-  it('regression (issue 8): a memory limit, env var and label the Service drops leave its Configuration and Route', async () => {
+  it('regression: a memory limit, env var and label the Service drops leave its Configuration and Route', async () => {
     const { fake, acts } = setup(service('hello', 'default', withLimits, withLabels({ tier: 'gold' })));
     expect(await acts.reconcileServiceConfiguration(key)).toMatchObject({ outcome: 'applied', action: 'created' });
     expect(await acts.reconcileServiceRoute(key)).toMatchObject({ outcome: 'applied', action: 'created' });
@@ -44,7 +44,7 @@ describe('reconcileServiceConfiguration / reconcileServiceRoute', () => {
     expect(fake.get<Route>(Resources.Route, 'default', 'hello')!.metadata.labels?.['tier']).toBeUndefined();
   });
 
-  it('regression (issue 8): a config-defaults change leaves an existing Configuration alone; a new Service gets the new default', async () => {
+  it('regression: a config-defaults change leaves an existing Configuration alone; a new Service gets the new default', async () => {
     let cfg = revisionConfig();
     const { fake, acts } = setup(service('hello', 'default'), () => cfg);
     await acts.reconcileServiceConfiguration(key);
@@ -60,7 +60,7 @@ describe('reconcileServiceConfiguration / reconcileServiceRoute', () => {
     expect(fake.get<Configuration>(Resources.Configuration, 'default', 'fresh')!.spec.template.spec.containerConcurrency).toBe(7);
   });
 
-  it('regression (issue 8): with a bring-your-own Revision name the Route waits until that Revision exists and the Configuration caught up', async () => {
+  it('regression: with a bring-your-own Revision name the Route waits until that Revision exists and the Configuration caught up', async () => {
     const byo = (s: Service) => void (s.spec.template.metadata = { name: 'hello-blue' });
     const { fake, acts } = setup(service('hello', 'default', byo));
     expect(await acts.reconcileServiceRoute(key)).toEqual({ outcome: 'held', name: 'hello', reason: 'waiting for Revision "hello-blue"' });
@@ -116,7 +116,7 @@ describe('reconcileServiceConfiguration / reconcileServiceRoute', () => {
     expect(fake.writes()).toEqual([]);
   });
 
-  it("regression (issue 8): a refused apply shows on the Service (ConfigurationsReady False, the API server's message) and as one Warning Event", async () => {
+  it("regression: a refused apply shows on the Service (ConfigurationsReady False, the API server's message) and as one Warning Event", async () => {
     const { fake, acts, recorded } = setup(service('hello', 'default'));
     const denied = 'admission webhook "policy.example.com" denied the request: images must come from registry.example.com';
     fake.failNext('apply', Resources.Configuration, refused(400, 'BadRequest', denied));

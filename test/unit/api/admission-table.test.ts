@@ -1,4 +1,4 @@
-// The admission webhook's answers, case by case (issue 10): every bad input in test/fixtures/admission-cases.ts is
+// The admission webhook's answers, case by case: every bad input in test/fixtures/admission-cases.ts is
 // refused with upstream's one error (path, message, details where pinned), every good one and every seed / docs
 // manifest is admitted unchanged, and a typical Service is stored exactly as upstream's webhook stores it.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Regression (issue 8): a config-defaults change must not re-default the template of an existing object (it used to
+// Regression: a config-defaults change must not re-default the template of an existing object (it used to
 // re-render every Service's Configuration and roll a Revision for each); objects created afterwards get the new
 // defaults. The reconcile chain Service → Configuration → Revision is replayed here with the pure builders, the way
 // activities/service.ts, configuration.ts and revision.ts call them.
@@ -141,7 +141,7 @@ describe('a config-defaults change reaches only objects created afterwards', () 
   });
 });
 
-describe('with the webhook storing the defaults (issue 10)', () => {
+describe('with the webhook storing the defaults', () => {
   const admit = (svc: Service, defaults: DefaultsConfig, old?: Service): Service => {
     const ctx: AdmissionContext = {
       operation: old === undefined ? 'CREATE' : 'UPDATE',

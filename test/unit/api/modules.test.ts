@@ -1,4 +1,4 @@
-// Modules (issue 15 item 3, ADR 0009): the webhook's checks of `tidal.dev/module` and `tidal.dev/module-config` on
+// Modules (ADR 0009): the webhook's checks of `tidal.dev/module` and `tidal.dev/module-config` on
 // Services, Configurations and Revisions, config-modules' parser and `/config-validation`, and the content token that
 // wakes a foreign Revision's workflow when its operator writes its conditions.
 import { describe, expect, it } from 'vitest';

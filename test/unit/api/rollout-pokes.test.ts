@@ -1,4 +1,4 @@
-// What wakes a gradual rollout (issue 11): the control annotation `tidal.dev/rollout` on the Service or Route, and
+// What wakes a gradual rollout: the control annotation `tidal.dev/rollout` on the Service or Route, and
 // the newest Revision's Ready condition. Each must change the content token the watcher sends, or the workflow would
 // find the poke covered by its last pass and the rollout would not react (ADR 0001). Who is poked is poke-map's
 // (a Revision → the Service reconciling its Configuration and Route: test/unit/watcher/poke-map.test.ts).

@@ -387,7 +387,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
     });
   });
 
-  describe('Active (issue 8: written as hakn would, True while the Revision has ready pods)', () => {
+  describe('Active (written as hakn would, True while the Revision has ready pods)', () => {
     const activeOf = (o: Partial<RevisionObservation>) => computeRevisionStatus(observe(o), T1).status.conditions?.find((c) => c.type === 'Active');
 
     it('is not written before the Revision reaches its Deployment (digests pending or failed, Deployment not owned)', () => {

@@ -1,4 +1,4 @@
-// Which workflows a change pokes for DomainMappings (issue 14): a mapping pokes itself; its KIngress pokes the mapping,
+// Which workflows a change pokes for DomainMappings: a mapping pokes itself; its KIngress pokes the mapping,
 // which programs it (ADR 0005); its target Service or Route pokes it (the DomainMapping index), also before the target
 // exists; a ClusterDomainClaim pokes the mappings of its name in every namespace.
 import { describe, expect, it } from 'vitest';

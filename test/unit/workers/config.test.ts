@@ -3,28 +3,28 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../workers/config.js';
 
 describe('loadConfig', () => {
-  it('runs workflow code in the main thread by default (issue 9), the SDK worker thread on request', () => {
+  it('runs workflow code in the main thread by default, the SDK worker thread on request', () => {
     expect(loadConfig({}).workflowThread).toBe('main');
     expect(loadConfig({ TIDAL_WORKFLOW_THREAD: 'worker' }).workflowThread).toBe('worker');
   });
 
-  it("turns the SDK's per-Promise workflow stack traces off by default (issue 9), on request keeps them", () => {
+  it("turns the SDK's per-Promise workflow stack traces off by default, on request keeps them", () => {
     expect(loadConfig({}).workflowStackTraces).toBe(false);
     expect(loadConfig({ TIDAL_WORKFLOW_STACK_TRACES: 'true' }).workflowStackTraces).toBe(true);
   });
 
-  it("drops the SDK's per-call watchdog on main-thread workflows by default (issue 9), on request keeps it", () => {
+  it("drops the SDK's per-call watchdog on main-thread workflows by default, on request keeps it", () => {
     expect(loadConfig({}).workflowWatchdog).toBe(false);
     expect(loadConfig({ TIDAL_WORKFLOW_WATCHDOG: 'true' }).workflowWatchdog).toBe(true);
   });
 
-  it('caps V8 heap growth at 25 % by default (issue 9); 0 leaves V8 its own factor', () => {
+  it('caps V8 heap growth at 25 % by default; 0 leaves V8 its own factor', () => {
     expect(loadConfig({}).heapGrowingPercent).toBe(25);
     expect(loadConfig({ TIDAL_HEAP_GROWING_PERCENT: '0' }).heapGrowingPercent).toBe(0);
     expect(() => loadConfig({ TIDAL_HEAP_GROWING_PERCENT: 'half' })).toThrow('TIDAL_HEAP_GROWING_PERCENT=half: expected a non-negative integer');
   });
 
-  it('starts new objects’ workflows eagerly by default (issue 9); false sends every poke as a signal', () => {
+  it('starts new objects’ workflows eagerly by default; false sends every poke as a signal', () => {
     expect(loadConfig({}).eagerStart).toBe(true);
     expect(loadConfig({ TIDAL_EAGER_START: 'false' }).eagerStart).toBe(false);
   });
