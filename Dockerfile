@@ -25,7 +25,7 @@ RUN cd node_modules/@temporalio/core-bridge \
  && find releases -mindepth 1 -maxdepth 1 ! -name "$(uname -m)-unknown-linux-gnu" -exec rm -rf {} +
 
 FROM node:20-bookworm-slim
-# jemalloc preloaded: glibc's malloc keeps what a burst of work freed (issue 9: 206 → 138 MiB at rest after 200
+# jemalloc preloaded: glibc's malloc keeps what a burst of work freed (206 → 138 MiB at rest after 200
 # Services at once; dev/allocator.ts); jemalloc gives freed pages back at once (and runs its background thread, as
 # measured). Found by its soname, so on any architecture.
 RUN apt-get update \
