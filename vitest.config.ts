@@ -29,7 +29,19 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          exclude: ['test/e2e/real/**'],
           globalSetup: ['test/harness/e2e-setup.ts'],
+          pool: 'forks',
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+        },
+      },
+      {
+        // Requests served for real: the stack with a real node (kubelet, containerd, runc) and Traefik, no kwok.
+        test: {
+          name: 'real',
+          include: ['test/e2e/real/**/*.test.ts'],
+          globalSetup: ['test/harness/real-setup.ts'],
           pool: 'forks',
           testTimeout: 300_000,
           hookTimeout: 300_000,

@@ -5,12 +5,14 @@ import { devPorts, kubectl, repoRoot, stackDown, stackUp } from './stack.js';
 import { ProcessTable } from './processes.js';
 import { startRegistry, stopRegistry } from './registry.js';
 import { pushImage } from './oci-images.js';
+import { pushKnativeImages, QUEUE_IMAGE } from './knative-images.js';
+import { TRAEFIK_VERSION } from './traefik.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 
 const dir = path.join(repoRoot, '.tidal');
 const say = (s: string) => console.error(`[tidal] ${s}`);
 
-async function up(inCluster: boolean): Promise<void> {
+async function up(inCluster: boolean, realNode: boolean): Promise<void> {
   const started = Date.now();
   // A local registry (TLS, anonymous) with one image, so tag-to-digest resolution can be tried without the internet.
   mkdirSync(dir, { recursive: true });
@@ -18,26 +20,41 @@ async function up(inCluster: boolean): Promise<void> {
   const hello = await pushImage(registry, { repository: 'tidal/hello', tag: 'v1' });
   const caFile = path.join(dir, 'registry-cas.pem');
   writeFileSync(caFile, registry.caPem ?? '');
+  // With a real node: Knative's queue-proxy and test images, built here and pushed to the registry it pulls from.
+  const knative = realNode ? await pushKnativeImages(registry) : undefined;
+  const queue = knative?.[QUEUE_IMAGE];
   const info = await stackUp({
     dir,
     ports: devPorts,
     ui: true,
-    nodes: 2,
+    // A real node's stack has no fake nodes: every pod runs for real.
+    nodes: realNode ? 0 : 2,
+    ...(queue
+      ? { realNode: { registryPort: 5443, registryCaFile: caFile, queueImage: `${queue.ref.replace(/:[^:/]+$/, '')}@${queue.digest}` } }
+      : {}),
     controller: true,
     controllerInCluster: inCluster,
     controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile },
     log: say,
   });
-  await kubectl(info, ['apply', '-f', path.join(repoRoot, 'dev', 'sample', 'nginx.yaml')]);
+  const sample = realNode ? 'helloworld' : 'nginx';
+  await kubectl(info, ['apply', '-f', path.join(repoRoot, 'dev', 'sample', `${sample}.yaml`)]);
   const binDir = path.dirname(info.bins.KUBECTL);
-  say(`stack and Tidal are up (${Math.round((Date.now() - started) / 1000)}s); sample Service default/nginx applied`);
+  say(`stack and Tidal are up (${Math.round((Date.now() - started) / 1000)}s); sample Service default/${sample} applied`);
   console.log(`
   export KUBECONFIG=${info.kubeconfig}
   export PATH=${binDir}:$PATH     # kubectl ${path.basename(path.dirname(binDir)).replace('kubernetes-', '')}, matching the API server
 
   kubectl get nodes
   kubectl get ksvc,cfg
-  ${info.temporalUi ? `Temporal UI: ${info.temporalUi}   (workflow Service/default/nginx)` : `Temporal: ${info.temporalAddress} (PostgreSQL; no UI: temporal workflow show -w Service/default/nginx)`}
+${
+  realNode
+    ? `  Ingress: http://127.0.0.1:${devPorts.ingress ?? ''} (public)   http://127.0.0.1:${devPorts.ingressPrivate ?? ''} (cluster-local)   Traefik ${TRAEFIK_VERSION}
+    curl -H 'Host: helloworld.default.127.0.0.1.sslip.io' http://127.0.0.1:${devPorts.ingress ?? ''}/
+  Knative's test images: ${registry.host}/knative/<name>:latest (helloworld, runtime, timeout, httpproxy, pizzaplanetv1, …); queue-proxy ${queue?.ref ?? ''}
+`
+    : ''
+}  ${info.temporalUi ? `Temporal UI: ${info.temporalUi}   (workflow Service/default/${sample})` : `Temporal: ${info.temporalAddress} (PostgreSQL; no UI: temporal workflow show -w Service/default/${sample})`}
   Admission webhook: https://127.0.0.1:${devPorts.webhook ?? ''} (dev/webhook-balancer.ts → the controller's :${devPorts.controllerWebhook ?? ''}); invalid objects are refused at apply
   Local registry: ${registry.host}/tidal/hello:v1 (${hello.digest})
     kubectl apply -f dev/sample/hello.yaml   # pinned to that digest: kubectl get rev hello-00001 -o yaml
@@ -62,13 +79,13 @@ const [cmd, ...rest] = process.argv.slice(2);
 const main = async () => {
   switch (cmd) {
     case 'up':
-      return up(rest.includes('--in-cluster'));
+      return up(rest.includes('--in-cluster'), rest.includes('--real-node'));
     case 'down':
       return down(rest.includes('--purge'));
     case 'status':
       return status();
     default:
-      throw new Error('usage: tsx dev/cli.ts up [--in-cluster]|down [--purge]|status');
+      throw new Error('usage: tsx dev/cli.ts up [--in-cluster] [--real-node]|down [--purge]|status');
   }
 };
 main().catch((err: unknown) => {

@@ -2,7 +2,7 @@
 // and `pretest` script): npm dependencies (when node_modules is missing or older than package-lock.json), the
 // Debian packages of the real registry both run (`up`'s local registry on :5443, the digest tests' own registries
 // with htpasswd auth) and jemalloc, the controller's allocator (dev/allocator.ts; without it the controller runs on
-// glibc's malloc and says so). Plain JS: it runs before any dependency exists.
+// glibc's malloc and says so), and as root the real node's runtime packages. Plain JS: it runs before any dependency exists.
 import { execSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 
@@ -57,5 +57,19 @@ if (!hasJemalloc()) {
     } catch (err) {
       console.error(`${glibc}: apt-get install libjemalloc2 failed (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`);
     }
+  }
+}
+
+// The real node (dev/node.ts: `npm run up -- --real-node` and the `real` test layer) runs on Debian's containerd and
+// runc, with socat forwards and iproute2's namespaces. Only root can run it, so only root installs them; without them
+// that layer says what is missing and refuses to start.
+const nodePackages = { containerd: 'containerd', runc: 'runc', socat: 'socat', ip: 'iproute2', nsenter: 'util-linux', jq: 'jq' };
+const missingNode = [...new Set(Object.entries(nodePackages).filter(([cmd]) => !has(cmd)).map(([, pkg]) => pkg))];
+if (missingNode.length > 0 && root) {
+  console.error(`[tidal] installing the real node's ${missingNode.join(' ')} (apt-get)…`);
+  try {
+    install(missingNode.join(' '));
+  } catch (err) {
+    console.error(`[tidal] apt-get install ${missingNode.join(' ')} failed (${err instanceof Error ? err.message.split('\n')[0] : String(err)}): the real node cannot start`);
   }
 }

@@ -13,31 +13,23 @@
 //   npm run image -- --registry https://host:port --ca ca.pem --repository tidal/controller --tag dev [--user u --password p]
 //   npm run image -- --no-push                        → only the OCI layout in .tidal/image
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
 import { findJemalloc, JEMALLOC_CONF } from './allocator.js';
-import { MediaTypes, pushBlob, putManifest } from './oci-images.js';
+import { fileEntry, IMAGE_UID, makeImage, makeLayer, nonrootEntries, pushImageLayout, writeLayout, type BuiltImage } from './oci-layout.js';
 import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
-import { tarArchive, withParentDirs, type TarEntry } from './tar.js';
+import { withParentDirs, type TarEntry } from './tar.js';
+
+// The layout and push helpers live in dev/oci-layout.ts; importers of the controller image get them here too.
+export { IMAGE_UID, pushImageLayout, writeLayout };
+export type { Blob, BuiltImage, PushTarget } from './oci-layout.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const IMAGE_UID = 65532;
 const APP = 'app';
 
 /** The files of the Temporal SDK's native module this platform loads; other platforms' builds and Rust sources stay out. */
 const nativeTarget = { x64: 'x86_64-unknown-linux-gnu', arm64: 'aarch64-unknown-linux-gnu' }[process.arch as 'x64' | 'arm64'];
-
-function sha256(b: Buffer): string {
-  return `sha256:${createHash('sha256').update(b).digest('hex')}`;
-}
-
-function fileEntry(inImage: string, hostPath: string, mode?: number): TarEntry {
-  const st = statSync(hostPath);
-  return { path: inImage, type: 'file', mode: mode ?? (st.mode & 0o111 ? 0o755 : 0o644), data: readFileSync(hostPath) };
-}
 
 /** Shared libraries `ldd` names for these binaries (each at the path the loader looks for it). */
 function sharedLibraries(binaries: string[]): string[] {
@@ -58,14 +50,7 @@ export function runtimeEntries(nativeModules: string[], jemalloc?: string): TarE
   const libs = new Set(sharedLibraries([node, ...nativeModules, ...(jemalloc ? [jemalloc] : [])]));
   if (jemalloc) libs.add(jemalloc);
   for (const lib of [...libs].sort()) entries.push(fileEntry(lib.replace(/^\//, ''), realpathSync(lib)));
-  const caBundle = '/etc/ssl/certs/ca-certificates.crt';
-  if (existsSync(caBundle)) entries.push(fileEntry('etc/ssl/certs/ca-certificates.crt', caBundle, 0o644));
-  const passwd = `root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${IMAGE_UID}:${IMAGE_UID}:nonroot:/home/nonroot:/sbin/nologin\n`;
-  const group = `root:x:0:\nnonroot:x:${IMAGE_UID}:\n`;
-  entries.push({ path: 'etc/passwd', type: 'file', mode: 0o644, data: Buffer.from(passwd) });
-  entries.push({ path: 'etc/group', type: 'file', mode: 0o644, data: Buffer.from(group) });
-  entries.push({ path: 'tmp', type: 'dir', mode: 0o1777 });
-  entries.push({ path: 'home/nonroot', type: 'dir', mode: 0o755 });
+  entries.push(...nonrootEntries());
   return withParentDirs(entries);
 }
 
@@ -138,19 +123,6 @@ export function appEntries(): TarEntry[] {
   ]);
 }
 
-export interface Blob {
-  mediaType: string;
-  digest: string;
-  size: number;
-  data: Buffer;
-}
-
-export interface BuiltImage {
-  manifest: Blob;
-  config: Blob;
-  layers: (Blob & { uncompressedSize: number; diffId: string; name: string })[];
-}
-
 /** The image's manifest, config and layers (nothing written yet). */
 export function assembleImage(version: string): BuiltImage {
   const deps = dependencyEntries();
@@ -161,17 +133,11 @@ export function assembleImage(version: string): BuiltImage {
     ['dependencies', deps.entries],
     ['app', appEntries()],
   ];
-  const layers = layerSpecs.map(([name, entries]) => {
-    const tar = tarArchive(entries);
-    const data = gzipSync(tar, { level: 9 });
-    return { name, mediaType: MediaTypes.ociLayer, digest: sha256(data), size: data.length, data, uncompressedSize: tar.length, diffId: sha256(tar) };
-  });
+  const layers = layerSpecs.map(([name, entries]) => makeLayer(name, entries));
   const nodeVersion = process.version;
-  const configJson = {
-    created: '1970-01-01T00:00:00Z',
-    architecture: { x64: 'amd64', arm64: 'arm64' }[process.arch as 'x64' | 'arm64'] ?? process.arch,
-    os: 'linux',
-    config: {
+  return makeImage(
+    layers,
+    {
       User: `${IMAGE_UID}:${IMAGE_UID}`,
       Env: [
         'PATH=/usr/local/bin:/usr/bin:/bin',
@@ -187,66 +153,8 @@ export function assembleImage(version: string): BuiltImage {
       ExposedPorts: { '8443/tcp': {}, '9464/tcp': {} },
       Labels: { 'org.opencontainers.image.title': 'tidal-controller', 'org.opencontainers.image.version': version },
     },
-    rootfs: { type: 'layers', diff_ids: layers.map((l) => l.diffId) },
-    history: layers.map((l) => ({ created: '1970-01-01T00:00:00Z', created_by: `tidal npm run image: ${l.name}` })),
-  };
-  const configData = Buffer.from(JSON.stringify(configJson));
-  const config: Blob = { mediaType: MediaTypes.ociConfig, digest: sha256(configData), size: configData.length, data: configData };
-  const manifestJson = {
-    schemaVersion: 2,
-    mediaType: MediaTypes.ociManifest,
-    config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
-    layers: layers.map((l) => ({ mediaType: l.mediaType, digest: l.digest, size: l.size })),
-  };
-  const manifestData = Buffer.from(JSON.stringify(manifestJson, null, 2));
-  return {
-    manifest: { mediaType: MediaTypes.ociManifest, digest: sha256(manifestData), size: manifestData.length, data: manifestData },
-    config,
-    layers,
-  };
-}
-
-/** Writes an OCI image layout (oci-layout, index.json, blobs/sha256/…) that skopeo, crane or podman can read. */
-export function writeLayout(img: BuiltImage, dir: string, ref: string): void {
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(path.join(dir, 'blobs', 'sha256'), { recursive: true });
-  for (const b of [img.manifest, img.config, ...img.layers])
-    writeFileSync(path.join(dir, 'blobs', 'sha256', b.digest.slice('sha256:'.length)), b.data);
-  writeFileSync(path.join(dir, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-  const index = {
-    schemaVersion: 2,
-    mediaType: MediaTypes.ociIndex,
-    manifests: [
-      {
-        mediaType: img.manifest.mediaType,
-        digest: img.manifest.digest,
-        size: img.manifest.size,
-        annotations: { 'org.opencontainers.image.ref.name': ref },
-      },
-    ],
-  };
-  writeFileSync(path.join(dir, 'index.json'), JSON.stringify(index, null, 2));
-}
-
-export interface PushTarget {
-  /** `https://host:port` (or http://). */
-  url: string;
-  caPem: string | undefined;
-  repository: string;
-  tag: string;
-  user?: string;
-  password?: string;
-}
-
-/** Pushes every blob (skipping those the registry has) and the manifest under the tag; returns the manifest digest. */
-export async function pushImageLayout(img: BuiltImage, to: PushTarget): Promise<string> {
-  const reg = { url: to.url, caPem: to.caPem };
-  const auth = to.user !== undefined && to.password !== undefined ? { user: to.user, password: to.password } : {};
-  for (const b of [...img.layers, img.config]) await pushBlob(reg, to.repository, b.data, auth);
-  const put = await putManifest(reg, to.repository, to.tag, JSON.parse(img.manifest.data.toString('utf8')) as object, img.manifest.mediaType, auth);
-  // putManifest re-serialises with the same indentation: the digest must be the one computed here.
-  if (put.digest !== img.manifest.digest) throw new Error(`registry stored manifest ${put.digest}, built ${img.manifest.digest}`);
-  return put.digest;
+    'tidal npm run image',
+  );
 }
 
 function arg(args: string[], name: string): string | undefined {

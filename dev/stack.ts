@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 import { controllerMalloc } from './allocator.js';
 import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import { ensurePki, writeKubeconfig } from './pki.js';
@@ -36,6 +37,9 @@ export interface StackPorts {
    */
   webhook?: number;
   controllerWebhook?: number;
+  /** With a real node: the ingress's public and cluster-local entry points on 127.0.0.1. */
+  ingress?: number;
+  ingressPrivate?: number;
 }
 
 /** Replicas the webhook balancer knows about: replica i has webhook port `controllerWebhook + i`. */
@@ -64,6 +68,8 @@ export const devPorts: StackPorts = {
   controllerMetrics: 9464,
   webhook: 8443,
   controllerWebhook: 8444,
+  ingress: 8080,
+  ingressPrivate: 8081,
 };
 
 /** The test stack's ports, clear of a running `npm run up`. */
@@ -80,13 +86,41 @@ export const testPorts: StackPorts = {
   controllerMetrics: 29464,
   webhook: 28443,
   controllerWebhook: 28444,
+  ingress: 28080,
+  ingressPrivate: 28081,
+};
+
+/** The real-node test layer's ports (test/harness/real-setup.ts), clear of both `npm run up` and the e2e stack. */
+export const realTestPorts: StackPorts = {
+  etcdClient: 19379,
+  etcdPeer: 19380,
+  apiserver: 19443,
+  controllerManager: 19257,
+  scheduler: 19259,
+  temporal: 19233,
+  temporalUi: 19283,
+  temporalHttp: 19243,
+  temporalMetrics: 19244,
+  controllerMetrics: 19564,
+  webhook: 19843,
+  controllerWebhook: 19844,
+  ingress: 19080,
+  ingressPrivate: 19081,
 };
 
 export interface StackOptions {
   dir: string;
   ports: StackPorts;
   ui: boolean;
+  /** kwok's fake Nodes. */
   nodes: number;
+  /**
+   * A real node as well (dev/node.ts: kubelet, containerd and runc in a network namespace of the stack's own) and the
+   * ingress that serves its pods (dev/traefik.ts), pulling from the stack's registry at `registryPort` (which must be
+   * running, with `registryCaFile` its CA). Needs root. The config maps then name that registry's queue-proxy and
+   * Traefik's ingress class.
+   */
+  realNode?: { registryPort: number; registryCaFile: string; queueImage: string };
   /** Start Tidal's controller too. */
   controller: boolean;
   /**
@@ -455,7 +489,20 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', path.join(repoRoot, 'deploy', 'istio')]);
   // Tidal's config maps with hakn's defaults; `up` again keeps whatever a user changed since (server-side apply).
   const configDir = path.join(repoRoot, 'deploy', 'config');
-  if (existsSync(configDir)) await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', configDir]);
+  if (existsSync(configDir)) {
+    // With a real node the installer's own apply names its queue-proxy and ingress class, so a later `up` without one
+    // sets them back without a conflict between field managers.
+    const overrides: Record<string, Record<string, string | null>> = opts.realNode
+      ? {
+          'config-deployment': { 'queue-sidecar-image': opts.realNode.queueImage },
+          'config-network': { 'ingress-class': (await import('./traefik.js')).TRAEFIK_INGRESS_CLASS },
+          // Public URLs on the ingress's loopback entry point, as Knative's quickstart has them (hakn's default makes
+          // every Route cluster-local, reachable from outside only through a DomainMapping).
+          'config-domain': { [REAL_NODE_DOMAIN]: '', 'svc.cluster.local': null },
+        }
+      : {};
+    await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], configMapsWith(configDir, overrides));
+  }
   // The local stack has no route to public registries: never try to resolve Docker Hub tags from it.
   const skip = ['kind.local', 'ko.local', 'dev.local', 'index.docker.io', 'docker.io', ...(opts.skipRegistries ?? [])].join(',');
   await kubectl(info, [
@@ -484,6 +531,8 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     kwok,
   );
 
+  if (opts.realNode) await startRealNodeAndIngress(info, opts.realNode, log);
+
   if (temporalPostgres) await temporalPostgres;
   else {
     await waitFor(
@@ -500,6 +549,71 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   if (opts.controller && p.webhook !== undefined && p.controllerWebhook !== undefined) await startWebhookFront(info, procs, log);
   if (opts.controller) await startController(info, procs, opts, log);
   return info;
+}
+
+/** The default domain of a stack with a real node: `<route>.<namespace>.127.0.0.1.sslip.io`. */
+export const REAL_NODE_DOMAIN = '127.0.0.1.sslip.io';
+
+/**
+ * deploy/config's config maps as one List, with `overrides` (config map name → keys) merged into their data; a null
+ * value removes the key.
+ */
+function configMapsWith(configDir: string, overrides: Record<string, Record<string, string | null>>): string {
+  const items = readdirSync(configDir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
+    .flatMap((f) => parseAllDocuments(readFileSync(path.join(configDir, f), 'utf8')).map((d) => d.toJSON() as Record<string, unknown> | null))
+    .filter((o): o is Record<string, unknown> => o !== null && typeof o === 'object')
+    .map((o) => {
+      const name = (o.metadata as { name?: string } | undefined)?.name ?? '';
+      const extra = o.kind === 'ConfigMap' ? overrides[name] : undefined;
+      if (!extra) return o;
+      const data: Record<string, string> = { ...((o.data as Record<string, string> | undefined) ?? {}) };
+      for (const [k, v] of Object.entries(extra)) {
+        if (v === null) delete data[k];
+        else data[k] = v;
+      }
+      return { ...o, data };
+    });
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
+}
+
+/** Beside a stack with a real node: which API server port named its namespace, for `stackDown`. */
+const REAL_NODE_MARKER = 'real-node.json';
+
+/**
+ * The real node and its ingress (the config maps, applied before, name their queue-proxy image and ingress class).
+ */
+async function startRealNodeAndIngress(info: StackInfo, rn: NonNullable<StackOptions['realNode']>, log: (s: string) => void): Promise<void> {
+  const { startRealNode } = await import('./node.js');
+  const p = info.ports;
+  if (p.ingress === undefined || p.ingressPrivate === undefined) throw new Error('a real node needs ports.ingress and ports.ingressPrivate');
+  writeFileSync(path.join(info.dir, REAL_NODE_MARKER), JSON.stringify({ apiserverPort: p.apiserver }));
+  const { TRAEFIK_PUBLIC_PORT, TRAEFIK_PRIVATE_PORT, startTraefik } = await import('./ingress.js');
+  const node = await startRealNode(
+    {
+      dir: info.dir,
+      apiserverPort: p.apiserver,
+      kubeconfig: info.kubeconfig,
+      registry: { port: rn.registryPort, caFile: rn.registryCaFile },
+      inbound: [
+        { name: 'ingress', port: p.ingress, targetPort: TRAEFIK_PUBLIC_PORT },
+        { name: 'ingress-private', port: p.ingressPrivate, targetPort: TRAEFIK_PRIVATE_PORT },
+      ],
+      log,
+    },
+    info.bins.KUBECTL,
+  );
+  await startTraefik(info, node, log);
+}
+
+async function stopRealNodeOf(dir: string, log?: (s: string) => void): Promise<void> {
+  const marker = path.join(dir, REAL_NODE_MARKER);
+  if (!existsSync(marker)) return;
+  const { apiserverPort } = JSON.parse(readFileSync(marker, 'utf8')) as { apiserverPort: number };
+  const { stopRealNode } = await import('./node.js');
+  await stopRealNode(dir, apiserverPort, log);
+  rmSync(marker, { force: true });
 }
 
 const webhookConfigurationKinds = ['mutatingwebhookconfiguration', 'validatingwebhookconfiguration'];
@@ -760,6 +874,7 @@ function spaceSeparated(value: string | undefined): string[] {
 
 export async function stackDown(dir: string, opts: { purge?: boolean; log?: (s: string) => void } = {}): Promise<void> {
   const procs = new ProcessTable(path.resolve(dir));
+  await stopRealNodeOf(path.resolve(dir), opts.log);
   await procs.stopAll(10_000, opts.log);
   if (opts.purge && existsSync(dir)) {
     for (const f of readdirSync(dir)) if (f !== 'kubeconfig') rmSync(path.join(dir, f), { recursive: true, force: true });

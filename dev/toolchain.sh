@@ -3,7 +3,8 @@
 # Each component lives in its own versioned folder and is rebuilt only when its binary is missing.
 # Override: TIDAL_BIN_DIR=/some/dir uses binaries already there (etcd, kube-apiserver, kube-controller-manager,
 # kube-scheduler, kwok, temporal, and for the PostgreSQL option temporal-server, temporal-sql-tool) and builds nothing.
-# Usage: dev/toolchain.sh [all|k8s|etcd|kwok|temporal|temporal-server|istio-crds|paths]
+# Usage: dev/toolchain.sh [all|k8s|etcd|kwok|temporal|temporal-server|node|istio-crds|paths]
+# `node` builds the real node's kubelet, CNI plugins and pause program and prints their KEY=path lines.
 # `temporal-server` builds the Temporal server and temporal-sql-tool (the PostgreSQL stack option) and prints their
 # KEY=path lines; `all` builds them too, right after the CLI, whose build cache makes them ~30 s more.
 set -euo pipefail
@@ -13,6 +14,7 @@ ETCD_VERSION=${ETCD_VERSION:-v3.6.16}
 KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 TEMPORAL_CLI_VERSION=${TEMPORAL_CLI_VERSION:-v1.5.1}
 ISTIO_API_VERSION=${ISTIO_API_VERSION:-v1.31.1}
+CNI_PLUGINS_VERSION=${CNI_PLUGINS_VERSION:-v1.10.0}
 # The server the CLI above embeds (its go.mod requires go.temporal.io/server v1.29.1).
 TEMPORAL_SERVER_VERSION=${TEMPORAL_SERVER_VERSION:-v1.29.1}
 CACHE=${TIDAL_CACHE:-$HOME/.cache/tidal}
@@ -128,6 +130,44 @@ build_temporal_server() {
   say "temporal server $TEMPORAL_SERVER_VERSION: built"
 }
 
+# The real node (dev/node.ts): the kubelet (same Kubernetes version and build folder as the control plane), the CNI
+# plugins its pods' network needs (bridge, host-local, loopback) and the sandbox ("pause") program of dev/node/pause.
+node_dir() { echo "$CACHE/node-$K8S_VERSION-cni-$CNI_PLUGINS_VERSION"; }
+build_node() {
+  local d k; d=$(node_dir); k=$(k8s_dir)
+  if [[ -x $d/bin/kubelet && -x $d/cni/bridge && -x $d/cni/host-local && -x $d/cni/loopback && -x $d/bin/pause ]]; then
+    say "real node (kubelet $K8S_VERSION, CNI plugins $CNI_PLUGINS_VERSION): cached in $d"; return
+  fi
+  need_go
+  say "real node: building kubelet $K8S_VERSION, CNI plugins $CNI_PLUGINS_VERSION and pause"
+  mkdir -p "$d/bin" "$d/cni" "$d/cni-src" "$k/src"
+  local minor ldf="-s -w" p
+  minor=$(cut -d. -f2 <<<"$K8S_VERSION")
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldf+=" -X $p.gitVersion=$K8S_VERSION -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean -X $p.buildDate=2026-01-01T00:00:00Z"
+  done
+  # The control plane's module (build_k8s) already pins every staging module: the kubelet shares its build cache.
+  [[ -f $k/src/go.mod ]] || build_k8s
+  (cd "$k/src" && go get -tool "k8s.io/kubernetes/cmd/kubelet@$K8S_VERSION" && go build -trimpath -ldflags "$ldf" -o "$d/bin/kubelet" k8s.io/kubernetes/cmd/kubelet)
+  (
+    cd "$d/cni-src"
+    [[ -f go.mod ]] || go mod init localbuild/cni >/dev/null 2>&1
+    go get "github.com/containernetworking/plugins@$CNI_PLUGINS_VERSION"
+    go build -trimpath -ldflags "-s -w" -o "$d/cni/" github.com/containernetworking/plugins/plugins/main/bridge \
+      github.com/containernetworking/plugins/plugins/ipam/host-local github.com/containernetworking/plugins/plugins/main/loopback
+  )
+  (cd "$(dirname "${BASH_SOURCE[0]}")/node/pause" && go build -trimpath -ldflags "-s -w" -o "$d/bin/pause" .)
+  "$d/bin/kubelet" --version | grep -q "Kubernetes $K8S_VERSION" || die "kubelet is not stamped $K8S_VERSION"
+  say "real node: built"
+}
+node_paths() {
+  if [[ -n ${TIDAL_BIN_DIR:-} ]]; then
+    echo "KUBELET=$TIDAL_BIN_DIR/kubelet"; echo "CNI_BIN=$TIDAL_BIN_DIR/cni"; echo "PAUSE=$TIDAL_BIN_DIR/pause"; return
+  fi
+  local d; d=$(node_dir)
+  echo "KUBELET=$d/bin/kubelet"; echo "CNI_BIN=$d/cni"; echo "PAUSE=$d/bin/pause"
+}
+
 temporal_server_paths() {
   local b=${TIDAL_BIN_DIR:-$(temporal_server_dir)/bin}
   echo "TEMPORAL_SERVER=$b/temporal-server"; echo "TEMPORAL_SQL_TOOL=$b/temporal-sql-tool"
@@ -183,7 +223,11 @@ case ${1:-all} in
     if [[ -z ${TIDAL_BIN_DIR:-} ]]; then start=$(date +%s); build_temporal_server; say "temporal server ready in $(( $(date +%s) - start ))s"; fi
     temporal_server_paths
     ;;
+  node)
+    if [[ -z ${TIDAL_BIN_DIR:-} ]]; then start=$(date +%s); build_node; say "real node ready in $(( $(date +%s) - start ))s"; fi
+    node_paths
+    ;;
   istio-crds) istio_crds ;;
   paths) paths ;;
-  *) die "unknown target '$1' (all|k8s|etcd|kwok|temporal|temporal-server|istio-crds|paths)" ;;
+  *) die "unknown target '$1' (all|k8s|etcd|kwok|temporal|temporal-server|node|istio-crds|paths)" ;;
 esac

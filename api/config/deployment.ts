@@ -248,8 +248,12 @@ const affinityTypes: readonly DeploymentConfig['defaultAffinityType'][] = ['pref
 
 /**
  * Tidal's defaults: Knative's (progress deadline 600 s, digest resolution 10 s, kind/ko/dev.local skip tag
- * resolution, spread affinity) with hakn's queue-proxy resources (cpu 25m/1000m, memory 50Mi/800Mi). The queue
- * image defaults to '' — no queue-proxy sidecar — where Knative refuses to start without one.
+ * resolution, spread affinity) with hakn's queue-proxy resources (cpu 25m/1000m, memory 50Mi/800Mi).
+ *
+ * The queue image defaults to '' — no queue-proxy sidecar. Knative has no default to follow here: it refuses to start
+ * without `queue-sidecar-image` (spec §9). Tidal keeps running instead, so a cluster without the config map (or a
+ * test) gets Revisions of their user containers alone rather than a controller that will not start; the image a real
+ * cluster needs is named by deploy/config/config-deployment.yaml, Knative's released queue-proxy.
  */
 export function defaultDeploymentConfig(): DeploymentConfig {
   return {

@@ -1,6 +1,9 @@
 // The reconcile chain end to end, driven as a user drives Knative: kubectl apply a Service, read back the
 // Configuration, Revision, Deployment and statuses, and the Temporal history of each entity workflow.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { repoRoot } from '../../dev/stack.js';
 import { historySteps } from '../harness/history.js';
 import type { Condition, Configuration, Revision, Route, Service } from '../../api/serving.js';
 import { apply, eventsWhen, getObject, kubectl, kubectlJson, revisionReady, temporalClient, type KubeEvent } from '../harness/cluster.js';
@@ -29,6 +32,11 @@ interface Deployment {
   };
   status?: { availableReplicas?: number };
 }
+
+/** The queue-proxy image the stack runs with: the one deploy/config/config-deployment.yaml ships (the stack applies it). */
+const shippedQueueImage = (parse(readFileSync(`${repoRoot}/deploy/config/config-deployment.yaml`, 'utf8')) as { data: Record<string, string> }).data[
+  'queue-sidecar-image'
+];
 
 let t: Awaited<ReturnType<typeof temporalClient>>;
 beforeAll(async () => (t = await temporalClient()));
@@ -79,7 +87,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
     expect(route.metadata.labels).toMatchObject({ team: 'e2e', 'serving.knative.dev/service': name });
   });
 
-  it('checklist 25-28: chain-00001-deployment has Knative labels, hakn replicas and the serving container wiring, and reaches 2/2', async () => {
+  it('checklist 25-28: chain-00001-deployment has Knative labels, hakn replicas, the serving container wiring and the shipped queue-proxy, and reaches 2/2', async () => {
     const rev = (await getObject<Revision>('revision', `${name}-00001`))!;
     const d = await eventually(
       'Deployment available',
@@ -115,9 +123,26 @@ describe('Service → Configuration → Revision → Deployment', () => {
         { name: 'K_SERVICE', value: name },
       ]),
     );
+    // The sidecar comes from the shipped config-deployment, its image as given there (never resolved to a digest).
+    expect(shippedQueueImage).toMatch(/^gcr\.io\/knative-releases\/knative\.dev\/serving\/cmd\/queue@sha256:[0-9a-f]{64}$/);
+    expect(d.spec.template.spec.containers.map((x) => x.name)).toEqual(['user-container', 'queue-proxy']);
+    const q = d.spec.template.spec.containers[1]!;
+    expect(q.image).toBe(shippedQueueImage);
+    expect(q.ports?.map((p) => [p.name, p.containerPort])).toEqual([
+      ['http-autometric', 9090],
+      ['http-usermetric', 9091],
+      ['queue-port', 8012],
+      ['https-port', 8112],
+    ]);
+    expect(q.env).toEqual(
+      expect.arrayContaining([
+        { name: 'USER_PORT', value: '80' },
+        { name: 'SERVING_REVISION', value: `${name}-00001` },
+      ]),
+    );
   });
 
-  it('creates the ClusterIP Service chain-00001 selecting the revision pods', async () => {
+  it("creates the ClusterIP Service chain-00001 selecting the revision pods, at queue-proxy's ports", async () => {
     const rev = (await getObject<Revision>('revision', `${name}-00001`))!;
     const s = await eventually(
       'revision Service',
@@ -130,7 +155,11 @@ describe('Service → Configuration → Revision → Deployment', () => {
     );
     expect(s.spec.type).toBe('ClusterIP');
     expect(s.spec.selector).toEqual({ 'serving.knative.dev/revisionUID': rev.metadata.uid });
-    expect(s.spec.ports).toEqual([expect.objectContaining({ name: 'http', port: 80, targetPort: 80 })]);
+    // With queue-proxy the traffic goes through it: plaintext to its serving port, https to its TLS port.
+    expect(s.spec.ports).toEqual([
+      expect.objectContaining({ name: 'http', port: 80, targetPort: 8012 }),
+      expect.objectContaining({ name: 'https', port: 443, targetPort: 8112 }),
+    ]);
   });
 
   it('checklist 17, 18, 40: the Revision and Configuration become Ready with latestReady chain-00001', async () => {

@@ -236,3 +236,56 @@ describe('reconcileDomainMapping', () => {
     expect(fake.get<Ingress>(Resources.KIngress, NS, NAME)?.spec).toEqual({});
   });
 });
+
+describe('reconcileDomainMapping: a KIngress of another class', () => {
+  const TRAEFIK = 'traefik.ingress.networking.knative.dev';
+  const foreign = () => mapping((d) => void (d.metadata.annotations = { 'networking.knative.dev/ingress.class': TRAEFIK }));
+  /** What Traefik's Knative provider writes: the KIngress's status for the generation it has seen. */
+  const reports = (fake: KubeFake, ready: Condition) =>
+    fake.edit<Ingress>(Resources.KIngress, NS, NAME, (i) => {
+      const lb = { ingress: [{ domainInternal: 'traefik.traefik.svc.cluster.local' }] };
+      i.status = { observedGeneration: i.metadata.generation ?? 1, conditions: [ready], publicLoadBalancer: lb, privateLoadBalancer: lb };
+    });
+  const at = '2026-01-01T00:00:00Z';
+
+  it('is left to its controller: no VirtualService, no status from Tidal; the mapping waits for it, mirrors it, and is Ready with it', async () => {
+    const { fake, act } = setup();
+    fake.seed(Resources.Service, ksvc());
+    fake.seed(Resources.DomainMapping, foreign());
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'Unknown', reason: 'IngressNotConfigured', ingress: 'created' });
+    const ing = fake.get<Ingress>(Resources.KIngress, NS, NAME)!;
+    expect(ing.metadata.annotations?.['networking.knative.dev/ingress.class']).toBe(TRAEFIK);
+    expect(ing.status).toBeUndefined();
+    expect(fake.list(Resources.VirtualService, NS)).toEqual([]);
+    expect(cond(stored(fake), 'IngressReady')).toMatchObject({ status: 'Unknown', reason: 'IngressNotConfigured' });
+    expect(stored(fake)?.status?.url).toBe('http://coolcoffee.company');
+
+    reports(fake, {
+      type: 'Ready',
+      status: 'Unknown',
+      reason: 'Uninitialized',
+      message: 'Waiting for load balancer to be ready',
+      lastTransitionTime: at,
+    });
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'Unknown', reason: 'Uninitialized' });
+    expect(cond(stored(fake), 'IngressReady')).toEqual({
+      status: 'Unknown',
+      reason: 'Uninitialized',
+      message: 'Waiting for load balancer to be ready',
+    });
+
+    reports(fake, { type: 'Ready', status: 'True', lastTransitionTime: at });
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'True' });
+    for (const t of ['IngressReady', 'Ready']) expect(cond(stored(fake), t)?.status).toBe('True');
+
+    // A new target changes the KIngress's rules: Ready no longer holds until its controller reports the new generation.
+    fake.seed(Resources.Service, ksvc('elsewhere'));
+    fake.edit<DomainMapping>(Resources.DomainMapping, NS, NAME, (d) => void (d.spec.ref.name = 'elsewhere'));
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'Unknown', reason: 'IngressNotConfigured', ingress: 'updated' });
+    reports(fake, { type: 'Ready', status: 'True', lastTransitionTime: at });
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'True' });
+
+    expect(fake.writes('status').filter((w) => w.kind === 'Ingress')).toEqual([]);
+    expect(fake.list(Resources.VirtualService, NS)).toEqual([]);
+  });
+});

@@ -54,6 +54,31 @@ describe('resolveRevisionDigests', () => {
   });
 });
 
+describe('resolveRevisionDigests: the queue-proxy image', () => {
+  it("is used as given: only the Revision's own images are resolved, whatever registry names the sidecar", async () => {
+    const queue = 'gcr.io/knative-releases/knative.dev/serving/cmd/queue:v1.22.1';
+    const fake = new KubeFake();
+    fake.seed(Resources.Revision, revision('hello-00001', 'default'));
+    const asked: string[] = [];
+    const digests: DigestResolver = {
+      resolve: async (image) => {
+        asked.push(image);
+        return digest('hello');
+      },
+    };
+    const { deps } = fakeDeps(fake, { digests, revisionConfig: () => revisionConfig((c) => void (c.deployment.queueSidecarImage = queue)) });
+    const acts = createRevisionActivities(deps);
+    await acts.resolveRevisionDigests(key);
+    expect(asked).toEqual([fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.spec.containers[0]!.image]);
+    await acts.reconcileRevisionResources(key);
+    const containers = fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.template.spec.containers;
+    expect(containers.map((c) => [c.name, c.image])).toEqual([
+      ['user-container', digest('hello')],
+      ['queue-proxy', queue],
+    ]);
+  });
+});
+
 describe('resolveRevisionDigests: ResolvingDigests', () => {
   const fresh = () => revision('hello-00001', 'default', withContainers({ name: 'user-container', image: 'ghcr.io/example/hello:1' }));
   const stored = (fake: KubeFake) => fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;

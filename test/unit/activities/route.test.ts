@@ -778,3 +778,125 @@ describe('labeler: a Revision the Route stops routing to becomes reserve (revisi
     expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
   });
 });
+
+describe('a KIngress of another class: its own controller writes its status, the Route mirrors it (spec §4.4)', () => {
+  const TRAEFIK = 'traefik.ingress.networking.knative.dev';
+  const lb = { domainInternal: 'traefik.traefik.svc.cluster.local' };
+  const condition = (type: string, status: Condition['status'], reason?: string, message?: string): Condition => ({
+    type,
+    status,
+    lastTransitionTime: '2026-11-23T09:30:00Z',
+    ...(reason ? { reason, message } : {}),
+  });
+
+  /** Tidal's default class configured, the Route asking for Traefik's: nothing programmed yet. */
+  function traefikRoute() {
+    const h = harness(ISTIO);
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(
+      Resources.Route,
+      route('direct', [{ configurationName: 'cfg', percent: 100 }], { annotations: { 'networking.knative.dev/ingress.class': TRAEFIK } }),
+    );
+    return h;
+  }
+
+  /** What Traefik's Knative provider writes: the KIngress's status, for the generation it has seen. */
+  function reports(h: H, conditions: Condition[], balancers?: { domainInternal: string }) {
+    h.kube.edit<Ingress>(Resources.KIngress, NS, 'direct', (i) => {
+      i.status = {
+        observedGeneration: i.metadata.generation ?? 1,
+        conditions,
+        ...(balancers ? { publicLoadBalancer: { ingress: [balancers] }, privateLoadBalancer: { ingress: [balancers] } } : {}),
+      };
+    });
+    return h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.status;
+  }
+
+  const placeholder = (h: H) => h.kube.get<KubeObject & { spec: { type: string; externalName?: string } }>(Resources.KubeService, NS, 'direct')!.spec;
+  const ingressStatusWrites = (h: H) => h.kube.writes('status').filter((w) => w.kind === 'Ingress');
+
+  it('while the KIngress reports nothing or Unknown the Route is not Ready, with its URL and address; Tidal writes none of its status', async () => {
+    const h = traefikRoute();
+    const first = ok(await h.pass('direct'));
+    expect(first).toMatchObject({ ingress: 'created', ready: 'Unknown' });
+    const ing = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!;
+    expect(ing.metadata.annotations?.['networking.knative.dev/ingress.class']).toBe(TRAEFIK);
+    expect(ing.status).toBeUndefined();
+    expect(h.kube.list(Resources.VirtualService, NS)).toEqual([]);
+    expect(h.cond('direct', 'IngressReady')).toMatchObject({ status: 'Unknown', reason: 'IngressNotConfigured' });
+    expect(h.cond('direct', 'Ready')).toMatchObject({ status: 'Unknown', reason: 'IngressNotConfigured' });
+    expect(h.cond('direct', 'AllTrafficAssigned')?.status).toBe('True');
+    expect(h.route('direct').status).toMatchObject({
+      url: 'http://direct.default.example.com',
+      address: { url: 'http://direct.default.svc.cluster.local' },
+    });
+    expect(placeholder(h)).toMatchObject({ type: 'ExternalName', externalName: 'direct.default.example.com' });
+
+    // Its controller has configured the network but waits for its load balancer: Unknown, with its reason.
+    const waiting = reports(h, [
+      condition('LoadBalancerReady', 'Unknown', 'Uninitialized', 'Waiting for load balancer to be ready'),
+      condition('NetworkConfigured', 'True'),
+      condition('Ready', 'Unknown', 'Uninitialized', 'Waiting for load balancer to be ready'),
+    ]);
+    expect(ok(await h.pass('direct')).ready).toBe('Unknown');
+    expect(h.cond('direct', 'IngressReady')).toMatchObject({
+      status: 'Unknown',
+      reason: 'Uninitialized',
+      message: 'Waiting for load balancer to be ready',
+    });
+    expect(h.cond('direct', 'Ready')).toMatchObject({ status: 'Unknown', reason: 'Uninitialized' });
+    expect(h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.status).toEqual(waiting);
+    expect(placeholder(h)).toMatchObject({ externalName: 'direct.default.example.com' });
+    expect(ingressStatusWrites(h)).toEqual([]);
+    expect(h.kube.list(Resources.VirtualService, NS)).toEqual([]);
+  });
+
+  it('turns Ready once the KIngress reports Ready, its placeholder at the load balancer the KIngress names', async () => {
+    const h = traefikRoute();
+    await h.pass('direct');
+    const ready = reports(h, [condition('LoadBalancerReady', 'True'), condition('NetworkConfigured', 'True'), condition('Ready', 'True')], lb);
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    expect(h.cond('direct', 'IngressReady')?.status).toBe('True');
+    expect(h.cond('direct', 'Ready')?.status).toBe('True');
+    expect(placeholder(h)).toMatchObject({ type: 'ExternalName', externalName: 'traefik.traefik.svc.cluster.local' });
+    expect(h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.status).toEqual(ready);
+    expect(ingressStatusWrites(h)).toEqual([]);
+    expect(h.kube.list(Resources.VirtualService, NS)).toEqual([]);
+  });
+
+  it('a new generation is not Ready on the status of the old one; Ready again once the controller reports it', async () => {
+    const h = traefikRoute();
+    await h.pass('direct');
+    reports(h, [condition('Ready', 'True')], lb);
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    // A tag changes the KIngress's rules: its generation moves on, its status still speaks of the one before.
+    h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => {
+      r.spec.traffic = [
+        { configurationName: 'cfg', percent: 100 },
+        { revisionName: 'cfg-00001', percent: 0, tag: 'old' },
+      ];
+    });
+    expect(ok(await h.pass('direct')).ready).toBe('Unknown');
+    const ing = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!;
+    expect(ing.metadata.generation).toBe(2);
+    expect(ing.status?.observedGeneration).toBe(1);
+    expect(h.cond('direct', 'IngressReady')).toMatchObject({ status: 'Unknown', reason: 'IngressNotConfigured' });
+    expect(h.cond('direct', 'Ready')?.status).toBe('Unknown');
+    reports(h, [condition('Ready', 'True')], lb);
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    expect(ingressStatusWrites(h)).toEqual([]);
+  });
+
+  it('a KIngress its controller fails: the Route is Ready=False with the same reason and message', async () => {
+    const h = traefikRoute();
+    await h.pass('direct');
+    reports(h, [
+      condition('NetworkConfigured', 'False', 'ConfigError', 'no entry point named web'),
+      condition('Ready', 'False', 'ConfigError', 'no entry point named web'),
+    ]);
+    expect(ok(await h.pass('direct'))).toMatchObject({ ready: 'False', reason: 'ConfigError' });
+    expect(h.cond('direct', 'IngressReady')).toMatchObject({ status: 'False', reason: 'ConfigError', message: 'no entry point named web' });
+    expect(ingressStatusWrites(h)).toEqual([]);
+  });
+});

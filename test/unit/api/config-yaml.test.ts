@@ -65,6 +65,10 @@ interface Case {
   active: Record<string, string>;
 }
 
+/** Knative Serving v1.22.1's released queue-proxy, as that release's serving-core.yaml names it. */
+const releasedQueueProxy =
+  'gcr.io/knative-releases/knative.dev/serving/cmd/queue@sha256:b1af8bda6c1d32b1cf5fbf8f1f6068c5007a5cebf091039fdea83b88b1fd87f4';
+
 const cases: Case[] = [
   {
     file: 'config-deployment.yaml',
@@ -74,6 +78,7 @@ const cases: Case[] = [
     keys: DeploymentKeys,
     other: {},
     active: {
+      'queue-sidecar-image': releasedQueueProxy,
       'queue-sidecar-cpu-request': '25m',
       'queue-sidecar-cpu-limit': '1000m',
       'queue-sidecar-memory-request': '50Mi',
@@ -163,11 +168,24 @@ describe.each(cases)('deploy/config/$file', (c) => {
 });
 
 describe('deploy/config/config-deployment.yaml queue-sidecar-image', () => {
-  it('is not set, so Tidal runs revisions without a queue-proxy sidecar', () => {
+  it("names upstream's released queue-proxy by digest, so Revisions get the sidecar", () => {
     const cm = load('config-deployment.yaml');
-    expect(cm.data['queue-sidecar-image']).toBeUndefined();
+    expect(cm.data['queue-sidecar-image']).toBe(releasedQueueProxy);
     expect(cm.data.queueSidecarImage).toBeUndefined();
     const parsed = parseDeploymentConfig(cm.data);
+    expect(parsed.ok && parsed.value.queueSidecarImage).toBe(releasedQueueProxy);
+  });
+
+  it("is pinned by digest; registries-skipping-tag-resolving stays Knative's list (the sidecar is never resolved)", () => {
+    const cm = load('config-deployment.yaml');
+    expect(cm.data['queue-sidecar-image']).toMatch(/@sha256:[0-9a-f]{64}$/);
+    const parsed = parseDeploymentConfig(cm.data);
+    expect(parsed.ok && parsed.value.registriesSkippingTagResolving).toEqual(['kind.local', 'ko.local', 'dev.local']);
+  });
+
+  it('absent, the code keeps no sidecar (Knative has no default: it requires the key)', () => {
+    expect(defaultDeploymentConfig().queueSidecarImage).toBe('');
+    const parsed = parseDeploymentConfig({});
     expect(parsed.ok && parsed.value.queueSidecarImage).toBe('');
   });
 });

@@ -10,7 +10,7 @@ import { KubeApiError } from '../../../activities/kube/errors.js';
 import type { WatchedKind } from '../../../watcher/poke-map.js';
 import type { Poker } from '../../../watcher/poker.js';
 import { Watcher } from '../../../watcher/watcher.js';
-import { contentToken } from '../../../api/content-token.js';
+import { contentToken, observationCovers, observationOf, statusOnlyChange } from '../../../api/content-token.js';
 import { deploymentName } from '../../../resources/names.js';
 
 const selfToken = expect.stringMatching(/^s\.[0-9a-f]{16}$/) as unknown as string;
@@ -617,6 +617,87 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
       metadata: { namespace: 'ns', name: 'p', resourceVersion: '3', labels: { 'serving.knative.dev/revision': 'gone-00001' } },
     });
     expect(h.take()).toEqual([]);
+  });
+});
+
+describe("Watcher: a KIngress whose status another class's controller writes", () => {
+  const traefik = { 'networking.knative.dev/ingress.class': 'traefik.ingress.networking.knative.dev' };
+  const at = (t: string) => `2026-11-23T10:00:${t}Z`;
+  /** A KIngress of Traefik's class controlled by `ownerKind` `name`, with the status its controller wrote, if any. */
+  const kingress = (name: string, rv: string, ownerKind: string, status?: Record<string, unknown>): KubeObject => {
+    const ownerApi = ownerKind === 'DomainMapping' ? 'serving.knative.dev/v1beta1' : api;
+    const o = ownedBy('Ingress', name, rv, ownerKind, name, ownerApi);
+    return {
+      ...o,
+      apiVersion: 'networking.internal.knative.dev/v1alpha1',
+      metadata: { ...o.metadata, annotations: traefik },
+      spec: { rules: [{ hosts: [`${name}.ns.example.com`] }] },
+      ...(status ? { status } : {}),
+    } as KubeObject;
+  };
+  const status = (ready: string, lastTransitionTime: string, reason?: string) => ({
+    observedGeneration: 1,
+    conditions: [{ type: 'Ready', status: ready, lastTransitionTime, ...(reason ? { reason } : {}) }],
+    publicLoadBalancer: { ingress: [{ domainInternal: 'traefik.traefik.svc.cluster.local' }] },
+  });
+  const route = (name: string, rv: string): KubeObject => ({
+    apiVersion: api,
+    kind: 'Route',
+    metadata: { namespace: 'ns', name, uid: `uid-${name}`, resourceVersion: rv, generation: 1 },
+  });
+  const enabled = new Set<EntityKind>(['Service', 'Route', 'Ingress', 'DomainMapping']);
+
+  it("a status-only change pokes the Route's workflow with news its last pass did not cover; a timestamp alone is no news", async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Route', [route('web', '1')]);
+    cluster.objects.set('Ingress', [kingress('web', '2', 'Route')]);
+    const h = await started(cluster, ['Route', 'Ingress'], enabled);
+    h.take();
+    // What the Route's pass saw of the KIngress it applied: no status yet.
+    const seen = observationOf(kingress('web', '2', 'Route'));
+    const stream = await cluster.stream('Ingress');
+
+    stream.send('MODIFIED', kingress('web', '3', 'Route', status('Unknown', at('01'), 'Uninitialized')));
+    expect(h.calls()).toEqual([
+      [
+        { kind: 'Route', key: { namespace: 'ns', name: 'web' } },
+        { source: 'Ingress/ns/web', reason: 'updated', resourceVersion: '3', generation: 1, token: depToken },
+      ],
+    ]);
+    const unknown = h.calls()[0]![1].token;
+    expect(observationCovers(seen, unknown)).toBe(false);
+    // Its spec is the one the pass applied: the Route's next pass only has to read the status again.
+    expect(statusOnlyChange(seen, unknown)).toBe(true);
+    h.take();
+
+    stream.send('MODIFIED', kingress('web', '4', 'Route', status('True', at('02'))));
+    const [[target, poke]] = h.calls() as [PokeCall];
+    expect(target).toEqual({ kind: 'Route', key: { namespace: 'ns', name: 'web' } });
+    expect(poke).toMatchObject({ source: 'Ingress/ns/web', reason: 'updated', resourceVersion: '4' });
+    expect(poke.token).not.toBe(unknown);
+    expect(observationCovers(observationOf(kingress('web', '3', 'Route', status('Unknown', at('01'), 'Uninitialized'))), poke.token)).toBe(false);
+    h.take();
+
+    // The controller writes the same status again with a new transition time: the token is the one a pass that read
+    // the Ready status already covers, so the workflow ignores it.
+    stream.send('MODIFIED', kingress('web', '5', 'Route', status('True', at('03'))));
+    const [[, again]] = h.calls() as [PokeCall];
+    expect(again.token).toBe(poke.token);
+    expect(observationCovers(observationOf(kingress('web', '4', 'Route', status('True', at('02')))), again.token)).toBe(true);
+  });
+
+  it("a Service's Route's KIngress pokes the Service; a DomainMapping's pokes the DomainMapping", async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '1')]);
+    cluster.objects.set('Route', [ownedBy('Route', 'web', '2', 'Service', 'web')]);
+    cluster.objects.set('DomainMapping', [{ ...service('a.example.org', '3'), kind: 'DomainMapping' }]);
+    cluster.objects.set('Ingress', [kingress('web', '4', 'Route'), kingress('a.example.org', '5', 'DomainMapping')]);
+    const h = await started(cluster, ['Service', 'Route', 'Ingress', 'DomainMapping'], enabled);
+    h.take();
+    const stream = await cluster.stream('Ingress');
+    stream.send('MODIFIED', kingress('web', '6', 'Route', status('True', at('01'))));
+    stream.send('MODIFIED', kingress('a.example.org', '7', 'DomainMapping', status('True', at('01'))));
+    expect(h.take()).toEqual(['Service/ns/web <- updated Ingress/ns/web 6', 'DomainMapping/ns/a.example.org <- updated Ingress/ns/a.example.org 7']);
   });
 });
 

@@ -1,0 +1,288 @@
+// Knative Serving's own queue-proxy and conformance/e2e test images (helloworld, runtime, autoscale, …), built from
+// source with `go build` (dev/build-knative.sh) and packaged here as ko would: one single-platform OCI image per
+// binary, pushed to a registry as `<prefix>/<name>:<tag>` (queue-proxy is `<prefix>/queue`), the names the upstream
+// tests use (test/conformance.go).
+//
+// Each image has two reproducible layers (dev/oci-layout.ts): a base shared by all of them with what distroless/static
+// gives a static Go binary (root and nonroot users, /tmp, /home/nonroot, the CA bundle, nsswitch.conf), and the
+// binary at /ko-app/<name> with its kodata (if any) at /var/run/ko. The config is ko's on upstream's base
+// (.ko.yaml: Chainguard's static image, which runs as the nonroot user): Entrypoint /ko-app/<name>, PATH with /ko-app,
+// KO_DATA_PATH=/var/run/ko, User 65532. Assembled layouts are cached beside the binaries
+// (~/.cache/tidal/knative-serving-<version>/oci/<name>), so only a rebuilt binary or base is packaged again.
+//
+//   npm run images:knative -- --registry https://127.0.0.1:5443 --ca ca.pem [--prefix knative] [--tag latest]
+//                             [--user u] (password in TIDAL_IMAGE_PASSWORD) [--no-push]
+//   prints `<name> <registry>/<prefix>/<name>:<tag>@<digest>` per image
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  fileEntry,
+  makeImage,
+  makeLayer,
+  nonrootEntries,
+  pushImageLayout,
+  readLayout,
+  writeLayout,
+  IMAGE_UID,
+  type BuiltImage,
+  type Layer,
+} from './oci-layout.js';
+import type { RegistryInfo } from './registry.js';
+import { withParentDirs, type TarEntry } from './tar.js';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The image name of queue-proxy (knative.dev/serving/cmd/queue). */
+export const QUEUE_IMAGE = 'queue';
+/** Where ko puts the binary, and its kodata. */
+export const KO_APP_DIR = '/ko-app';
+export const KO_DATA_PATH = '/var/run/ko';
+/** Bumped when what goes into an image changes, so cached layouts are assembled again. */
+const RECIPE = 1;
+
+export interface KnativeBinaries {
+  version: string;
+  binDir: string;
+  kodataDir: string;
+  /** Image name → Go import path, in build order. */
+  packages: Record<string, string>;
+}
+
+/**
+ * Runs dev/build-knative.sh (which builds only what is missing, under its own lock) and reads what it built.
+ * `KNATIVE_SERVING_VERSION` in the environment picks another release.
+ */
+export function buildKnativeBinaries(onProgress: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<KnativeBinaries> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('bash', [path.join(repoRoot, 'dev', 'build-knative.sh')], { maxBuffer: 16 << 20 }, (err, stdout) => {
+      if (err) return reject(new Error(`dev/build-knative.sh failed: ${err.message}`));
+      const vars = Object.fromEntries(
+        stdout
+          .split('\n')
+          .filter((l) => /^[A-Z_]+=/.test(l))
+          .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+      );
+      const { KNATIVE_SERVING_VERSION: version, KNATIVE_BIN: binDir, KNATIVE_KODATA: kodataDir } = vars;
+      if (!version || !binDir || !kodataDir) return reject(new Error(`dev/build-knative.sh printed no KNATIVE_BIN: ${stdout}`));
+      resolve({ version, binDir, kodataDir, packages: parsePackages(readFileSync(path.join(path.dirname(binDir), 'packages.tsv'), 'utf8')) });
+    });
+    let partial = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      const lines = (partial + chunk.toString('utf8')).split('\n');
+      partial = lines.pop() ?? '';
+      for (const l of lines) if (l) onProgress(l);
+    });
+  });
+}
+
+/** `name<TAB>import path` lines. */
+export function parsePackages(tsv: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of tsv.split('\n')) {
+    const [name, pkg] = line.split('\t');
+    if (name && pkg) out[name] = pkg;
+  }
+  return out;
+}
+
+/** The base layer's files: distroless/static's essentials for a static binary. */
+export function baseEntries(): TarEntry[] {
+  // Go's resolver reads the hosts line (files before DNS, as glibc would); distroless ships the same.
+  const nsswitch = 'hosts: files dns\n';
+  return withParentDirs([...nonrootEntries(), { path: 'etc/nsswitch.conf', type: 'file', mode: 0o644, data: Buffer.from(nsswitch) }]);
+}
+
+/** Every file under `dir`, relative, sorted (empty when it does not exist). */
+function listTree(dir: string): { rel: string; dir: boolean }[] {
+  if (!existsSync(dir)) return [];
+  const out: { rel: string; dir: boolean }[] = [];
+  const walk = (sub: string) => {
+    for (const e of readdirSync(path.join(dir, sub), { withFileTypes: true })) {
+      const rel = path.posix.join(sub, e.name);
+      if (e.isDirectory()) {
+        out.push({ rel, dir: true });
+        walk(rel);
+      } else if (e.isFile()) out.push({ rel, dir: false });
+    }
+  };
+  walk('');
+  return out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+}
+
+/** The app layer's files: the binary at /ko-app/<name>, and /var/run/ko with the kodata folder's contents. */
+export function appEntries(name: string, binary: string, kodata: string | undefined): TarEntry[] {
+  const ko = KO_DATA_PATH.slice(1);
+  const entries: TarEntry[] = [fileEntry(`${KO_APP_DIR.slice(1)}/${name}`, binary, 0o755), { path: ko, type: 'dir', mode: 0o755 }];
+  if (kodata) {
+    for (const f of listTree(kodata)) {
+      entries.push(f.dir ? { path: `${ko}/${f.rel}`, type: 'dir', mode: 0o755 } : fileEntry(`${ko}/${f.rel}`, path.join(kodata, f.rel)));
+    }
+  }
+  return withParentDirs(entries);
+}
+
+/** The container config ko writes on a nonroot static base. */
+export function knativeImageConfig(name: string, version: string, importPath: string | undefined): Record<string, unknown> {
+  return {
+    User: String(IMAGE_UID),
+    Env: [`PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${KO_APP_DIR}`, `KO_DATA_PATH=${KO_DATA_PATH}`],
+    Entrypoint: [`${KO_APP_DIR}/${name}`],
+    WorkingDir: '/',
+    Labels: {
+      'org.opencontainers.image.title': name,
+      'org.opencontainers.image.version': version,
+      ...(importPath ? { 'org.opencontainers.image.source': `https://${importPath}` } : {}),
+    },
+  };
+}
+
+/** One image: the shared base layer and the app layer of `binary`. */
+export function assembleKnativeImage(
+  name: string,
+  base: Layer,
+  binary: string,
+  kodata: string | undefined,
+  version: string,
+  importPath: string | undefined,
+): BuiltImage {
+  // Level 6: the binaries are most of the bytes, and level 9 makes them <1% smaller for twice the time.
+  const app = makeLayer(name, appEntries(name, binary, kodata), 6);
+  return makeImage([base, app], knativeImageConfig(name, version, importPath), `tidal dev/knative-images.ts ${version}`);
+}
+
+export interface KnativeImage {
+  name: string;
+  image: BuiltImage;
+  /** Its OCI image layout (`skopeo copy oci:<layout> …`). */
+  layout: string;
+}
+
+/** What a cached layout was made from: when any of it changes, the image is assembled again. */
+function sourceKey(base: Layer, binary: string, kodata: string | undefined, version: string, importPath: string | undefined): string {
+  const st = statSync(binary);
+  const kodataFiles = kodata
+    ? listTree(kodata).map((f) =>
+        f.dir ? `${f.rel}/` : `${f.rel} ${statSync(path.join(kodata, f.rel)).size} ${statSync(path.join(kodata, f.rel)).mtimeMs}`,
+      )
+    : [];
+  return JSON.stringify({ recipe: RECIPE, base: base.digest, version, importPath, binary: [st.size, st.mtimeMs], kodata: kodataFiles });
+}
+
+/**
+ * Builds the binaries (dev/build-knative.sh) and returns every image, image name → image, assembling only those whose
+ * binary, kodata or base changed since their layout was cached.
+ */
+export async function buildKnativeImages(opts: { onProgress?: (line: string) => void } = {}): Promise<Record<string, KnativeImage>> {
+  const log = opts.onProgress ?? ((l: string) => process.stderr.write(`${l}\n`));
+  const bins = await buildKnativeBinaries(log);
+  const ociDir = path.join(path.dirname(bins.binDir), 'oci');
+  mkdirSync(ociDir, { recursive: true });
+  const base = makeLayer('base', baseEntries());
+  const out: Record<string, KnativeImage> = {};
+  const started = Date.now();
+  let assembled = 0;
+  for (const [name, importPath] of Object.entries(bins.packages)) {
+    const binary = path.join(bins.binDir, name);
+    const kodataDir = path.join(bins.kodataDir, name);
+    const kodata = existsSync(kodataDir) ? kodataDir : undefined;
+    const layout = path.join(ociDir, name);
+    const keyFile = `${layout}.source.json`;
+    const key = sourceKey(base, binary, kodata, bins.version, importPath);
+    let image: BuiltImage | undefined;
+    if (existsSync(keyFile) && readFileSync(keyFile, 'utf8') === key && existsSync(path.join(layout, 'index.json'))) {
+      try {
+        image = readLayout(layout);
+      } catch {
+        image = undefined; // damaged: assembled again below
+      }
+    }
+    if (!image) {
+      image = assembleKnativeImage(name, base, binary, kodata, bins.version, importPath);
+      writeLayout(image, layout, `${name}:${bins.version}`);
+      writeFileSync(keyFile, key);
+      assembled++;
+    }
+    out[name] = { name, image, layout };
+  }
+  if (assembled > 0) log(`[knative-images] assembled ${assembled} image(s) in ${((Date.now() - started) / 1000).toFixed(1)} s into ${ociDir}`);
+  return out;
+}
+
+export interface PushedImage {
+  /** `<registry host>/<prefix>/<name>:<tag>`. */
+  ref: string;
+  digest: string;
+}
+
+/**
+ * Builds (as {@link buildKnativeImages}) and pushes every image to `reg` as `<prefix>/<name>:<tag>` — queue-proxy as
+ * `<prefix>/queue:<tag>` — uploading only the blobs the registry lacks, with the registry's first user when it has
+ * any (or `opts.user`/`opts.password`). Returns image name → its tag and the digest under it.
+ */
+export async function pushKnativeImages(
+  reg: Pick<RegistryInfo, 'url' | 'host' | 'caPem'> & Partial<Pick<RegistryInfo, 'users'>>,
+  opts: { prefix?: string; tag?: string; user?: string; password?: string; images?: Record<string, KnativeImage> } = {},
+): Promise<Record<string, PushedImage>> {
+  const prefix = opts.prefix ?? 'knative';
+  const tag = opts.tag ?? 'latest';
+  const images = opts.images ?? (await buildKnativeImages());
+  const [regUser, regPassword] = Object.entries(reg.users ?? {})[0] ?? [];
+  const user = opts.user ?? regUser;
+  const password = opts.password ?? regPassword;
+  const out: Record<string, PushedImage> = {};
+  for (const { name, image } of Object.values(images)) {
+    const repository = `${prefix}/${name}`;
+    const digest = await pushImageLayout(image, {
+      url: reg.url,
+      caPem: reg.caPem,
+      repository,
+      tag,
+      ...(user !== undefined && password !== undefined ? { user, password } : {}),
+    });
+    out[name] = { ref: `${reg.host}/${repository}:${tag}`, digest };
+  }
+  return out;
+}
+
+function arg(args: string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+const MiB = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
+
+async function main(args: string[]): Promise<void> {
+  const started = Date.now();
+  const images = await buildKnativeImages();
+  for (const { name, image } of Object.values(images)) {
+    const size = image.layers.reduce((n, l) => n + l.size, 0);
+    const unpacked = image.layers.reduce((n, l) => n + l.uncompressedSize, 0);
+    console.error(`[knative-images] ${name} ${image.manifest.digest}: ${MiB(size)} compressed, ${MiB(unpacked)} unpacked`);
+  }
+  if (args.includes('--no-push')) {
+    for (const { name, layout } of Object.values(images)) console.log(`${name} oci:${layout}`);
+    return;
+  }
+  const registry = arg(args, 'registry') ?? 'https://127.0.0.1:5443';
+  const caFile = arg(args, 'ca') ?? (registry === 'https://127.0.0.1:5443' ? path.join(repoRoot, '.tidal', 'registry-cas.pem') : undefined);
+  const caPem = caFile && existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
+  const user = arg(args, 'user');
+  const password = arg(args, 'password') ?? process.env.TIDAL_IMAGE_PASSWORD;
+  const prefix = arg(args, 'prefix');
+  const tag = arg(args, 'tag');
+  const pushed = await pushKnativeImages(
+    { url: registry, host: new URL(registry).host, caPem },
+    { images, ...(prefix ? { prefix } : {}), ...(tag ? { tag } : {}), ...(user && password ? { user, password } : {}) },
+  );
+  for (const [name, p] of Object.entries(pushed)) console.log(`${name} ${p.ref}@${p.digest}`);
+  console.error(`[knative-images] pushed ${Object.keys(pushed).length} images in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    console.error(`[knative-images] ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+}

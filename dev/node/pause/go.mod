@@ -1,0 +1,3 @@
+module tidal.dev/pause
+
+go 1.26
