@@ -211,9 +211,15 @@ state = "${o.state}"
 `;
 }
 
-/** containerd's hosts.toml for the stack's registry: pulled over TLS with the stack's CA. */
+/**
+ * containerd's hosts.toml for the stack's registry: pulled over TLS with the stack's CA. containerd tries every
+ * `[host]` and then the `server` itself (containerd 1.6 refuses a file without a `[host]`), so both trust the CA: a
+ * missing manifest's 404 is then asked again of the `server` and reported as `not found`, not as that second
+ * attempt's certificate error.
+ */
 export function registryHostsToml(port: number, caFile: string): string {
   return `server = "https://127.0.0.1:${port}"
+ca = "${caFile}"
 [host."https://127.0.0.1:${port}"]
   capabilities = ["pull", "resolve"]
   ca = "${caFile}"
@@ -258,7 +264,8 @@ fileCheckFrequency: 10s
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, logs: string[]): Promise<void> {
+/** Waits for `check`; fails at the deadline, or at once when one of `procs` (whose logs it quotes) has exited. */
+async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, procs: ProcessRecord[]): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -266,17 +273,27 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
     } catch {
       /* not yet */
     }
-    if (Date.now() > deadline) {
-      const tails = logs.map((l) => `--- ${l}\n${tail(l, 15)}`).join('\n');
-      throw new Error(`${what} within ${timeoutMs / 1000}s; last lines:\n${tails}`);
+    const dead = procs.find((p) => !isAlive(p.pid));
+    if (dead || Date.now() > deadline) {
+      const tails = procs.map((p) => `--- ${p.log}\n${tail(p.log, 15)}`).join('\n');
+      throw new Error(`${what} ${dead ? `(${dead.name} exited)` : `within ${timeoutMs / 1000}s`}; last lines:\n${tails}`);
     }
-    await sleep(500);
+    await sleep(250);
   }
 }
 
 /** A process inside the node's namespaces: `nsenter -t <holder> [-m] -n <bin> …`. */
 function startInNode(procs: ProcessTable, holderPid: number, name: string, bin: string, args: string[], mount: boolean): ProcessRecord {
   return procs.start(name, 'nsenter', ['-t', String(holderPid), ...(mount ? ['-m'] : []), '-n', '--', bin, ...args], process.env, undefined, bin);
+}
+
+/** The node's forwards: out to the API server and the registry, in from the host's ports to the ingress. */
+function nodeForwards(o: RealNodeOptions): [Forward, 'in' | 'out'][] {
+  return [
+    [{ name: 'apiserver', port: o.apiserverPort }, 'out'],
+    [{ name: 'registry', port: o.registry.port }, 'out'],
+    ...(o.inbound ?? []).map((f): [Forward, 'in'] => [f, 'in']),
+  ];
 }
 
 /** One forward: a listener on one side of the namespace boundary, a unix socket between, a connector on the other. */
@@ -362,7 +379,12 @@ export async function startRealNode(o: RealNodeOptions, kubectlBin: string): Pro
   const runDir = runDirOf(o.apiserverPort);
   const holder = procs.running('node-holder');
   if (holder && procs.running('kubelet') && procs.running('containerd') && existsSync(`/run/netns/${netns}`)) {
-    for (const f of o.inbound ?? []) if (!procs.running(`node-fwd-${f.name}-host`)) startForward(procs, holder.pid, runDir, f, 'in');
+    // A forward that died (a host that killed its processes, say) is started again.
+    for (const [f, direction] of nodeForwards(o)) {
+      if (procs.running(`node-fwd-${f.name}-host`) && procs.running(`node-fwd-${f.name}-node`)) continue;
+      for (const side of ['host', 'node']) await procs.stop(`node-fwd-${f.name}-${side}`, 1000);
+      startForward(procs, holder.pid, runDir, f, direction);
+    }
     return { name: REAL_NODE_NAME, netns, nodeIp: REAL_NODE_SUBNET.gateway, holderPid: holder.pid, runDir };
   }
   // Half a node (a crash, a killed `up`) is taken down before a new one starts.
@@ -404,12 +426,10 @@ async function bringUp(o: RealNodeOptions, procs: ProcessTable, kubectlBin: stri
     'the node holder did not start',
     () => Promise.resolve(readlinkSync(`/proc/${holder.pid}/ns/net`) !== readlinkSync('/proc/self/ns/net')),
     5000,
-    [holder.log],
+    [holder],
   );
 
-  startForward(procs, holder.pid, runDir, { name: 'apiserver', port: o.apiserverPort }, 'out');
-  startForward(procs, holder.pid, runDir, { name: 'registry', port: o.registry.port }, 'out');
-  for (const f of o.inbound ?? []) startForward(procs, holder.pid, runDir, f, 'in');
+  for (const [f, direction] of nodeForwards(o)) startForward(procs, holder.pid, runDir, f, direction);
 
   const sandboxImage = await pushPause(bins, o.registry);
   const socket = path.join(runDir, 'containerd.sock');
@@ -431,7 +451,7 @@ async function bringUp(o: RealNodeOptions, procs: ProcessTable, kubectlBin: stri
     }),
   );
   const containerd = startInNode(procs, holder.pid, 'containerd', 'containerd', ['--config', containerdToml], true);
-  await waitFor('containerd did not open its socket', () => Promise.resolve(existsSync(socket)), 30_000, [containerd.log]);
+  await waitFor('containerd did not open its socket', () => Promise.resolve(existsSync(socket)), 30_000, [containerd]);
 
   // A Node left from an earlier run still says Ready: start from none, so Ready below is this kubelet's word.
   await run(kubectlBin, ['--kubeconfig', o.kubeconfig, 'delete', 'node', REAL_NODE_NAME, '--ignore-not-found', '--wait=false']);
@@ -453,7 +473,7 @@ async function bringUp(o: RealNodeOptions, procs: ProcessTable, kubectlBin: stri
     ],
     true,
   );
-  await waitFor(`node ${REAL_NODE_NAME} did not turn Ready`, () => realNodeReady(o.kubeconfig, kubectlBin), 90_000, [kubelet.log, containerd.log]);
+  await waitFor(`node ${REAL_NODE_NAME} did not turn Ready`, () => realNodeReady(o.kubeconfig, kubectlBin), 90_000, [kubelet, containerd]);
   log(`real node ${REAL_NODE_NAME} Ready (kubelet, containerd, runc; pods on ${REAL_NODE_SUBNET.cidr})`);
   return { name: REAL_NODE_NAME, netns, nodeIp: REAL_NODE_SUBNET.gateway, holderPid: holder.pid, runDir };
 }
@@ -470,21 +490,29 @@ function pidsIn(dirs: string[]): number[] {
   return [...pids];
 }
 
-/** Processes whose network or mount namespace is the node's (the shims the runtime detached, a stray forward). */
+/**
+ * Processes whose network or mount namespace is the node's (the shims the runtime detached, a stray forward). The
+ * host's own namespaces never count: whatever this process shares them with is not the node's.
+ */
 function pidsInNamespaces(netns: string, mountNs: string | undefined): number[] {
+  const own = { net: readlinkSync('/proc/self/ns/net'), mnt: readlinkSync('/proc/self/ns/mnt') };
   let netInode: string | undefined;
   try {
     netInode = `net:[${statSync(`/run/netns/${netns}`).ino}]`;
   } catch {
     netInode = undefined;
   }
+  if (netInode === own.net) netInode = undefined;
+  const mnt = mountNs === own.mnt ? undefined : mountNs;
+  if (netInode === undefined && mnt === undefined) return [];
   const out: number[] = [];
   for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    if (!/^\d+$/.test(e) || Number(e) === process.pid || Number(e) === 1) continue;
     try {
       const net = readlinkSync(`/proc/${e}/ns/net`);
-      const mnt = readlinkSync(`/proc/${e}/ns/mnt`);
-      if ((netInode !== undefined && net === netInode) || (mountNs !== undefined && mnt === mountNs)) out.push(Number(e));
+      const m = readlinkSync(`/proc/${e}/ns/mnt`);
+      if (net === own.net && m === own.mnt) continue;
+      if ((netInode !== undefined && net === netInode) || (mnt !== undefined && m === mnt)) out.push(Number(e));
     } catch {
       /* exited */
     }
@@ -511,16 +539,17 @@ export async function stopRealNode(dir: string, apiserverPort: number, log: (s: 
   const procs = new ProcessTable(dir);
   const netns = nodeNetns(apiserverPort);
   const runDir = runDirOf(apiserverPort);
-  const holder = procs.read().find((r) => r.name === 'node-holder');
+  // The holder's mount namespace, only while the holder is the pause process this stack started (pids wrap).
+  const holder = procs.running('node-holder');
   let mountNs: string | undefined;
-  if (holder && isAlive(holder.pid)) {
+  if (holder) {
     try {
       mountNs = readlinkSync(`/proc/${holder.pid}/ns/mnt`);
     } catch {
       mountNs = undefined;
     }
   }
-  const hadAnything = holder !== undefined || existsSync(`/run/netns/${netns}`) || existsSync(runDir);
+  const hadAnything = procs.read().some((r) => r.name === 'node-holder') || existsSync(`/run/netns/${netns}`) || existsSync(runDir);
   if (!hadAnything) return;
   log(`stopping the real node (${netns})`);
   // The kubelet first, so it does not restart what is killed next.

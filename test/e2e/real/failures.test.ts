@@ -1,0 +1,280 @@
+// Failures on the real node surface on the Revision with Knative's reasons (spec §3.3, checklist 34–35): a container
+// that exits, an image the registry lacks and a readiness probe that never passes — each seen first by the real
+// kubelet (the pod's container statuses and Events say so), then on the Revision, and up the chain to
+// `kubectl get ksvc`.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  apply,
+  condition,
+  createNamespace,
+  deleteNamespace,
+  image,
+  kubectl,
+  kubectlJson,
+  ksvc,
+  realStack,
+  type Condition,
+} from '../../harness/real.js';
+import { eventually } from '../../harness/wait.js';
+
+const ns = 'real-failures';
+const PROGRESS_DEADLINE = { 'serving.knative.dev/progress-deadline': '30s' };
+
+interface ContainerState {
+  waiting?: { reason?: string; message?: string };
+  running?: { startedAt?: string };
+  terminated?: { exitCode: number; reason?: string; message?: string };
+}
+
+interface Pod {
+  metadata: { name: string };
+  spec: { nodeName?: string };
+  status: {
+    conditions?: Condition[];
+    containerStatuses?: { name: string; ready: boolean; restartCount: number; state?: ContainerState; lastState?: ContainerState }[];
+  };
+}
+
+interface Revision {
+  status?: { conditions?: Condition[]; containerStatuses?: { name: string; imageDigest?: string }[] };
+}
+
+interface Deployment {
+  status?: { conditions?: Condition[] };
+}
+
+interface KubeEvent {
+  reason: string;
+  message: string;
+  source?: { component?: string };
+  involvedObject: { name: string };
+}
+
+/** Type, status, reason and message of a condition: what a test compares. */
+const brief = (c: Condition | undefined) => (c ? { status: c.status, reason: c.reason, message: c.message } : undefined);
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+const revision = (name: string) => kubectlJson<Revision>(['get', 'revision', name, '-n', ns]);
+
+async function podsOf(revisionName: string): Promise<Pod[]> {
+  return (await kubectlJson<{ items: Pod[] }>(['get', 'pods', '-n', ns, '-l', `serving.knative.dev/revision=${revisionName}`])).items;
+}
+
+const userContainer = (pod: Pod) => pod.status.containerStatuses?.find((c) => c.name === 'user-container');
+
+/** The Events the kubelet reported about the pods of a Revision, with the given reason. */
+async function kubeletEvents(pods: Pod[], reason: string): Promise<KubeEvent[]> {
+  const names = new Set(pods.map((p) => p.metadata.name));
+  const events = await kubectlJson<{ items: KubeEvent[] }>(['get', 'events', '-n', ns, '--field-selector', `reason=${reason}`]);
+  return events.items.filter((e) => names.has(e.involvedObject.name) && e.source?.component === 'kubelet');
+}
+
+/** One row of `kubectl get <kind> <name>` as printed, by column header (columns are cut where the headers start). */
+async function printedRow(kind: string, name: string): Promise<Record<string, string>> {
+  const [header = '', row = ''] = (await kubectl(['get', kind, name, '-n', ns])).split('\n');
+  const starts = [...header.matchAll(/\S+/g)].map((m) => ({ name: m[0], at: m.index }));
+  return Object.fromEntries(starts.map((h, i) => [h.name, row.slice(h.at, starts[i + 1]?.at ?? row.length).trim()]));
+}
+
+/**
+ * The failure chain above a failed Revision (spec §1.4): the Configuration is Ready False `RevisionFailed` with the
+ * Revision's message; the Service mirrors that as ConfigurationsReady, and its Route, with no ready Revision to send
+ * traffic to, makes RoutesReady False `RevisionMissing` — propagated last, so it is the Service's Ready reason, as
+ * `kubectl get ksvc` prints. The kubelet keeps retrying, so the Revision's message may change (a new termination, a
+ * pull reason flipping): the chain is compared with the Revision as read alongside it.
+ */
+async function expectFailedUpTheChain(service: string, revisionName: string): Promise<void> {
+  const noReadyRevision = { status: 'False', reason: 'RevisionMissing', message: `Configuration "${service}" does not have any ready Revision.` };
+  await eventually(
+    `configuration and ksvc ${service} failed with revision ${revisionName}`,
+    async () => {
+      const rev = condition(await revision(revisionName), 'Ready');
+      const cfg = await kubectlJson<Revision>(['get', 'configuration', service, '-n', ns]);
+      const svc = await kubectlJson<Revision>(['get', 'ksvc', service, '-n', ns]);
+      const revisionFailed = {
+        status: 'False',
+        reason: 'RevisionFailed',
+        message: `Revision "${revisionName}" failed with message: ${rev?.message ?? ''}.`,
+      };
+      const expected = {
+        revision: 'False',
+        configuration: revisionFailed,
+        configurationsReady: revisionFailed,
+        routesReady: noReadyRevision,
+        ready: noReadyRevision,
+      };
+      const actual = {
+        revision: rev?.status,
+        configuration: brief(condition(cfg, 'Ready')),
+        configurationsReady: brief(condition(svc, 'ConfigurationsReady')),
+        routesReady: brief(condition(svc, 'RoutesReady')),
+        ready: brief(condition(svc, 'Ready')),
+      };
+      expect(actual).toEqual(expected);
+      return true;
+    },
+    60_000,
+  );
+  const row = await printedRow('ksvc', service);
+  expect({ LATESTCREATED: row.LATESTCREATED, LATESTREADY: row.LATESTREADY, READY: row.READY, REASON: row.REASON }).toEqual({
+    LATESTCREATED: revisionName,
+    LATESTREADY: '',
+    READY: 'False',
+    REASON: 'RevisionMissing',
+  });
+}
+
+beforeAll(async () => {
+  await createNamespace(ns);
+});
+
+afterAll(async () => {
+  await deleteNamespace(ns);
+});
+
+describe('failures on the real node, on the Revision', () => {
+  it("a container that exits: ContainerHealthy False ExitCode5 with the kubelet's termination message, and the Service not Ready", async () => {
+    // Knative's `failing` image logs "Started...", sleeps 10 s, logs "Crashed..." and exits with 5.
+    await apply(ksvc('exits', { image: image('failing') }), ns);
+    const rev = 'exits-00001';
+    // The kubelet reports the exit as the last termination of user-container, its message the log's tail
+    // (terminationMessagePolicy FallbackToLogsOnError); the Revision says the same of one of its pods.
+    const { revision: failed, terminated } = await eventually(
+      `revision ${rev} ContainerHealthy False from a pod's last termination`,
+      async () => {
+        const r = await revision(rev);
+        const c = condition(r, 'ContainerHealthy');
+        if (c?.status !== 'False') return undefined;
+        const t = (await podsOf(rev))
+          .map((p) => userContainer(p)?.lastState?.terminated)
+          .find((t) => t !== undefined && c.message === `Container failed with: ${t.message ?? ''}`);
+        return t ? { revision: r, terminated: t } : undefined;
+      },
+      120_000,
+    );
+    expect(terminated.exitCode).toBe(5);
+    expect(terminated.reason).toBe('Error');
+    expect(terminated.message).toMatch(/Started\.\.\.\n.*Crashed\.\.\.\n$/);
+    const message = `Container failed with: ${terminated.message ?? ''}`;
+    expect(brief(condition(failed, 'ContainerHealthy'))).toEqual({ status: 'False', reason: 'ExitCode5', message });
+    expect(brief(condition(failed, 'Ready'))).toEqual({ status: 'False', reason: 'ExitCode5', message });
+
+    // The pods ran on the real node and the kubelet restarts the container, backing off.
+    const pods = await podsOf(rev);
+    for (const p of pods) expect(p.spec.nodeName).toBe('tidal-node');
+    await eventually('a user-container restarted by the kubelet and backing off', async () =>
+      (await podsOf(rev)).some((p) => (userContainer(p)?.restartCount ?? 0) > 0 && userContainer(p)?.state?.waiting?.reason === 'CrashLoopBackOff'),
+    );
+    expect((await kubeletEvents(await podsOf(rev), 'BackOff')).map((e) => e.message)).toContainEqual(
+      expect.stringMatching(/^Back-off restarting failed container user-container in pod /),
+    );
+
+    await expectFailedUpTheChain('exits', rev);
+  });
+
+  it("an image the registry lacks: ResourcesAvailable False with the kubelet's ErrImagePull/ImagePullBackOff once the progress deadline passes", async () => {
+    // A digest is not resolved (spec §3.1): the reference goes to the pod as it is, and only the kubelet finds it missing.
+    const missing = `${realStack().registryHost}/knative/helloworld@sha256:${'0'.repeat(64)}`;
+    await apply(ksvc('unpullable', { image: missing }, { templateAnnotations: PROGRESS_DEADLINE }), ns);
+    const rev = 'unpullable-00001';
+    const pullReasons = ['ErrImagePull', 'ImagePullBackOff'];
+    // Upstream reports a waiting container only once the Deployment has timed out (spec §3.3).
+    const failed = await eventually(
+      `revision ${rev} ResourcesAvailable False with a pull reason`,
+      async () => {
+        const r = await revision(rev);
+        return pullReasons.includes(condition(r, 'ResourcesAvailable')?.reason ?? '') ? r : undefined;
+      },
+      120_000,
+    );
+    expect(failed.status?.containerStatuses).toEqual([{ name: 'user-container', imageDigest: missing }]);
+    const available = condition(failed, 'ResourcesAvailable');
+    expect(available?.status).toBe('False');
+    expect(available?.message).toContain(`failed to pull and unpack image "${missing}"`);
+    expect(available?.message).toMatch(/: not found$/);
+    expect(brief(condition(failed, 'Ready'))).toEqual(brief(available));
+    expect(brief(condition(failed, 'ContainerHealthy'))).toEqual({ status: 'Unknown', reason: 'Deploying', message: undefined });
+    const deployment = await kubectlJson<Deployment>(['get', 'deployment', `${rev}-deployment`, '-n', ns]);
+    expect(condition(deployment, 'Progressing')).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
+
+    // The kubelet's own words: the waiting state of user-container and its pull Events.
+    const pods = await podsOf(rev);
+    expect(pods.length).toBeGreaterThan(0);
+    for (const p of pods) {
+      expect(p.spec.nodeName).toBe('tidal-node');
+      const waiting = userContainer(p)?.state?.waiting;
+      expect(pullReasons).toContain(waiting?.reason);
+      expect(waiting?.message).toMatch(/not found$/);
+    }
+    expect((await kubeletEvents(pods, 'Failed')).map((e) => e.message)).toContainEqual(
+      expect.stringMatching(new RegExp(`^Failed to pull image "${escapeRegExp(missing)}": .*not found`)),
+    );
+
+    await expectFailedUpTheChain('unpullable', rev);
+  });
+
+  it('a readiness probe that never passes: ResourcesAvailable False ProgressDeadlineExceeded, with the kubelet reporting the probe failing', async () => {
+    // Knative's `readiness` image answers its readiness path with 500 until READY_DELAY has passed. queue-proxy runs
+    // the user's probe; the kubelet probes queue-proxy, which answers 503 while the user's probe fails.
+    await apply(
+      ksvc(
+        'unready',
+        { image: image('readiness'), env: [{ name: 'READY_DELAY', value: '24h' }], readinessProbe: { httpGet: { path: '/healthz/readiness' } } },
+        { templateAnnotations: PROGRESS_DEADLINE },
+      ),
+      ns,
+    );
+    const rev = 'unready-00001';
+    const failed = await eventually(
+      `revision ${rev} ResourcesAvailable False`,
+      async () => {
+        const r = await revision(rev);
+        return condition(r, 'ResourcesAvailable')?.status === 'False' ? r : undefined;
+      },
+      120_000,
+    );
+    const deployment = await kubectlJson<Deployment>(['get', 'deployment', `${rev}-deployment`, '-n', ns]);
+    const progressing = condition(deployment, 'Progressing');
+    expect(progressing).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
+    expect(progressing?.message).toMatch(new RegExp(`^ReplicaSet "${rev}-deployment-[a-z0-9]+" has timed out progressing\\.$`));
+    const deadline = { status: 'False', reason: 'ProgressDeadlineExceeded', message: progressing?.message };
+    expect(brief(condition(failed, 'ResourcesAvailable'))).toEqual(deadline);
+    expect(brief(condition(failed, 'Ready'))).toEqual(deadline);
+    // The containers run; they are just never ready.
+    expect(brief(condition(failed, 'ContainerHealthy'))).toEqual({ status: 'Unknown', reason: 'Deploying', message: undefined });
+
+    const pods = await podsOf(rev);
+    expect(pods.length).toBeGreaterThan(0);
+    for (const p of pods) {
+      expect(p.spec.nodeName).toBe('tidal-node');
+      expect(condition({ status: p.status }, 'Ready')?.status).toBe('False');
+      const user = userContainer(p);
+      expect(user?.state?.running).toBeDefined();
+      expect(user?.restartCount).toBe(0);
+      expect(user?.ready).toBe(false);
+    }
+    // The probe really ran: the kubelet says so of each pod, with queue-proxy's status.
+    const unhealthy = await kubeletEvents(pods, 'Unhealthy');
+    expect(new Set(unhealthy.map((e) => e.involvedObject.name))).toEqual(new Set(pods.map((p) => p.metadata.name)));
+    for (const e of unhealthy) expect(e.message).toBe('Readiness probe failed: HTTP probe failed with statuscode: 503');
+
+    await expectFailedUpTheChain('unready', rev);
+  });
+
+  it('a tag the registry lacks: ContainerHealthy False ContainerMissing from digest resolution, before any pod', async () => {
+    const ref = `${realStack().registryHost}/knative/helloworld:no-such-tag`;
+    await apply(ksvc('untagged', { image: ref }), ns);
+    const rev = 'untagged-00001';
+    const failed = await eventually(`revision ${rev} ContainerHealthy False`, async () => {
+      const r = await revision(rev);
+      return condition(r, 'ContainerHealthy')?.status === 'False' ? r : undefined;
+    });
+    const missing = condition(failed, 'ContainerHealthy');
+    expect(missing?.reason).toBe('ContainerMissing');
+    expect(missing?.message).toMatch(new RegExp(`^Unable to fetch image "${escapeRegExp(ref)}": failed to resolve image to digest: `));
+    expect(brief(condition(failed, 'Ready'))).toEqual(brief(missing));
+    expect(await podsOf(rev)).toEqual([]);
+    await expectFailedUpTheChain('untagged', rev);
+  });
+});
