@@ -43,7 +43,8 @@ async function existingStack(stackDir: string): Promise<ProvidedRealStack> {
     temporalAddress: `127.0.0.1:${devPorts.temporal}`,
     bins: await ensureToolchain(() => {}),
     ports: devPorts,
-    controllerEnv: {},
+    // As dev/cli.ts starts it, so a test that restarts the controller restarts it the same way.
+    controllerEnv: { TIDAL_REGISTRY_CA_FILES: path.join(stackDir, 'registry-cas.pem') },
     registryHost: '127.0.0.1:5443',
     images,
   };
