@@ -124,8 +124,12 @@ export function computeRevisionStatus(obs: RevisionObservation, now: string): { 
   const before = beginReconcile(rev, revisionConditionSet, now);
   const status = rev.status as RevisionStatus;
   const name = rev.metadata.name ?? '';
-  if (obs.resolveError !== undefined) markContainerMissing(status, obs.resolveError, now);
-  else if (!obs.digestsResolved) markResolvingDigests(status, now);
+  if (obs.resolveError !== undefined) {
+    // As upstream leaves it: its resolver answers "not ready" first (ResourcesAvailable Unknown ResolvingDigests),
+    // the error on a later pass; Tidal's may fail before any interim write, and ends in the same state.
+    markResolvingDigests(status, now);
+    markContainerMissing(status, obs.resolveError, now);
+  } else if (!obs.digestsResolved) markResolvingDigests(status, now);
   else if (obs.module) propagateModuleConditions(status, rev, obs.module, now);
   else if (obs.deploymentNotOwned) markDeploymentNotOwned(status, `${name}-deployment`, now);
   else if (obs.serviceNotOwned ?? saysServiceNotOwned(obs.revision)) markResourceNotOwned(status, 'Service', name, now);

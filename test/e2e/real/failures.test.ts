@@ -35,12 +35,13 @@ interface Pod {
   };
 }
 
-interface Revision {
-  status?: { conditions?: Condition[]; containerStatuses?: { name: string; imageDigest?: string }[] };
+/** A Service, Configuration or Deployment: what is read of it here. */
+interface Conditioned {
+  status?: { conditions?: Condition[] };
 }
 
-interface Deployment {
-  status?: { conditions?: Condition[] };
+interface Revision {
+  status?: { conditions?: Condition[]; containerStatuses?: { name: string; imageDigest?: string }[] };
 }
 
 interface KubeEvent {
@@ -63,11 +64,15 @@ async function podsOf(revisionName: string): Promise<Pod[]> {
 
 const userContainer = (pod: Pod) => pod.status.containerStatuses?.find((c) => c.name === 'user-container');
 
-/** The Events the kubelet reported about the pods of a Revision, with the given reason. */
-async function kubeletEvents(pods: Pod[], reason: string): Promise<KubeEvent[]> {
+/** Waits until the kubelet has reported an Event with that reason about every one of the pods, and returns them all. */
+async function kubeletEventsOfEach(pods: Pod[], reason: string): Promise<KubeEvent[]> {
   const names = new Set(pods.map((p) => p.metadata.name));
-  const events = await kubectlJson<{ items: KubeEvent[] }>(['get', 'events', '-n', ns, '--field-selector', `reason=${reason}`]);
-  return events.items.filter((e) => names.has(e.involvedObject.name) && e.source?.component === 'kubelet');
+  return eventually(`kubelet ${reason} events of ${[...names].join(', ')}`, async () => {
+    const all = await kubectlJson<{ items: KubeEvent[] }>(['get', 'events', '-n', ns, '--field-selector', `reason=${reason}`]);
+    const events = all.items.filter((e) => names.has(e.involvedObject.name) && e.source?.component === 'kubelet');
+    const reported = new Set(events.map((e) => e.involvedObject.name));
+    return [...names].every((n) => reported.has(n)) ? events : undefined;
+  });
 }
 
 /** One row of `kubectl get <kind> <name>` as printed, by column header (columns are cut where the headers start). */
@@ -90,8 +95,8 @@ async function expectFailedUpTheChain(service: string, revisionName: string): Pr
     `configuration and ksvc ${service} failed with revision ${revisionName}`,
     async () => {
       const rev = condition(await revision(revisionName), 'Ready');
-      const cfg = await kubectlJson<Revision>(['get', 'configuration', service, '-n', ns]);
-      const svc = await kubectlJson<Revision>(['get', 'ksvc', service, '-n', ns]);
+      const cfg = await kubectlJson<Conditioned>(['get', 'configuration', service, '-n', ns]);
+      const svc = await kubectlJson<Conditioned>(['get', 'ksvc', service, '-n', ns]);
       const revisionFailed = {
         status: 'False',
         reason: 'RevisionFailed',
@@ -160,15 +165,18 @@ describe('failures on the real node, on the Revision', () => {
     expect(brief(condition(failed, 'ContainerHealthy'))).toEqual({ status: 'False', reason: 'ExitCode5', message });
     expect(brief(condition(failed, 'Ready'))).toEqual({ status: 'False', reason: 'ExitCode5', message });
 
-    // The pods ran on the real node and the kubelet restarts the container, backing off.
-    const pods = await podsOf(rev);
-    for (const p of pods) expect(p.spec.nodeName).toBe('tidal-node');
-    await eventually('a user-container restarted by the kubelet and backing off', async () =>
-      (await podsOf(rev)).some((p) => (userContainer(p)?.restartCount ?? 0) > 0 && userContainer(p)?.state?.waiting?.reason === 'CrashLoopBackOff'),
-    );
-    expect((await kubeletEvents(await podsOf(rev), 'BackOff')).map((e) => e.message)).toContainEqual(
-      expect.stringMatching(/^Back-off restarting failed container user-container in pod /),
-    );
+    // The pods run on the real node, whose kubelet restarts the container and backs off.
+    const crashing = await eventually('a user-container restarted by the kubelet and backing off', async () => {
+      const pods = await podsOf(rev);
+      const backingOff = pods.filter(
+        (p) => (userContainer(p)?.restartCount ?? 0) > 0 && userContainer(p)?.state?.waiting?.reason === 'CrashLoopBackOff',
+      );
+      return backingOff.length > 0 ? { pods, backingOff } : undefined;
+    });
+    for (const p of crashing.pods) expect(p.spec.nodeName).toBe('tidal-node');
+    for (const e of await kubeletEventsOfEach(crashing.backingOff, 'BackOff')) {
+      expect(e.message).toMatch(new RegExp(`^Back-off restarting failed container user-container in pod ${e.involvedObject.name}_${ns}\\(`));
+    }
 
     await expectFailedUpTheChain('exits', rev);
   });
@@ -179,7 +187,18 @@ describe('failures on the real node, on the Revision', () => {
     await apply(ksvc('unpullable', { image: missing }, { templateAnnotations: PROGRESS_DEADLINE }), ns);
     const rev = 'unpullable-00001';
     const pullReasons = ['ErrImagePull', 'ImagePullBackOff'];
-    // Upstream reports a waiting container only once the Deployment has timed out (spec §3.3).
+    // The kubelet finds the image missing at once, but upstream reports a waiting container only once the Deployment
+    // has timed out (spec §3.3): until then the Revision is deploying. (The Revision is read before the Deployment: a
+    // Deployment not timed out yet was not when the Revision was read either.)
+    await eventually(`a pod of ${rev} waiting on its pull`, async () =>
+      (await podsOf(rev)).some((p) => pullReasons.includes(userContainer(p)?.state?.waiting?.reason ?? '')),
+    );
+    const early = await revision(rev);
+    const earlyDeployment = await kubectlJson<Conditioned>(['get', 'deployment', `${rev}-deployment`, '-n', ns]);
+    expect(condition(earlyDeployment, 'Progressing')).toMatchObject({ status: 'True' });
+    expect(brief(condition(early, 'ResourcesAvailable'))).toEqual({ status: 'Unknown', reason: 'Deploying', message: undefined });
+    expect(condition(early, 'Ready')?.status).toBe('Unknown');
+
     const failed = await eventually(
       `revision ${rev} ResourcesAvailable False with a pull reason`,
       async () => {
@@ -195,7 +214,7 @@ describe('failures on the real node, on the Revision', () => {
     expect(available?.message).toMatch(/: not found$/);
     expect(brief(condition(failed, 'Ready'))).toEqual(brief(available));
     expect(brief(condition(failed, 'ContainerHealthy'))).toEqual({ status: 'Unknown', reason: 'Deploying', message: undefined });
-    const deployment = await kubectlJson<Deployment>(['get', 'deployment', `${rev}-deployment`, '-n', ns]);
+    const deployment = await kubectlJson<Conditioned>(['get', 'deployment', `${rev}-deployment`, '-n', ns]);
     expect(condition(deployment, 'Progressing')).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
 
     // The kubelet's own words: the waiting state of user-container and its pull Events.
@@ -207,20 +226,29 @@ describe('failures on the real node, on the Revision', () => {
       expect(pullReasons).toContain(waiting?.reason);
       expect(waiting?.message).toMatch(/not found$/);
     }
-    expect((await kubeletEvents(pods, 'Failed')).map((e) => e.message)).toContainEqual(
-      expect.stringMatching(new RegExp(`^Failed to pull image "${escapeRegExp(missing)}": .*not found`)),
-    );
+    // (The kubelet's `Failed` Events also say `Error: ErrImagePull` and `Error: ImagePullBackOff`.)
+    const failedEvents = await kubeletEventsOfEach(pods, 'Failed');
+    for (const p of pods) {
+      expect(failedEvents.filter((e) => e.involvedObject.name === p.metadata.name).map((e) => e.message)).toContainEqual(
+        expect.stringMatching(new RegExp(`^Failed to pull image "${escapeRegExp(missing)}": .*not found$`)),
+      );
+    }
 
     await expectFailedUpTheChain('unpullable', rev);
   });
 
   it('a readiness probe that never passes: ResourcesAvailable False ProgressDeadlineExceeded, with the kubelet reporting the probe failing', async () => {
     // Knative's `readiness` image answers its readiness path with 500 until READY_DELAY has passed. queue-proxy runs
-    // the user's probe; the kubelet probes queue-proxy, which answers 503 while the user's probe fails.
+    // the user's probe; the kubelet probes queue-proxy, which answers 503 while the user's probe fails. (A probe
+    // without periodSeconds would have queue-proxy retry it until the kubelet's probe times out instead.)
     await apply(
       ksvc(
         'unready',
-        { image: image('readiness'), env: [{ name: 'READY_DELAY', value: '24h' }], readinessProbe: { httpGet: { path: '/healthz/readiness' } } },
+        {
+          image: image('readiness'),
+          env: [{ name: 'READY_DELAY', value: '24h' }],
+          readinessProbe: { httpGet: { path: '/healthz/readiness' }, periodSeconds: 1 },
+        },
         { templateAnnotations: PROGRESS_DEADLINE },
       ),
       ns,
@@ -234,7 +262,7 @@ describe('failures on the real node, on the Revision', () => {
       },
       120_000,
     );
-    const deployment = await kubectlJson<Deployment>(['get', 'deployment', `${rev}-deployment`, '-n', ns]);
+    const deployment = await kubectlJson<Conditioned>(['get', 'deployment', `${rev}-deployment`, '-n', ns]);
     const progressing = condition(deployment, 'Progressing');
     expect(progressing).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
     expect(progressing?.message).toMatch(new RegExp(`^ReplicaSet "${rev}-deployment-[a-z0-9]+" has timed out progressing\\.$`));
@@ -252,12 +280,13 @@ describe('failures on the real node, on the Revision', () => {
       const user = userContainer(p);
       expect(user?.state?.running).toBeDefined();
       expect(user?.restartCount).toBe(0);
-      expect(user?.ready).toBe(false);
+      // Its readiness probe is queue-proxy's to run (spec §3.2): the kubelet probes queue-proxy, never ready.
+      expect(user?.ready).toBe(true);
+      expect(p.status.containerStatuses?.find((c) => c.name === 'queue-proxy')?.ready).toBe(false);
     }
     // The probe really ran: the kubelet says so of each pod, with queue-proxy's status.
-    const unhealthy = await kubeletEvents(pods, 'Unhealthy');
-    expect(new Set(unhealthy.map((e) => e.involvedObject.name))).toEqual(new Set(pods.map((p) => p.metadata.name)));
-    for (const e of unhealthy) expect(e.message).toBe('Readiness probe failed: HTTP probe failed with statuscode: 503');
+    for (const e of await kubeletEventsOfEach(pods, 'Unhealthy'))
+      expect(e.message).toBe('Readiness probe failed: HTTP probe failed with statuscode: 503');
 
     await expectFailedUpTheChain('unready', rev);
   });
@@ -274,6 +303,8 @@ describe('failures on the real node, on the Revision', () => {
     expect(missing?.reason).toBe('ContainerMissing');
     expect(missing?.message).toMatch(new RegExp(`^Unable to fetch image "${escapeRegExp(ref)}": failed to resolve image to digest: `));
     expect(brief(condition(failed, 'Ready'))).toEqual(brief(missing));
+    // Upstream's resolver answers "not ready" before the error, and ResourcesAvailable keeps saying so (spec §3.1).
+    expect(brief(condition(failed, 'ResourcesAvailable'))).toEqual({ status: 'Unknown', reason: 'ResolvingDigests', message: undefined });
     expect(await podsOf(rev)).toEqual([]);
     await expectFailedUpTheChain('untagged', rev);
   });

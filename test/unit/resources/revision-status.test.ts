@@ -32,7 +32,7 @@ const deadline = () => progressing('False', 'ProgressDeadlineExceeded', 'Replica
 
 describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
   describe('digest resolution (checklist 24)', () => {
-    it('a resolution error → ContainerHealthy False ContainerMissing with the message, Ready False (golden)', () => {
+    it('a resolution error → ContainerHealthy False ContainerMissing with the message, Ready False, ResourcesAvailable Unknown ResolvingDigests (golden)', () => {
       const msg = 'Unable to fetch image "ghcr.io/example/hello:1": failed to resolve image to digest: GET https://ghcr.io/v2/: 401 Unauthorized';
       const r = revision('hello-00001', 'default');
       expect(computeRevisionStatus(observe({ revision: r, digestsResolved: false, resolveError: msg }), T1)).toEqual({
@@ -41,11 +41,21 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           conditions: [
             cond('ContainerHealthy', 'False', T1, 'ContainerMissing', msg),
             cond('Ready', 'False', T1, 'ContainerMissing', msg),
-            cond('ResourcesAvailable', 'Unknown', T1),
+            cond('ResourcesAvailable', 'Unknown', T1, 'ResolvingDigests'),
           ],
         },
         events: [],
       });
+    });
+
+    it('a resolution error after the interim ResolvingDigests write ends in the same conditions as one without it', () => {
+      const msg = 'Unable to fetch image "ghcr.io/example/hello:1": failed to resolve image to digest: manifest unknown';
+      const r = revision('hello-00001', 'default');
+      const interim = computeRevisionStatus(observe({ revision: r, digestsResolved: false }), T1).status;
+      const afterInterim = computeRevisionStatus(observe({ revision: { ...r, status: interim }, digestsResolved: false, resolveError: msg }), T2);
+      const direct = computeRevisionStatus(observe({ revision: r, digestsResolved: false, resolveError: msg }), T2);
+      const brief = (s: typeof interim) => s.conditions?.map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+      expect(brief(afterInterim.status)).toEqual(brief(direct.status));
     });
 
     it('not resolved yet → ResourcesAvailable Unknown ResolvingDigests (golden)', () => {
