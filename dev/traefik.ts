@@ -51,8 +51,8 @@ export interface TraefikConfigOptions {
   logLevel?: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /**
    * `providers.providersThrottleDuration`: after applying a configuration, how long Traefik waits before applying
-   * the next one (Traefik's default 2s). Traefik marks a KIngress Ready without waiting for this, so a shorter one
-   * narrows the window in which a Ready KIngress is not routed yet, at the cost of more reloads in a burst.
+   * the next one (Traefik's default 2s). Our overlay of the Knative provider marks a KIngress Ready once its routes
+   * are live, so a shorter one makes a Route Ready sooner, at the cost of more reloads in a burst.
    */
   providersThrottle?: string;
 }
@@ -106,8 +106,8 @@ export function traefikStaticConfig(o: TraefikConfigOptions): string {
       knative,
     },
     ping: { entryPoint: ep.admin },
-    // The read-only API on the admin entry point shows which routers are live (/api/http/routers), which a KIngress's
-    // Ready condition does not promise.
+    // The read-only API on the admin entry point shows which routers are live (/api/http/routers): what to look at
+    // when a request is not routed as a KIngress says.
     api: { insecure: true, dashboard: false },
     log: { level: o.logLevel ?? 'INFO' },
   };
