@@ -16,15 +16,8 @@
 set -euo pipefail
 
 KNATIVE_SERVING_VERSION=${KNATIVE_SERVING_VERSION:-v0.42.2}
-CACHE=${TIDAL_CACHE:-$HOME/.cache/tidal}
-
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
-export GOMODCACHE=${GOMODCACHE:-$CACHE/go/mod} GOCACHE=${GOCACHE:-$CACHE/go/build}
-
-say() { printf '[toolchain] %s\n' "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-
-[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null 2>&1 && export PATH=/usr/local/go/bin:$PATH
+# shellcheck source=go-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
 
 d="$CACHE/knative-serving-$KNATIVE_SERVING_VERSION"
 mkdir -p "$d"

@@ -16,17 +16,10 @@ set -euo pipefail
 
 # Latest v3.7.x on the proxy when pinned (`go list -m -json github.com/traefik/traefik/v3@v3.7`).
 TRAEFIK_VERSION=${TRAEFIK_VERSION:-v3.7.13}
-CACHE=${TIDAL_CACHE:-$HOME/.cache/tidal}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 STANDINS=$HERE/traefik
-
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
-export GOMODCACHE=${GOMODCACHE:-$CACHE/go/mod} GOCACHE=${GOCACHE:-$CACHE/go/build}
-
-say() { printf '[toolchain] %s\n' "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-
-[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null 2>&1 && export PATH=/usr/local/go/bin:$PATH
+# shellcheck source=go-env.sh
+source "$HERE/go-env.sh"
 
 d=$CACHE/traefik-$TRAEFIK_VERSION
 bin=$d/bin/traefik

@@ -17,16 +17,8 @@ ISTIO_API_VERSION=${ISTIO_API_VERSION:-v1.31.1}
 CNI_PLUGINS_VERSION=${CNI_PLUGINS_VERSION:-v1.10.0}
 # The server the CLI above embeds (its go.mod requires go.temporal.io/server v1.29.1).
 TEMPORAL_SERVER_VERSION=${TEMPORAL_SERVER_VERSION:-v1.29.1}
-CACHE=${TIDAL_CACHE:-$HOME/.cache/tidal}
-
-export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
-export GOMODCACHE=${GOMODCACHE:-$CACHE/go/mod} GOCACHE=${GOCACHE:-$CACHE/go/build}
-
-say() { printf '[toolchain] %s\n' "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-
-# Debian's Go image puts go in /usr/local/go/bin, which a non-login shell may not have on PATH.
-[[ -x /usr/local/go/bin/go ]] && ! command -v go >/dev/null 2>&1 && export PATH=/usr/local/go/bin:$PATH
+# shellcheck source=go-env.sh
+source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
 
 need_go() {
   command -v go >/dev/null 2>&1 || die "'go' is not on PATH. Install Go 1.26 (e.g. /usr/local/go/bin) or set TIDAL_BIN_DIR to a folder with prebuilt etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok and temporal."

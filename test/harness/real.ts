@@ -1,7 +1,7 @@
 // Helpers for the real layer: kubectl against the stack with a real node, and HTTP requests through its ingress's
 // loopback entry points with the Host a Knative URL names — as a user would `curl -H 'Host: …' 127.0.0.1:<port>`.
 import http from 'node:http';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { kubectl as runKubectl } from '../../dev/stack.js';
 import { eventually } from './wait.js';
 
@@ -19,6 +19,20 @@ export async function kubectlJson<T = Record<string, unknown>>(args: string[]): 
 
 export async function apply(manifest: object, namespace: string): Promise<void> {
   await kubectl(['apply', '-n', namespace, '-f', '-'], JSON.stringify(manifest));
+}
+
+/** What Knative's pizzaplanet test images answer: two Revisions told apart by their bodies. */
+export const PizzaPlanet = { v1: 'What a spaceport!', v2: 'Re-energize yourself with a slice of pepperoni!' } as const;
+
+/** The test file's own namespace: made fresh before its tests, deleted after them. */
+export function useNamespace(name: string): string {
+  beforeAll(async () => {
+    await createNamespace(name);
+  });
+  afterAll(async () => {
+    await deleteNamespace(name);
+  });
+  return name;
 }
 
 /** A fresh namespace for one test file; `deleteNamespace` when done. */

@@ -2,22 +2,11 @@
 // that exits, an image the registry lacks and a readiness probe that never passes — each seen first by the real
 // kubelet (the pod's container statuses and Events say so), then on the Revision, and up the chain to
 // `kubectl get ksvc`.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  apply,
-  condition,
-  createNamespace,
-  deleteNamespace,
-  image,
-  kubectl,
-  kubectlJson,
-  ksvc,
-  realStack,
-  type Condition,
-} from '../../harness/real.js';
+import { describe, expect, it } from 'vitest';
+import { apply, condition, image, kubectl, kubectlJson, ksvc, realStack, type Condition, useNamespace } from '../../harness/real.js';
 import { eventually } from '../../harness/wait.js';
 
-const ns = 'real-failures';
+const ns = useNamespace('real-failures');
 const PROGRESS_DEADLINE = { 'serving.knative.dev/progress-deadline': '30s' };
 
 interface ContainerState {
@@ -129,14 +118,6 @@ async function expectFailedUpTheChain(service: string, revisionName: string): Pr
     REASON: 'RevisionMissing',
   });
 }
-
-beforeAll(async () => {
-  await createNamespace(ns);
-});
-
-afterAll(async () => {
-  await deleteNamespace(ns);
-});
 
 describe('failures on the real node, on the Revision', () => {
   it("a container that exits: ContainerHealthy False ExitCode5 with the kubelet's termination message, and the Service not Ready", async () => {

@@ -1,17 +1,9 @@
 // queue-proxy for real, in front of Knative's own test images: it enforces a Revision's containerConcurrency,
 // timeoutSeconds and responseStartTimeoutSeconds, each shown with requests through the ingress.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, createNamespace, deleteNamespace, hostOf, image, ksvc, request, serviceReady, tally } from '../../harness/real.js';
+import { describe, expect, it } from 'vitest';
+import { apply, hostOf, image, ksvc, request, serviceReady, tally, useNamespace } from '../../harness/real.js';
 
-const ns = 'real-queue';
-
-beforeAll(async () => {
-  await createNamespace(ns);
-});
-
-afterAll(async () => {
-  await deleteNamespace(ns);
-});
+const ns = useNamespace('real-queue');
 
 /** A Service whose one container has `spec` (Revision fields such as containerConcurrency) beside it. */
 async function serviceWith(name: string, container: Record<string, unknown>, revisionSpec: Record<string, unknown>): Promise<string> {

@@ -1,13 +1,11 @@
 // What a client sees while a Service changes, on the real node through the ingress: a gradual rollout moving traffic
 // in steps, and not one failed request while a new Revision replaces the old one, while the controller is killed,
 // and while the old Revision is garbage-collected.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProcessTable } from '../../../dev/processes.js';
 import { startController } from '../../../dev/stack.js';
 import {
   apply,
-  createNamespace,
-  deleteNamespace,
   hostOf,
   image,
   ksvc,
@@ -17,20 +15,14 @@ import {
   serviceReady,
   traffic,
   type KService,
+  PizzaPlanet,
+  useNamespace,
 } from '../../harness/real.js';
 import { eventually } from '../../harness/wait.js';
 
-const ns = 'real-rollout';
-const V1 = 'What a spaceport!';
-const V2 = 'Re-energize yourself with a slice of pepperoni!';
-
-beforeAll(async () => {
-  await createNamespace(ns);
-});
-
-afterAll(async () => {
-  await deleteNamespace(ns);
-});
+const ns = useNamespace('real-rollout');
+const V1 = PizzaPlanet.v1;
+const V2 = PizzaPlanet.v2;
 
 /** Resolves once the Service sends all its traffic to its latest Ready Revision, `revision`. */
 const allTrafficOn = (name: string, revision: string, timeoutMs = 240_000) =>

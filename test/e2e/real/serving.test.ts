@@ -1,12 +1,10 @@
 // Requests served for real: Services whose pods run on the real node (queue-proxy in front of Knative's test images)
 // answer through Traefik by the host their URL names — splits, tags, cluster-local visibility and domain mappings as
 // a user of Knative checks them with curl.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   apply,
   condition,
-  createNamespace,
-  deleteNamespace,
   hostOf,
   image,
   ksvc,
@@ -15,20 +13,14 @@ import {
   serviceReady,
   tally,
   type KService,
+  PizzaPlanet,
+  useNamespace,
 } from '../../harness/real.js';
 import { eventually } from '../../harness/wait.js';
 
-const ns = 'real-serving';
-const V1 = 'What a spaceport!';
-const V2 = 'Re-energize yourself with a slice of pepperoni!';
-
-beforeAll(async () => {
-  await createNamespace(ns);
-});
-
-afterAll(async () => {
-  await deleteNamespace(ns);
-});
+const ns = useNamespace('real-serving');
+const V1 = PizzaPlanet.v1;
+const V2 = PizzaPlanet.v2;
 
 describe('a Service on the real node', () => {
   it('is Ready only once its URL answers through the ingress, and answers with its container', async () => {
