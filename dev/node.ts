@@ -287,6 +287,44 @@ function startInNode(procs: ProcessTable, holderPid: number, name: string, bin: 
   return procs.start(name, 'nsenter', ['-t', String(holderPid), ...(mount ? ['-m'] : []), '-n', '--', bin, ...args], process.env, undefined, bin);
 }
 
+/**
+ * Host paths that containerd 1.6 and the kubelet write whatever they are told: the CNI result cache, the shims'
+ * sockets, the pods' logs (and their links), the kubelet's default folder. Inside the node's mount namespace each is
+ * a bind mount of a folder of the node's own, so nothing lands on the host; a mount point the host lacked is made
+ * for it and removed again by `stopRealNode`.
+ */
+const PRIVATE_PATHS = ['/var/lib/cni', '/run/containerd', '/var/lib/kubelet', '/var/log/pods', '/var/log/containers'];
+const CREATED_MOUNT_POINTS = 'created-mount-points.json';
+
+async function privatizeHostPaths(holderPid: number, nodeDir: string, runDir: string): Promise<void> {
+  const created: string[] = [];
+  for (const p of PRIVATE_PATHS) {
+    if (!existsSync(p)) {
+      mkdirSync(p, { recursive: true });
+      created.push(p);
+    }
+  }
+  writeFileSync(path.join(runDir, CREATED_MOUNT_POINTS), JSON.stringify(created));
+  for (const p of PRIVATE_PATHS) {
+    const own = path.join(nodeDir, 'host', p.slice(1).replace(/\//g, '-'));
+    mkdirSync(own, { recursive: true });
+    await run('nsenter', ['-t', String(holderPid), '-m', '--', 'mount', '--bind', own, p]);
+  }
+}
+
+/** Removes the mount points `privatizeHostPaths` made on the host, when they are still empty. */
+function removeCreatedMountPoints(runDir: string): void {
+  const file = path.join(runDir, CREATED_MOUNT_POINTS);
+  if (!existsSync(file)) return;
+  for (const p of (JSON.parse(readFileSync(file, 'utf8')) as string[]).reverse()) {
+    try {
+      rmdirSync(p);
+    } catch {
+      /* not empty: something else wrote there since */
+    }
+  }
+}
+
 /** The node's forwards: out to the API server and the registry, in from the host's ports to the ingress. */
 function nodeForwards(o: RealNodeOptions): [Forward, 'in' | 'out'][] {
   return [
@@ -430,6 +468,7 @@ async function bringUp(o: RealNodeOptions, procs: ProcessTable, kubectlBin: stri
   );
 
   for (const [f, direction] of nodeForwards(o)) startForward(procs, holder.pid, runDir, f, direction);
+  await privatizeHostPaths(holder.pid, nodeDir, runDir);
 
   const sandboxImage = await pushPause(bins, o.registry);
   const socket = path.join(runDir, 'containerd.sock');
@@ -576,6 +615,7 @@ export async function stopRealNode(dir: string, apiserverPort: number, log: (s: 
     await sleep(100);
   }
   if (existsSync(`/run/netns/${netns}`)) await run('ip', ['netns', 'delete', netns]);
+  removeCreatedMountPoints(runDir);
   rmSync(runDir, { recursive: true, force: true });
   rmSync(path.join(dir, 'node'), { recursive: true, force: true });
 }
@@ -594,5 +634,9 @@ export function realNodeLeftovers(dir: string, apiserverPort: number): string[] 
       out.push(`mount ${mountPoint}`);
   }
   for (const d of containerCgroups(runDir)) out.push(`cgroup ${d}`);
+  for (const l of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const mountPoint = l.split(' ')[4];
+    if (mountPoint && PRIVATE_PATHS.includes(mountPoint)) out.push(`host mount ${mountPoint}`);
+  }
   return out;
 }
