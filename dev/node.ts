@@ -312,6 +312,24 @@ async function privatizeHostPaths(holderPid: number, nodeDir: string, runDir: st
   }
 }
 
+const NETNS_DIR_BEFORE = 'netns-dir-before.json';
+
+function isMountPoint(p: string): boolean {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[4] === p);
+}
+
+/** Undoes what `ip netns add` did to /run/netns for this node, once no namespace is left in it. */
+async function restoreNetnsDir(runDir: string): Promise<void> {
+  const file = path.join(runDir, NETNS_DIR_BEFORE);
+  if (!existsSync(file) || !existsSync('/run/netns') || readdirSync('/run/netns').length > 0) return;
+  const before = JSON.parse(readFileSync(file, 'utf8')) as { existed: boolean; mounted: boolean };
+  // iproute2 mounts it twice over (a bind mount, then made shared), so unmount until it is a plain folder again.
+  if (!before.mounted) for (let i = 0; i < 4 && isMountPoint('/run/netns'); i++) await run('umount', ['/run/netns']).catch(() => undefined);
+  if (!before.existed && !isMountPoint('/run/netns')) rmdirSync('/run/netns');
+}
+
 /** Removes the mount points `privatizeHostPaths` made on the host, when they are still empty. */
 function removeCreatedMountPoints(runDir: string): void {
   const file = path.join(runDir, CREATED_MOUNT_POINTS);
@@ -445,6 +463,8 @@ async function bringUp(o: RealNodeOptions, procs: ProcessTable, kubectlBin: stri
   mkdirSync(runDir, { recursive: true, mode: 0o700 });
 
   log(`real node: network namespace ${netns}, bridge ${BRIDGE} ${REAL_NODE_SUBNET.gateway}/${REAL_NODE_SUBNET.prefix}`);
+  // `ip netns add` makes /run/netns (and a mount of it) on first use: note whether this node did, so its stop undoes it.
+  writeFileSync(path.join(runDir, NETNS_DIR_BEFORE), JSON.stringify({ existed: existsSync('/run/netns'), mounted: isMountPoint('/run/netns') }));
   await ip('netns', 'add', netns);
   await ip('-n', netns, 'link', 'set', 'lo', 'up');
   await ip('-n', netns, 'link', 'add', BRIDGE, 'type', 'bridge');
@@ -616,6 +636,7 @@ export async function stopRealNode(dir: string, apiserverPort: number, log: (s: 
   }
   if (existsSync(`/run/netns/${netns}`)) await run('ip', ['netns', 'delete', netns]);
   removeCreatedMountPoints(runDir);
+  await restoreNetnsDir(runDir);
   rmSync(runDir, { recursive: true, force: true });
   rmSync(path.join(dir, 'node'), { recursive: true, force: true });
 }
