@@ -64,12 +64,20 @@ if (!hasJemalloc()) {
 // runc, with socat forwards and iproute2's namespaces. Only root can run it, so only root installs them; without them
 // that layer says what is missing and refuses to start.
 const nodePackages = { containerd: 'containerd', runc: 'runc', socat: 'socat', ip: 'iproute2', nsenter: 'util-linux', jq: 'jq' };
-const missingNode = [...new Set(Object.entries(nodePackages).filter(([cmd]) => !has(cmd)).map(([, pkg]) => pkg))];
+const missingNode = [
+  ...new Set(
+    Object.entries(nodePackages)
+      .filter(([cmd]) => !has(cmd))
+      .map(([, pkg]) => pkg),
+  ),
+];
 if (missingNode.length > 0 && root) {
   console.error(`[tidal] installing the real node's ${missingNode.join(' ')} (apt-get)…`);
   try {
     install(missingNode.join(' '));
   } catch (err) {
-    console.error(`[tidal] apt-get install ${missingNode.join(' ')} failed (${err instanceof Error ? err.message.split('\n')[0] : String(err)}): the real node cannot start`);
+    console.error(
+      `[tidal] apt-get install ${missingNode.join(' ')} failed (${err instanceof Error ? err.message.split('\n')[0] : String(err)}): the real node cannot start`,
+    );
   }
 }
