@@ -611,8 +611,21 @@ async function stopRealNodeOf(dir: string, log?: (s: string) => void): Promise<v
   const marker = path.join(dir, REAL_NODE_MARKER);
   if (!existsSync(marker)) return;
   const { apiserverPort } = JSON.parse(readFileSync(marker, 'utf8')) as { apiserverPort: number };
-  const { stopRealNode } = await import('./node.js');
+  const { REAL_NODE_NAME, stopRealNode } = await import('./node.js');
   await stopRealNode(dir, apiserverPort, log);
+  // Its Node object would go on saying Ready until the node lifecycle controller notices, and attract pods meanwhile.
+  const kubectlBin = /^KUBECTL=(.+)$/m.exec((await run('bash', [path.join(repoRoot, 'dev', 'toolchain.sh'), 'paths'])).stdout)?.[1];
+  if (kubectlBin && existsSync(path.join(dir, 'kubeconfig'))) {
+    await run(kubectlBin, [
+      '--kubeconfig',
+      path.join(dir, 'kubeconfig'),
+      'delete',
+      'node',
+      REAL_NODE_NAME,
+      '--ignore-not-found',
+      '--request-timeout=10s',
+    ]).catch(() => log?.("could not delete the real node's Node object (the API server is not answering)"));
+  }
   rmSync(marker, { force: true });
 }
 
