@@ -20,6 +20,7 @@ import { findJemalloc, JEMALLOC_CONF } from './allocator.js';
 import { fileEntry, IMAGE_UID, makeImage, makeLayer, nonrootEntries, pushImageLayout, writeLayout, type BuiltImage } from './oci-layout.js';
 import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import { withParentDirs, type TarEntry } from './tar.js';
+import { MiB, argValue } from './cli-args.js';
 
 // The layout and push helpers live in dev/oci-layout.ts; importers of the controller image get them here too.
 export { IMAGE_UID, pushImageLayout, writeLayout };
@@ -157,13 +158,6 @@ export function assembleImage(version: string): BuiltImage {
   );
 }
 
-function arg(args: string[], name: string): string | undefined {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-}
-
-const MiB = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
-
 async function main(args: string[]): Promise<void> {
   const started = Date.now();
   if (!args.includes('--no-build')) {
@@ -171,10 +165,10 @@ async function main(args: string[]): Promise<void> {
     if (!isBuildFresh()) await build();
   }
   const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
-  const repository = arg(args, 'repository') ?? 'tidal/controller';
-  const tag = arg(args, 'tag') ?? pkg.version;
+  const repository = argValue(args, 'repository') ?? 'tidal/controller';
+  const tag = argValue(args, 'tag') ?? pkg.version;
   const img = assembleImage(tag);
-  const out = arg(args, 'out') ?? path.join(repoRoot, '.tidal', 'image');
+  const out = argValue(args, 'out') ?? path.join(repoRoot, '.tidal', 'image');
   writeLayout(img, out, tag);
   for (const l of img.layers)
     console.error(`[image] layer ${l.name}: ${MiB(l.size)} compressed, ${MiB(l.uncompressedSize)} unpacked (${l.digest.slice(0, 19)}…)`);
@@ -184,11 +178,11 @@ async function main(args: string[]): Promise<void> {
     `[image] ${repository}:${tag} ${img.manifest.digest}: ${MiB(total)} compressed, ${MiB(unpacked)} unpacked; OCI layout in ${path.relative(repoRoot, out)}`,
   );
   if (args.includes('--no-push')) return;
-  const registry = arg(args, 'registry') ?? 'https://127.0.0.1:5443';
-  const caFile = arg(args, 'ca') ?? (registry === 'https://127.0.0.1:5443' ? path.join(repoRoot, '.tidal', 'registry-cas.pem') : undefined);
+  const registry = argValue(args, 'registry') ?? 'https://127.0.0.1:5443';
+  const caFile = argValue(args, 'ca') ?? (registry === 'https://127.0.0.1:5443' ? path.join(repoRoot, '.tidal', 'registry-cas.pem') : undefined);
   const caPem = caFile && existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
-  const user = arg(args, 'user');
-  const password = arg(args, 'password') ?? process.env.TIDAL_IMAGE_PASSWORD;
+  const user = argValue(args, 'user');
+  const password = argValue(args, 'password') ?? process.env.TIDAL_IMAGE_PASSWORD;
   const digest = await pushImageLayout(img, { url: registry, caPem, repository, tag, ...(user && password ? { user, password } : {}) });
   console.error(`[image] pushed ${new URL(registry).host}/${repository}:${tag} → ${digest} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   console.log(`${new URL(registry).host}/${repository}@${digest}`);

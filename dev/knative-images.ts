@@ -31,6 +31,7 @@ import {
 } from './oci-layout.js';
 import type { RegistryInfo } from './registry.js';
 import { withParentDirs, type TarEntry } from './tar.js';
+import { MiB, argValue } from './cli-args.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -246,13 +247,6 @@ export async function pushKnativeImages(
   return out;
 }
 
-function arg(args: string[], name: string): string | undefined {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-}
-
-const MiB = (n: number) => `${(n / 1048576).toFixed(1)} MiB`;
-
 async function main(args: string[]): Promise<void> {
   const started = Date.now();
   const images = await buildKnativeImages();
@@ -265,13 +259,13 @@ async function main(args: string[]): Promise<void> {
     for (const { name, layout } of Object.values(images)) console.log(`${name} oci:${layout}`);
     return;
   }
-  const registry = arg(args, 'registry') ?? 'https://127.0.0.1:5443';
-  const caFile = arg(args, 'ca') ?? (registry === 'https://127.0.0.1:5443' ? path.join(repoRoot, '.tidal', 'registry-cas.pem') : undefined);
+  const registry = argValue(args, 'registry') ?? 'https://127.0.0.1:5443';
+  const caFile = argValue(args, 'ca') ?? (registry === 'https://127.0.0.1:5443' ? path.join(repoRoot, '.tidal', 'registry-cas.pem') : undefined);
   const caPem = caFile && existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
-  const user = arg(args, 'user');
-  const password = arg(args, 'password') ?? process.env.TIDAL_IMAGE_PASSWORD;
-  const prefix = arg(args, 'prefix');
-  const tag = arg(args, 'tag');
+  const user = argValue(args, 'user');
+  const password = argValue(args, 'password') ?? process.env.TIDAL_IMAGE_PASSWORD;
+  const prefix = argValue(args, 'prefix');
+  const tag = argValue(args, 'tag');
   const pushed = await pushKnativeImages(
     { url: registry, host: new URL(registry).host, caPem },
     { images, ...(prefix ? { prefix } : {}), ...(tag ? { tag } : {}), ...(user && password ? { user, password } : {}) },

@@ -5,7 +5,6 @@
 // and stops at its first need, the cluster credentials, with Tidal's own message.
 import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -16,22 +15,12 @@ import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/regist
 import { makeRegistryResolver } from '../../activities/registry/resolver.js';
 import { build, isBuildFresh } from '../../workers/build.js';
 import { CONTROLLER_NODE_FLAGS } from '../../workers/node-flags.js';
+import { freePort } from '../harness/free-port.js';
 
 const canRun = existsSync('/usr/bin/docker-registry') && existsSync('/usr/sbin/chroot') && process.getuid?.() === 0 && process.platform === 'linux';
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'tidal-image-'));
 let reg: RegistryInfo;
 let img: BuiltImage;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 describe.skipIf(!canRun)('npm run image', () => {
   beforeAll(async () => {

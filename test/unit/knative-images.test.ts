@@ -7,7 +7,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,6 +27,7 @@ import { MediaTypes, registryRequest } from '../../dev/oci-images.js';
 import { IMAGE_UID, makeLayer } from '../../dev/oci-layout.js';
 import { findBinary, startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
 import { makeQueueContainer } from '../../resources/queue.js';
+import { freePort } from '../harness/free-port.js';
 
 const hasGo = findBinary('go') !== undefined || existsSync('/usr/local/go/bin/go');
 const canRun = existsSync('/usr/bin/docker-registry') && existsSync('/usr/sbin/chroot') && process.getuid?.() === 0 && process.platform === 'linux';
@@ -63,17 +63,6 @@ let images: Record<string, KnativeImage>;
 let bins: KnativeBinaries;
 let pushed: Record<string, PushedImage>;
 const children: ChildProcess[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 const sha256 = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 

@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
 import { MANIFEST_ACCEPT, MediaTypes, pushImage } from '../../dev/oci-images.js';
+import { freePort } from '../harness/free-port.js';
 
 const hasRegistryBinary = existsSync('/usr/bin/docker-registry');
 const USER = 'alice';
@@ -45,17 +46,6 @@ function request(
 
 const authed = { accept: MANIFEST_ACCEPT, auth: [USER, PASSWORD] as [string, string] };
 const sha256 = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 describe.skipIf(!hasRegistryBinary)(
   'registry harness (docker-registry with TLS + htpasswd)' +
