@@ -1,23 +1,39 @@
 #!/usr/bin/env bash
-# Builds Knative Serving's queue-proxy (cmd/queue) and every test image of its conformance and e2e tests (each main
-# package under test/test_images/) from the Go module proxy, as static binaries, into
-# ~/.cache/tidal/knative-serving-<version>/bin/<image name>, reusing what is there. dev/knative-images.ts packages them
-# as OCI images.
+# Builds Knative Serving from the Go module proxy, reusing what is there, into ~/.cache/tidal/knative-serving-<version>/:
+#   bin/<image name>   static binaries packaged as OCI images by dev/knative-images.ts: queue-proxy (cmd/queue, image
+#                      `queue`), every test image of the conformance and e2e tests (each main package under
+#                      test/test_images/), and upstream's own control plane (cmd/controller, webhook, activator,
+#                      autoscaler), which the conformance run deploys to compare against
+#   tests/<name>.test  the conformance suites, compiled with the e2e tag (`go test -c`): conformance-api-v1,
+#                      conformance-runtime, and knative.dev/networking's KIngress conformance (ingress-conformance)
 #
 # An image is named as ko names it with --base-import-paths, which upstream's test/upload-test-images.sh passes (-B)
 # and the tests' image names (test/conformance.go: "servingcontainer", "grpc-ping", …) assume: the last element of the
-# import path. queue-proxy is `queue`. A main package's kodata/ folder, if it has one, is copied to
-# <cache>/kodata/<image name>/ (ko puts it at /var/run/ko); the module zips of v0.42.2 carry none.
+# import path. A main package's kodata/ folder, if it has one, is copied to <cache>/kodata/<image name>/ (ko puts it
+# at /var/run/ko). packages.tsv lists each image's name, import path and role (queue, test or serving).
 #
-# Beside bin/ and kodata/, packages.tsv lists each image's name and import path.
-# Prints KNATIVE_SERVING_VERSION=, KNATIVE_BIN=<dir> and KNATIVE_KODATA=<dir> on stdout, progress on stderr.
-# Usage: dev/build-knative.sh        KNATIVE_SERVING_VERSION=v0.42.2 by default (Knative 1.15.2; v0.51.0's pinned
-#                                    knative.dev/pkg pseudo-versions are refused by the module proxy)
+# v0.51.0 pins knative.dev/pkg, networking, caching and hack at pseudo-versions whose module zips the proxy refuses
+# (403 on 2026-12-06), so those four are replaced with the versions v0.50.0 pins (July 2026), which it serves;
+# serving@v0.51.0's own source is unchanged and builds against them.
+#
+# Prints KNATIVE_SERVING_VERSION=, KNATIVE_BIN=, KNATIVE_KODATA= and KNATIVE_TESTS= on stdout, progress on stderr.
+# Usage: dev/build-knative.sh        KNATIVE_SERVING_VERSION=v0.51.0 by default
 set -euo pipefail
 
-KNATIVE_SERVING_VERSION=${KNATIVE_SERVING_VERSION:-v0.42.2}
+KNATIVE_SERVING_VERSION=${KNATIVE_SERVING_VERSION:-v0.51.0}
 # shellcheck source=go-env.sh
 source "$(dirname "${BASH_SOURCE[0]}")/go-env.sh"
+
+declare -A REPLACE=()
+if [[ $KNATIVE_SERVING_VERSION == v0.51.0 ]]; then
+  REPLACE=(
+    [knative.dev/pkg]=v0.0.0-20260727151759-521cb33b33dd
+    [knative.dev/networking]=v0.0.0-20260727162500-c7a7b772cac9
+    [knative.dev/caching]=v0.0.0-20260727161800-0edbf88bc267
+    [knative.dev/hack]=v0.0.0-20260428014158-b2a37f1b6e7b
+  )
+fi
+CONTROL_PLANE=(controller webhook activator autoscaler)
 
 d="$CACHE/knative-serving-$KNATIVE_SERVING_VERSION"
 mkdir -p "$d"
@@ -26,20 +42,27 @@ mkdir -p "$d"
 exec 9>"$CACHE/.knative-serving.lock"
 if ! flock -n 9; then say "another Knative build is running; waiting for it"; flock 9; fi
 
-# bin/ appears only complete (built in bin.new/, then renamed), so its presence means built.
-if [[ -x $d/bin/queue && -s $d/packages.tsv ]]; then
-  say "knative serving $KNATIVE_SERVING_VERSION: cached in $d/bin"
-else
-  command -v go >/dev/null 2>&1 || die "'go' is not on PATH: install Go (e.g. /usr/local/go/bin) to build Knative's queue-proxy and test images"
-  start=$(date +%s)
-  say "knative serving $KNATIVE_SERVING_VERSION: building queue-proxy and the test images (~1 min with a warm Go cache, several cold)"
+# The module whose requirements are serving's, with the replacements above.
+module() {
   mkdir -p "$d/src"
   cd "$d/src"
   [[ -f go.mod ]] || go mod init localbuild/knative-serving >/dev/null 2>&1
+  for m in "${!REPLACE[@]}"; do go mod edit -replace "$m=$m@${REPLACE[$m]}"; done
   go get "knative.dev/serving@$KNATIVE_SERVING_VERSION"
-  mapfile -t pkgs < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' \
-    knative.dev/serving/cmd/queue knative.dev/serving/test/test_images/...)
-  ((${#pkgs[@]} > 1)) || die "no main packages found under knative.dev/serving/test/test_images"
+}
+
+# bin/ and tests/ appear only complete (built in *.new/, then renamed), so their presence means built.
+if [[ -x $d/bin/queue && -x $d/bin/controller && -s $d/packages.tsv ]]; then
+  say "knative serving $KNATIVE_SERVING_VERSION: images cached in $d/bin"
+else
+  command -v go >/dev/null 2>&1 || die "'go' is not on PATH: install Go (e.g. /usr/local/go/bin) to build Knative's queue-proxy and test images"
+  start=$(date +%s)
+  say "knative serving $KNATIVE_SERVING_VERSION: building queue-proxy, the test images and the control plane (~2 min with a warm Go cache, several cold)"
+  module
+  mapfile -t tests < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' knative.dev/serving/test/test_images/...)
+  ((${#tests[@]} > 1)) || die "no main packages found under knative.dev/serving/test/test_images"
+  pkgs=(knative.dev/serving/cmd/queue "${tests[@]}")
+  for c in "${CONTROL_PLANE[@]}"; do pkgs+=("knative.dev/serving/cmd/$c"); done
   dups=$(printf '%s\n' "${pkgs[@]##*/}" | sort | uniq -d)
   [[ -z $dups ]] || die "two main packages share an image name: $dups"
   say "knative serving: ${#pkgs[@]} main packages: ${pkgs[*]##*/}"
@@ -50,7 +73,12 @@ else
   : >"$d/packages.tsv.new"
   while IFS=$'\t' read -r pkg dir; do
     name=${pkg##*/}
-    printf '%s\t%s\n' "$name" "$pkg" >>"$d/packages.tsv.new"
+    case $pkg in
+      */cmd/queue) role=queue ;;
+      */cmd/*) role=serving ;;
+      *) role=test ;;
+    esac
+    printf '%s\t%s\t%s\n' "$name" "$pkg" "$role" >>"$d/packages.tsv.new"
     [[ -d $dir/kodata ]] || continue
     # -L: ko follows symlinks in kodata (upstream links LICENSE and the git HEAD there).
     cp -rL "$dir/kodata" "$d/kodata.new/$name"
@@ -60,9 +88,26 @@ else
   mv "$d/kodata.new" "$d/kodata"
   mv "$d/packages.tsv.new" "$d/packages.tsv"
   mv "$d/bin.new" "$d/bin"
-  say "knative serving $KNATIVE_SERVING_VERSION: built in $(($(date +%s) - start))s"
+  say "knative serving $KNATIVE_SERVING_VERSION: images built in $(($(date +%s) - start))s"
+fi
+
+if [[ -x $d/tests/conformance-api-v1.test && -x $d/tests/conformance-runtime.test && -x $d/tests/ingress-conformance.test ]]; then
+  say "knative serving $KNATIVE_SERVING_VERSION: conformance suites cached in $d/tests"
+else
+  start=$(date +%s)
+  say "knative serving $KNATIVE_SERVING_VERSION: compiling the conformance suites (~2 min with a warm Go cache)"
+  module
+  rm -rf "$d/tests.new"
+  mkdir -p "$d/tests.new"
+  go test -c -tags=e2e -trimpath -o "$d/tests.new/conformance-api-v1.test" knative.dev/serving/test/conformance/api/v1
+  go test -c -tags=e2e -trimpath -o "$d/tests.new/conformance-runtime.test" knative.dev/serving/test/conformance/runtime
+  go test -c -tags=e2e -trimpath -o "$d/tests.new/ingress-conformance.test" knative.dev/networking/test/conformance/ingress
+  rm -rf "$d/tests"
+  mv "$d/tests.new" "$d/tests"
+  say "knative serving $KNATIVE_SERVING_VERSION: conformance suites compiled in $(($(date +%s) - start))s"
 fi
 
 echo "KNATIVE_SERVING_VERSION=$KNATIVE_SERVING_VERSION"
 echo "KNATIVE_BIN=$d/bin"
 echo "KNATIVE_KODATA=$d/kodata"
+echo "KNATIVE_TESTS=$d/tests"

@@ -11,7 +11,8 @@
 // (~/.cache/tidal/knative-serving-<version>/oci/<name>), so only a rebuilt binary or base is packaged again.
 //
 //   npm run images:knative -- --registry https://127.0.0.1:5443 --ca ca.pem [--prefix knative] [--tag latest]
-//                             [--user u] (password in TIDAL_IMAGE_PASSWORD) [--no-push]
+//                             [--user u] (password in TIDAL_IMAGE_PASSWORD) [--no-push] [--control-plane]
+//   (--control-plane: upstream's controller, webhook, activator and autoscaler images too)
 //   prints `<name> <registry>/<prefix>/<name>:<tag>@<digest>` per image
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -43,12 +44,19 @@ export const KO_DATA_PATH = '/var/run/ko';
 /** Bumped when what goes into an image changes, so cached layouts are assembled again. */
 const RECIPE = 1;
 
+/** What an image is for: queue-proxy, a test image, or a part of upstream's own control plane. */
+export type KnativeImageRole = 'queue' | 'test' | 'serving';
+
 export interface KnativeBinaries {
   version: string;
   binDir: string;
   kodataDir: string;
+  /** The compiled conformance suites (`<name>.test`). */
+  testsDir: string;
   /** Image name → Go import path, in build order. */
   packages: Record<string, string>;
+  /** Image name → its role. */
+  roles: Record<string, KnativeImageRole>;
 }
 
 /**
@@ -65,9 +73,10 @@ export function buildKnativeBinaries(onProgress: (line: string) => void = (l) =>
           .filter((l) => /^[A-Z_]+=/.test(l))
           .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
       );
-      const { KNATIVE_SERVING_VERSION: version, KNATIVE_BIN: binDir, KNATIVE_KODATA: kodataDir } = vars;
-      if (!version || !binDir || !kodataDir) return reject(new Error(`dev/build-knative.sh printed no KNATIVE_BIN: ${stdout}`));
-      resolve({ version, binDir, kodataDir, packages: parsePackages(readFileSync(path.join(path.dirname(binDir), 'packages.tsv'), 'utf8')) });
+      const { KNATIVE_SERVING_VERSION: version, KNATIVE_BIN: binDir, KNATIVE_KODATA: kodataDir, KNATIVE_TESTS: testsDir } = vars;
+      if (!version || !binDir || !kodataDir || !testsDir) return reject(new Error(`dev/build-knative.sh printed no KNATIVE_BIN: ${stdout}`));
+      const tsv = readFileSync(path.join(path.dirname(binDir), 'packages.tsv'), 'utf8');
+      resolve({ version, binDir, kodataDir, testsDir, packages: parsePackages(tsv), roles: parseRoles(tsv) });
     });
     let partial = '';
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -84,6 +93,16 @@ export function parsePackages(tsv: string): Record<string, string> {
   for (const line of tsv.split('\n')) {
     const [name, pkg] = line.split('\t');
     if (name && pkg) out[name] = pkg;
+  }
+  return out;
+}
+
+/** `name<TAB>import path<TAB>role` lines → image name → role (test when the column is missing). */
+export function parseRoles(tsv: string): Record<string, KnativeImageRole> {
+  const out: Record<string, KnativeImageRole> = {};
+  for (const line of tsv.split('\n')) {
+    const [name, pkg, role] = line.split('\t');
+    if (name && pkg) out[name] = role === 'queue' || role === 'serving' ? role : 'test';
   }
   return out;
 }
@@ -171,13 +190,19 @@ function sourceKey(base: Layer, binary: string, kodata: string | undefined, vers
   return JSON.stringify({ recipe: RECIPE, base: base.digest, version, importPath, binary: [st.size, st.mtimeMs], kodata: kodataFiles });
 }
 
+/** The images a stack with a real node needs: queue-proxy and the test images (upstream's control plane only on request). */
+export const DEFAULT_ROLES: KnativeImageRole[] = ['queue', 'test'];
+
 /**
- * Builds the binaries (dev/build-knative.sh) and returns every image, image name → image, assembling only those whose
+ * Builds the binaries (dev/build-knative.sh) and returns the images of `roles` (default {@link DEFAULT_ROLES}), image name → image, assembling only those whose
  * binary, kodata or base changed since their layout was cached.
  */
-export async function buildKnativeImages(opts: { onProgress?: (line: string) => void } = {}): Promise<Record<string, KnativeImage>> {
+export async function buildKnativeImages(
+  opts: { onProgress?: (line: string) => void; roles?: KnativeImageRole[] } = {},
+): Promise<Record<string, KnativeImage>> {
   const log = opts.onProgress ?? ((l: string) => process.stderr.write(`${l}\n`));
   const bins = await buildKnativeBinaries(log);
+  const roles = opts.roles ?? DEFAULT_ROLES;
   const ociDir = path.join(path.dirname(bins.binDir), 'oci');
   mkdirSync(ociDir, { recursive: true });
   const base = makeLayer('base', baseEntries());
@@ -185,6 +210,7 @@ export async function buildKnativeImages(opts: { onProgress?: (line: string) => 
   const started = Date.now();
   let assembled = 0;
   for (const [name, importPath] of Object.entries(bins.packages)) {
+    if (!roles.includes(bins.roles[name] ?? 'test')) continue;
     const binary = path.join(bins.binDir, name);
     const kodataDir = path.join(bins.kodataDir, name);
     const kodata = existsSync(kodataDir) ? kodataDir : undefined;
@@ -249,7 +275,7 @@ export async function pushKnativeImages(
 
 async function main(args: string[]): Promise<void> {
   const started = Date.now();
-  const images = await buildKnativeImages();
+  const images = await buildKnativeImages({ roles: args.includes('--control-plane') ? [...DEFAULT_ROLES, 'serving'] : DEFAULT_ROLES });
   for (const { name, image } of Object.values(images)) {
     const size = image.layers.reduce((n, l) => n + l.size, 0);
     const unpacked = image.layers.reduce((n, l) => n + l.uncompressedSize, 0);

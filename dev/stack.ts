@@ -108,6 +108,27 @@ export const realTestPorts: StackPorts = {
   ingressPrivate: 19081,
 };
 
+/**
+ * The conformance run's ports (dev/conformance.ts), clear of the others. Its public ingress port lies in the API
+ * server's NodePort range: the suites find the ingress through a NodePort Service whose nodePort is that port.
+ */
+export const conformancePorts: StackPorts = {
+  etcdClient: 17379,
+  etcdPeer: 17380,
+  apiserver: 17443,
+  controllerManager: 17257,
+  scheduler: 17259,
+  temporal: 17233,
+  temporalUi: 17283,
+  temporalHttp: 17243,
+  temporalMetrics: 17244,
+  controllerMetrics: 17564,
+  webhook: 17843,
+  controllerWebhook: 17844,
+  ingress: 31080,
+  ingressPrivate: 31081,
+};
+
 export interface StackOptions {
   dir: string;
   ports: StackPorts;
