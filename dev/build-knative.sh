@@ -16,7 +16,8 @@
 # (403 on 2026-12-06), so those four are replaced with the versions v0.50.0 pins (July 2026), which it serves;
 # serving@v0.51.0's own source is unchanged and builds against them.
 #
-# Prints KNATIVE_SERVING_VERSION=, KNATIVE_BIN=, KNATIVE_KODATA= and KNATIVE_TESTS= on stdout, progress on stderr.
+# Prints KNATIVE_SERVING_VERSION=, KNATIVE_BIN=, KNATIVE_KODATA=, KNATIVE_TESTS= and KNATIVE_MODULE= (the module's
+# source) on stdout, progress on stderr.
 # Usage: dev/build-knative.sh        KNATIVE_SERVING_VERSION=v0.51.0 by default
 set -euo pipefail
 
@@ -111,3 +112,4 @@ echo "KNATIVE_SERVING_VERSION=$KNATIVE_SERVING_VERSION"
 echo "KNATIVE_BIN=$d/bin"
 echo "KNATIVE_KODATA=$d/kodata"
 echo "KNATIVE_TESTS=$d/tests"
+echo "KNATIVE_MODULE=$GOMODCACHE/knative.dev/serving@$KNATIVE_SERVING_VERSION"

@@ -53,6 +53,8 @@ export interface KnativeBinaries {
   kodataDir: string;
   /** The compiled conformance suites (`<name>.test`). */
   testsDir: string;
+  /** knative.dev/serving's module source (test/config, config/core). */
+  moduleDir: string;
   /** Image name → Go import path, in build order. */
   packages: Record<string, string>;
   /** Image name → its role. */
@@ -73,10 +75,17 @@ export function buildKnativeBinaries(onProgress: (line: string) => void = (l) =>
           .filter((l) => /^[A-Z_]+=/.test(l))
           .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
       );
-      const { KNATIVE_SERVING_VERSION: version, KNATIVE_BIN: binDir, KNATIVE_KODATA: kodataDir, KNATIVE_TESTS: testsDir } = vars;
-      if (!version || !binDir || !kodataDir || !testsDir) return reject(new Error(`dev/build-knative.sh printed no KNATIVE_BIN: ${stdout}`));
+      const {
+        KNATIVE_SERVING_VERSION: version,
+        KNATIVE_BIN: binDir,
+        KNATIVE_KODATA: kodataDir,
+        KNATIVE_TESTS: testsDir,
+        KNATIVE_MODULE: moduleDir,
+      } = vars;
+      if (!version || !binDir || !kodataDir || !testsDir || !moduleDir)
+        return reject(new Error(`dev/build-knative.sh printed no KNATIVE_BIN: ${stdout}`));
       const tsv = readFileSync(path.join(path.dirname(binDir), 'packages.tsv'), 'utf8');
-      resolve({ version, binDir, kodataDir, testsDir, packages: parsePackages(tsv), roles: parseRoles(tsv) });
+      resolve({ version, binDir, kodataDir, testsDir, moduleDir, packages: parsePackages(tsv), roles: parseRoles(tsv) });
     });
     let partial = '';
     child.stderr?.on('data', (chunk: Buffer) => {

@@ -53,7 +53,7 @@ const UPSTREAM_NAMES = [
   'volumes',
   'slowstart',
   'wsserver',
-  'revisionfailure',
+  'configmimic',
 ];
 const HELLO_TEXT = 'Hello World! How about some tasty noodles?';
 

@@ -1,0 +1,226 @@
+// The conformance run's results: `go test -json` events (test2json) folded into one outcome per test, and the
+// Markdown table docs/conformance.md keeps, Tidal's column beside upstream's. Pure: the runner (dev/conformance.ts)
+// does the I/O.
+
+/** One line of `go tool test2json` output. */
+export interface TestEvent {
+  Action: 'start' | 'run' | 'pause' | 'cont' | 'pass' | 'fail' | 'skip' | 'output' | 'bench';
+  Test?: string;
+  Package?: string;
+  Output?: string;
+  Elapsed?: number;
+}
+
+export type Outcome = 'pass' | 'fail' | 'skip';
+
+export interface TestResult {
+  /** Top-level test name, e.g. `TestRevisionTimeout`. */
+  test: string;
+  outcome: Outcome;
+  seconds: number;
+  /** For a failure: the first error the test logged (`file.go:123: …`); for a skip: its reason. */
+  detail?: string;
+  /** Subtests that failed. */
+  failedSubtests: string[];
+}
+
+export interface SuiteRun {
+  suite: string;
+  results: TestResult[];
+  /** Set when the binary ended without a verdict for every test it started (a panic, a timeout). */
+  aborted?: string;
+  seconds: number;
+}
+
+/** `file_test.go:123: message` as `go test` prints a t.Error/t.Fatal/t.Skip line, with its indentation. */
+const LOGGED = /^\s+(\S+\.go:\d+: .*)$/;
+
+/** test2json output lines (non-JSON lines are ignored) → one result per top-level test, in the order they started. */
+export function foldEvents(lines: string[]): { results: TestResult[]; unfinished: string[] } {
+  const events: TestEvent[] = [];
+  for (const line of lines) {
+    if (!line.startsWith('{')) continue;
+    try {
+      events.push(JSON.parse(line) as TestEvent);
+    } catch {
+      // a line cut short by a killed process: nothing to fold
+    }
+  }
+  const order: string[] = [];
+  const verdict = new Map<string, { outcome: Outcome; seconds: number }>();
+  const firstLogged = new Map<string, string>();
+  const failedSubtests = new Map<string, string[]>();
+  for (const e of events) {
+    if (!e.Test) continue;
+    const top = e.Test.split('/')[0] ?? e.Test;
+    if (e.Action === 'run' && top === e.Test && !order.includes(top)) order.push(top);
+    if (e.Action === 'output' && e.Output && !firstLogged.has(e.Test)) {
+      const m = LOGGED.exec(e.Output.replace(/\n$/, ''));
+      if (m?.[1]) firstLogged.set(e.Test, m[1]);
+    }
+    if (e.Action === 'pass' || e.Action === 'fail' || e.Action === 'skip') {
+      if (e.Test === top) verdict.set(top, { outcome: e.Action, seconds: e.Elapsed ?? 0 });
+      else if (e.Action === 'fail') failedSubtests.set(top, [...(failedSubtests.get(top) ?? []), e.Test.slice(top.length + 1)]);
+    }
+  }
+  const results: TestResult[] = [];
+  const unfinished: string[] = [];
+  for (const test of order) {
+    const v = verdict.get(test);
+    if (!v) {
+      unfinished.push(test);
+      continue;
+    }
+    const subs = failedSubtests.get(test) ?? [];
+    // A failure's own line, else its first failed subtest's.
+    const detail = firstLogged.get(test) ?? (subs[0] !== undefined ? firstLogged.get(`${test}/${subs[0]}`) : undefined);
+    results.push({ test, outcome: v.outcome, seconds: v.seconds, failedSubtests: subs, ...(v.outcome !== 'pass' && detail ? { detail } : {}) });
+  }
+  return { results, unfinished };
+}
+
+export interface TargetRun {
+  /** `Tidal <version>` or `Knative Serving v0.51.0`. */
+  label: string;
+  suites: SuiteRun[];
+}
+
+export interface ConformanceDoc {
+  date: string;
+  commit: string;
+  versions: string[];
+  flags: string;
+  tidal?: TargetRun;
+  upstream?: TargetRun;
+  ingress?: TargetRun;
+  /** Tests Tidal may fail where upstream passes, because they exercise what Tidal leaves out by design. */
+  byDesign: Record<string, string>;
+}
+
+/**
+ * What Tidal leaves out by design, and the conformance tests that exercise it: hakn keeps every Revision at its
+ * minimum scale (no scale to zero), so no test that needs a Revision to reach zero pods can pass.
+ */
+export const BY_DESIGN: Record<string, string> = {};
+
+const escapeCell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const cut = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+function cell(r: TestResult | undefined): string {
+  if (!r) return '—';
+  const mark = r.outcome === 'pass' ? 'pass' : r.outcome === 'skip' ? 'skipped' : '**fail**';
+  const time = r.outcome === 'skip' ? '' : ` (${r.seconds.toFixed(1)} s)`;
+  const subs = r.outcome === 'fail' && r.failedSubtests.length > 0 ? `; subtests: ${r.failedSubtests.slice(0, 4).join(', ')}` : '';
+  return `${mark}${time}${r.detail ? `: ${escapeCell(cut(r.detail))}` : ''}${escapeCell(subs)}`;
+}
+
+/** Counts of one target's results. */
+export function tally(run: TargetRun | undefined): { pass: number; fail: number; skip: number; seconds: number } {
+  const all = run?.suites.flatMap((s) => s.results) ?? [];
+  return {
+    pass: all.filter((r) => r.outcome === 'pass').length,
+    fail: all.filter((r) => r.outcome === 'fail').length,
+    skip: all.filter((r) => r.outcome === 'skip').length,
+    seconds: run?.suites.reduce((n, s) => n + s.seconds, 0) ?? 0,
+  };
+}
+
+/** Of the tests upstream passes, those Tidal passes too, and those it does not (by design or not). */
+export function compare(doc: Pick<ConformanceDoc, 'tidal' | 'upstream' | 'byDesign'>): {
+  upstreamPasses: number;
+  tidalPassesOfThose: number;
+  missing: string[];
+  excused: string[];
+} {
+  const key = (suite: string, test: string) => `${suite} ${test}`;
+  const tidal = new Map((doc.tidal?.suites ?? []).flatMap((s) => s.results.map((r) => [key(s.suite, r.test), r] as const)));
+  const passed = (doc.upstream?.suites ?? []).flatMap((s) =>
+    s.results.filter((r) => r.outcome === 'pass').map((r) => ({ suite: s.suite, test: r.test })),
+  );
+  const missing: string[] = [];
+  const excused: string[] = [];
+  let ok = 0;
+  for (const { suite, test } of passed) {
+    if (tidal.get(key(suite, test))?.outcome === 'pass') ok++;
+    else if (doc.byDesign[test]) excused.push(test);
+    else missing.push(test);
+  }
+  return { upstreamPasses: passed.length, tidalPassesOfThose: ok, missing, excused };
+}
+
+function suiteTable(suite: string, runs: { label: string; suite?: SuiteRun }[], byDesign: Record<string, string>): string[] {
+  const names: string[] = [];
+  for (const r of runs) for (const t of r.suite?.results ?? []) if (!names.includes(t.test)) names.push(t.test);
+  const lines = [`### ${suite}`, '', `| test | ${runs.map((r) => r.label).join(' | ')} |`, `|---|${runs.map(() => '---|').join('')}`];
+  for (const name of names) {
+    const note = byDesign[name] ? ` (by design: ${byDesign[name]})` : '';
+    lines.push(`| ${name}${escapeCell(note)} | ${runs.map((r) => cell(r.suite?.results.find((t) => t.test === name))).join(' | ')} |`);
+  }
+  const aborted = runs.filter((r) => r.suite?.aborted);
+  for (const r of aborted) lines.push('', `${r.label}: the suite did not finish: ${escapeCell(r.suite?.aborted ?? '')}`);
+  return [...lines, ''];
+}
+
+const summary = (label: string, run: TargetRun | undefined) => {
+  const t = tally(run);
+  return `- ${label}: ${t.pass} passed, ${t.fail} failed, ${t.skip} skipped in ${Math.round(t.seconds)} s`;
+};
+
+/** docs/conformance.md. */
+export function renderConformance(doc: ConformanceDoc): string {
+  const cmp = compare(doc);
+  const targets = [
+    { label: doc.tidal?.label ?? 'Tidal', run: doc.tidal },
+    { label: doc.upstream?.label ?? 'upstream', run: doc.upstream },
+  ].filter((t) => t.run);
+  const suites: string[] = [];
+  for (const t of targets) for (const s of t.run?.suites ?? []) if (!suites.includes(s.suite)) suites.push(s.suite);
+  const out = [
+    '# Conformance',
+    '',
+    "Knative Serving's own conformance suite (`knative.dev/serving/test/conformance`: `api/v1` and `runtime`), compiled from",
+    'the module source and run by `npm run conformance` against a real-node stack (dev/conformance.ts): once with Tidal as',
+    "the control plane, once with upstream Knative Serving's controller, webhook, activator and autoscaler built from the",
+    'same module, on the same node, registry and ingress (Traefik). The file is written by the run; the tables are its output.',
+    '',
+    `Run ${doc.date} on commit ${doc.commit}. ${doc.versions.join('; ')}.`,
+    '',
+    `Flags: \`${doc.flags}\``,
+    '',
+    '## Summary',
+    '',
+    ...targets.map((t) => summary(t.label, t.run)),
+    ...(doc.tidal && doc.upstream
+      ? [
+          `- Of the ${cmp.upstreamPasses} tests upstream passes, Tidal passes ${cmp.tidalPassesOfThose}` +
+            (cmp.excused.length ? `; by design it does not pass ${cmp.excused.join(', ')}` : '') +
+            (cmp.missing.length ? `; it fails ${cmp.missing.join(', ')}` : '') +
+            '.',
+        ]
+      : []),
+    '',
+  ];
+  if (Object.keys(doc.byDesign).length > 0) {
+    out.push('## What Tidal leaves out by design', '');
+    for (const [test, why] of Object.entries(doc.byDesign)) out.push(`- \`${test}\`: ${why}`);
+    out.push('');
+  }
+  out.push('## Per test', '');
+  for (const suite of suites) {
+    out.push(
+      ...suiteTable(
+        suite,
+        targets.map((t) => ({ label: t.label, suite: t.run?.suites.find((s) => s.suite === suite) })),
+        doc.byDesign,
+      ),
+    );
+  }
+  if (doc.ingress) {
+    out.push('## KIngress conformance against Traefik', '', summary(doc.ingress.label, doc.ingress), '');
+    for (const s of doc.ingress.suites) out.push(...suiteTable(s.suite, [{ label: doc.ingress.label, suite: s }], {}));
+  }
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
+}

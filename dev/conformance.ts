@@ -1,0 +1,225 @@
+// `npm run conformance`: Knative Serving's own conformance suite (knative.dev/serving/test/conformance, `api/v1` and
+// `runtime`, compiled from the module source by dev/build-knative.sh) against a real-node stack, as the suite's
+// documentation runs it against other implementations: test images in the stack's registry (--dockerrepo), the
+// ingress on 127.0.0.1 (--ingressendpoint, with a NodePort Service that maps port 80 to the stack's ingress port),
+// no resolvable domain, no log stream. Writes docs/conformance.md with a table per suite.
+//
+//   npm run conformance [-- --against tidal|upstream|both] [--suites api/v1,runtime] [--run <regexp>] [--keep]
+//                          [--parallel N] [--no-doc]
+//
+// Each target gets a stack of its own in .tidal/conformance/<target> on the conformance ports, one after the other;
+// its results are kept in .tidal/conformance/<target>.json so the document can combine runs made separately.
+import { execFile, spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { parseAllDocuments } from 'yaml';
+import { argValue } from './cli-args.js';
+import { BY_DESIGN, foldEvents, renderConformance, type ConformanceDoc, type SuiteRun, type TargetRun } from './conformance-report.js';
+import { buildKnativeBinaries, pushKnativeImages, QUEUE_IMAGE, type KnativeBinaries } from './knative-images.js';
+import { INGRESS_NAMESPACE } from './ingress.js';
+import { startRegistry, stopRegistry } from './registry.js';
+import { conformancePorts, kubectl, repoRoot, stackDown, stackUp, type StackInfo } from './stack.js';
+import { TRAEFIK_INGRESS_CLASS, TRAEFIK_VERSION } from './traefik.js';
+
+const run = promisify(execFile);
+const say = (s: string) => console.error(`[conformance] ${s}`);
+
+export type Target = 'tidal' | 'upstream';
+
+/** The suites and their compiled binaries (dev/build-knative.sh's tests/). */
+export const SUITES: Record<string, { binary: string; pkg: string }> = {
+  'api/v1': { binary: 'conformance-api-v1.test', pkg: 'knative.dev/serving/test/conformance/api/v1' },
+  runtime: { binary: 'conformance-runtime.test', pkg: 'knative.dev/serving/test/conformance/runtime' },
+};
+
+const REGISTRY_PORT = 17543;
+/** The NodePort Service the suites' ingress lookup reads (GATEWAY_OVERRIDE / GATEWAY_NAMESPACE_OVERRIDE). */
+const GATEWAY = { name: 'conformance-gateway', namespace: INGRESS_NAMESPACE };
+
+/** The flags the suite documents for a cluster whose domain does not resolve and whose logs it cannot stream. */
+export function suiteFlags(o: { kubeconfig: string; registryHost: string }): string[] {
+  return [
+    `--kubeconfig=${o.kubeconfig}`,
+    '--ingressendpoint=127.0.0.1',
+    `--dockerrepo=${o.registryHost}/knative`,
+    '--resolvabledomain=false',
+    '--disable-logstream',
+    `--ingress-class=${TRAEFIK_INGRESS_CLASS}`,
+  ];
+}
+
+/** The Service the suites look the ingress up by: port 80 maps to `nodePort`, the stack's ingress port on 127.0.0.1. */
+export function gatewayService(nodePort: number): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: GATEWAY.name, namespace: GATEWAY.namespace },
+    spec: { type: 'NodePort', ports: [{ name: 'http', port: 80, targetPort: 80, nodePort }] },
+  };
+}
+
+/** The namespaces, config map and secret upstream's test/config creates before a run. */
+function testResources(moduleDir: string): string {
+  const docs = ['cluster-resources.yaml', 'test-resources.yaml'].flatMap((f) =>
+    parseAllDocuments(readFileSync(path.join(moduleDir, 'test', 'config', f), 'utf8'))
+      .map((d) => d.toJSON() as Record<string, unknown> | null)
+      .filter((o): o is Record<string, unknown> => o !== null),
+  );
+  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs });
+}
+
+/** Runs one suite's binary under test2json, logging its events to `logFile`; returns its results. */
+async function runSuite(suite: string, knative: KnativeBinaries, args: string[], env: NodeJS.ProcessEnv, logFile: string): Promise<SuiteRun> {
+  const spec = SUITES[suite];
+  if (!spec) throw new Error(`no suite ${suite}: ${Object.keys(SUITES).join(', ')}`);
+  const started = Date.now();
+  const go = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
+  const child = spawn(go, ['tool', 'test2json', '-t', '-p', spec.pkg, path.join(knative.testsDir, spec.binary), '-test.v=test2json', ...args], {
+    cwd: path.join(knative.moduleDir, spec.pkg.replace('knative.dev/serving/', '')),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const log = createWriteStream(logFile);
+  const lines: string[] = [];
+  const rl = createInterface({ input: child.stdout });
+  rl.on('line', (line) => {
+    lines.push(line);
+    log.write(`${line}\n`);
+    if (!line.startsWith('{')) return;
+    const e = JSON.parse(line) as { Action: string; Test?: string; Elapsed?: number };
+    if (e.Test && !e.Test.includes('/') && (e.Action === 'pass' || e.Action === 'fail' || e.Action === 'skip'))
+      say(`${suite} ${e.Test}: ${e.Action} (${(e.Elapsed ?? 0).toFixed(1)} s)`);
+  });
+  child.stderr.on('data', (b: Buffer) => log.write(b));
+  const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
+  log.end();
+  const { results, unfinished } = foldEvents(lines);
+  const seconds = (Date.now() - started) / 1000;
+  const aborted =
+    unfinished.length > 0
+      ? `exit code ${code}; no verdict for ${unfinished.join(', ')} (see ${path.relative(repoRoot, logFile)})`
+      : results.length === 0
+        ? `exit code ${code}, no test ran (see ${path.relative(repoRoot, logFile)})`
+        : undefined;
+  return { suite, results, seconds, ...(aborted ? { aborted } : {}) };
+}
+
+async function gitCommit(): Promise<string> {
+  try {
+    return (await run('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot })).stdout.trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** Brings up the target's stack, runs the suites against it, stops it (unless `keep`). */
+export async function runTarget(target: Target, o: { suites: string[]; run?: string; parallel?: number; keep?: boolean }): Promise<TargetRun> {
+  const dir = path.join(repoRoot, '.tidal', 'conformance', target);
+  const log = (s: string) => say(`${target}: ${s}`);
+  await stackDown(dir, { log });
+  await stopRegistry(path.join(dir, 'registry'));
+  mkdirSync(dir, { recursive: true });
+  const knative = await buildKnativeBinaries((l) => log(l));
+  const registry = await startRegistry({ dir: path.join(dir, 'registry'), port: REGISTRY_PORT, auth: false, tls: true });
+  const caFile = path.join(dir, 'registry-cas.pem');
+  writeFileSync(caFile, registry.caPem ?? '');
+  const images = await pushKnativeImages(registry);
+  const queue = images[QUEUE_IMAGE];
+  if (!queue) throw new Error('no queue-proxy image was built');
+  const ports = conformancePorts;
+  let info: StackInfo | undefined;
+  try {
+    info = await stackUp({
+      dir,
+      ports,
+      ui: false,
+      nodes: 0,
+      realNode: { registryPort: REGISTRY_PORT, registryCaFile: caFile, queueImage: `${registry.host}/knative/${QUEUE_IMAGE}@${queue.digest}` },
+      controller: target === 'tidal',
+      controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile },
+      log,
+    });
+    await kubectl(info, ['apply', '-f', '-'], testResources(knative.moduleDir));
+    await kubectl(info, ['apply', '-f', '-'], JSON.stringify(gatewayService(ports.ingress ?? 0)));
+    const flags = suiteFlags({ kubeconfig: info.kubeconfig, registryHost: registry.host });
+    const testArgs = [
+      ...flags,
+      '-test.timeout=60m',
+      ...(o.parallel ? [`-test.parallel=${o.parallel}`] : []),
+      ...(o.run ? [`-test.run=${o.run}`] : []),
+    ];
+    const env = { ...process.env, GATEWAY_OVERRIDE: GATEWAY.name, GATEWAY_NAMESPACE_OVERRIDE: GATEWAY.namespace };
+    const suites: SuiteRun[] = [];
+    for (const suite of o.suites) {
+      log(`running ${suite}`);
+      const logFile = path.join(path.dirname(dir), `${target}-${suite.replace('/', '-')}.jsonl`);
+      suites.push(await runSuite(suite, knative, testArgs, env, logFile));
+    }
+    const label = target === 'tidal' ? `Tidal ${await gitCommit()}` : `Knative Serving ${knative.version}`;
+    return { label, suites };
+  } finally {
+    if (o.keep) log(`kept running in ${dir} (KUBECONFIG=${path.join(dir, 'kubeconfig')})`);
+    else {
+      await stackDown(dir, { log });
+      await stopRegistry(path.join(dir, 'registry'));
+    }
+  }
+}
+
+const resultsFile = (target: Target | 'ingress') => path.join(repoRoot, '.tidal', 'conformance', `${target}.json`);
+
+function readResults(target: Target | 'ingress'): TargetRun | undefined {
+  const f = resultsFile(target);
+  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as TargetRun) : undefined;
+}
+
+async function main(args: string[]): Promise<void> {
+  const against = argValue(args, 'against') ?? 'both';
+  if (against !== 'both' && against !== 'tidal' && against !== 'upstream') throw new Error(`--against tidal|upstream|both, not ${against}`);
+  const targets: Target[] = against === 'both' ? ['tidal', 'upstream'] : [against];
+  const suites = (argValue(args, 'suites') ?? Object.keys(SUITES).join(',')).split(',');
+  const runPattern = argValue(args, 'run');
+  const parallel = argValue(args, 'parallel');
+  for (const target of targets) {
+    const started = Date.now();
+    const result = await runTarget(target, {
+      suites,
+      ...(runPattern ? { run: runPattern } : {}),
+      ...(parallel ? { parallel: Number(parallel) } : {}),
+      keep: args.includes('--keep'),
+    });
+    writeFileSync(resultsFile(target), JSON.stringify(result, null, 2));
+    say(`${target}: done in ${Math.round((Date.now() - started) / 1000)} s`);
+  }
+  const knative = await buildKnativeBinaries(() => {});
+  const doc: ConformanceDoc = {
+    date: new Date().toISOString().slice(0, 10),
+    commit: await gitCommit(),
+    versions: [
+      `knative.dev/serving ${knative.version} (its knative.dev dependencies at v0.50.0's pins: dev/build-knative.sh)`,
+      'Kubernetes v1.35.4 (a real kubelet, containerd 1.6, runc)',
+      `Traefik ${TRAEFIK_VERSION} with its Knative provider`,
+    ],
+    flags: suiteFlags({ kubeconfig: '<kubeconfig>', registryHost: `127.0.0.1:${REGISTRY_PORT}` }).join(' '),
+    byDesign: BY_DESIGN,
+  };
+  const tidal = readResults('tidal');
+  const upstream = readResults('upstream');
+  const ingress = readResults('ingress');
+  if (tidal) doc.tidal = tidal;
+  if (upstream) doc.upstream = upstream;
+  if (ingress) doc.ingress = ingress;
+  const md = renderConformance(doc);
+  process.stdout.write(md);
+  if (!args.includes('--no-doc')) writeFileSync(path.join(repoRoot, 'docs', 'conformance.md'), md);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    say(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    process.exit(1);
+  });
+}
