@@ -14,7 +14,9 @@
 #
 # v0.51.0 pins knative.dev/pkg, networking, caching and hack at pseudo-versions whose module zips the proxy refuses
 # (403 on 2026-12-06), so those four are replaced with the versions v0.50.0 pins (July 2026), which it serves;
-# serving@v0.51.0's own source is unchanged and builds against them.
+# serving@v0.51.0's own source is unchanged and builds against them. OpenTelemetry goes back to v0.50.0's versions
+# with them: that knative.dev/pkg names semconv v1.41.0's schema, OpenTelemetry v1.47's SDK v1.43.0's, and every
+# binary that merges the two resources (queue-proxy first) exits with "conflicting Schema URL".
 #
 # Prints KNATIVE_SERVING_VERSION=, KNATIVE_BIN=, KNATIVE_KODATA=, KNATIVE_TESTS= and KNATIVE_MODULE= (the module's
 # source) on stdout, progress on stderr.
@@ -32,8 +34,19 @@ if [[ $KNATIVE_SERVING_VERSION == v0.51.0 ]]; then
     [knative.dev/networking]=v0.0.0-20260727162500-c7a7b772cac9
     [knative.dev/caching]=v0.0.0-20260727161800-0edbf88bc267
     [knative.dev/hack]=v0.0.0-20260428014158-b2a37f1b6e7b
+    [go.opentelemetry.io/otel/exporters/prometheus]=v0.66.0
+    [go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp]=v0.69.0
+    [go.opentelemetry.io/contrib/instrumentation/runtime]=v0.69.0
+    [go.opentelemetry.io/proto/otlp]=v1.10.0
   )
+  for m in otel otel/metric otel/sdk otel/sdk/metric otel/trace otel/exporters/stdout/stdouttrace \
+    otel/exporters/otlp/otlptrace otel/exporters/otlp/otlptrace/otlptracegrpc otel/exporters/otlp/otlptrace/otlptracehttp \
+    otel/exporters/otlp/otlpmetric/otlpmetricgrpc otel/exporters/otlp/otlpmetric/otlpmetrichttp; do
+    REPLACE[go.opentelemetry.io/$m]=v1.44.0
+  done
 fi
+# Bumped when what goes into bin/ or tests/ changes (the replacements above), so a cached build is made again.
+RECIPE=2
 CONTROL_PLANE=(controller webhook activator autoscaler)
 
 d="$CACHE/knative-serving-$KNATIVE_SERVING_VERSION"
@@ -53,7 +66,7 @@ module() {
 }
 
 # bin/ and tests/ appear only complete (built in *.new/, then renamed), so their presence means built.
-if [[ -x $d/bin/queue && -x $d/bin/controller && -s $d/packages.tsv ]]; then
+if [[ -x $d/bin/queue && -x $d/bin/controller && -s $d/packages.tsv && $(cat "$d/bin/.recipe" 2>/dev/null) == "$RECIPE" ]]; then
   say "knative serving $KNATIVE_SERVING_VERSION: images cached in $d/bin"
 else
   command -v go >/dev/null 2>&1 || die "'go' is not on PATH: install Go (e.g. /usr/local/go/bin) to build Knative's queue-proxy and test images"
@@ -85,6 +98,7 @@ else
     cp -rL "$dir/kodata" "$d/kodata.new/$name"
     chmod -R u+w "$d/kodata.new/$name"
   done < <(go list -f '{{.ImportPath}}{{"\t"}}{{.Dir}}' "${pkgs[@]}")
+  echo "$RECIPE" >"$d/bin.new/.recipe"
   rm -rf "$d/bin" "$d/kodata"
   mv "$d/kodata.new" "$d/kodata"
   mv "$d/packages.tsv.new" "$d/packages.tsv"
@@ -92,7 +106,8 @@ else
   say "knative serving $KNATIVE_SERVING_VERSION: images built in $(($(date +%s) - start))s"
 fi
 
-if [[ -x $d/tests/conformance-api-v1.test && -x $d/tests/conformance-runtime.test && -x $d/tests/ingress-conformance.test ]]; then
+if [[ -x $d/tests/conformance-api-v1.test && -x $d/tests/conformance-runtime.test && -x $d/tests/ingress-conformance.test &&
+  $(cat "$d/tests/.recipe" 2>/dev/null) == "$RECIPE" ]]; then
   say "knative serving $KNATIVE_SERVING_VERSION: conformance suites cached in $d/tests"
 else
   start=$(date +%s)
@@ -103,6 +118,7 @@ else
   go test -c -tags=e2e -trimpath -o "$d/tests.new/conformance-api-v1.test" knative.dev/serving/test/conformance/api/v1
   go test -c -tags=e2e -trimpath -o "$d/tests.new/conformance-runtime.test" knative.dev/serving/test/conformance/runtime
   go test -c -tags=e2e -trimpath -o "$d/tests.new/ingress-conformance.test" knative.dev/networking/test/conformance/ingress
+  echo "$RECIPE" >"$d/tests.new/.recipe"
   rm -rf "$d/tests"
   mv "$d/tests.new" "$d/tests"
   say "knative serving $KNATIVE_SERVING_VERSION: conformance suites compiled in $(($(date +%s) - start))s"
