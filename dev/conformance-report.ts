@@ -32,8 +32,23 @@ export interface SuiteRun {
   seconds: number;
 }
 
-/** `file_test.go:123: message` as `go test` prints a t.Error/t.Fatal/t.Skip line, with its indentation. */
-const LOGGED = /^\s+(\S+\.go:\d+: .*)$/;
+/** `file_test.go:123: message` as `go test` prints a t.Log/t.Error/t.Fatal/t.Skip line (indented 4); continuation lines are indented 8. */
+const LOGGED = /^ {4}(\S+\.go:\d+:)(?: (.*))?$/;
+const CONTINUED = /^ {8}(.*\S.*)$/;
+/** Words of a failure message, to pick it among a test's progress logs. */
+const FAILURE_WORDS = /error|fail|expected|want|got|timed out|timeout|unexpected|mismatch|unable|cannot|not ready/i;
+
+/** One logged message: `file.go:123: first line` (a message that starts on the next line takes that line). */
+interface Logged {
+  where: string;
+  text: string;
+}
+
+function pickDetail(messages: Logged[] | undefined): string | undefined {
+  if (!messages || messages.length === 0) return undefined;
+  const m = [...messages].reverse().find((l) => FAILURE_WORDS.test(l.text)) ?? messages[messages.length - 1];
+  return m ? `${m.where} ${m.text}`.trim() : undefined;
+}
 
 /** test2json output lines (non-JSON lines are ignored) → one result per top-level test, in the order they started. */
 export function foldEvents(lines: string[]): { results: TestResult[]; unfinished: string[] } {
@@ -48,15 +63,25 @@ export function foldEvents(lines: string[]): { results: TestResult[]; unfinished
   }
   const order: string[] = [];
   const verdict = new Map<string, { outcome: Outcome; seconds: number }>();
-  const firstLogged = new Map<string, string>();
+  const logged = new Map<string, Logged[]>();
   const failedSubtests = new Map<string, string[]>();
   for (const e of events) {
     if (!e.Test) continue;
     const top = e.Test.split('/')[0] ?? e.Test;
     if (e.Action === 'run' && top === e.Test && !order.includes(top)) order.push(top);
-    if (e.Action === 'output' && e.Output && !firstLogged.has(e.Test)) {
-      const m = LOGGED.exec(e.Output.replace(/\n$/, ''));
-      if (m?.[1]) firstLogged.set(e.Test, m[1]);
+    if (e.Action === 'output' && e.Output) {
+      for (const raw of e.Output.split('\n')) {
+        const msgs = logged.get(e.Test) ?? [];
+        const m = LOGGED.exec(raw);
+        if (m?.[1]) {
+          msgs.push({ where: m[1], text: (m[2] ?? '').trim() });
+          logged.set(e.Test, msgs);
+          continue;
+        }
+        const c = CONTINUED.exec(raw);
+        const last = msgs[msgs.length - 1];
+        if (c?.[1] && last && last.text === '') last.text = c[1].trim();
+      }
     }
     if (e.Action === 'pass' || e.Action === 'fail' || e.Action === 'skip') {
       if (e.Test === top) verdict.set(top, { outcome: e.Action, seconds: e.Elapsed ?? 0 });
@@ -72,8 +97,9 @@ export function foldEvents(lines: string[]): { results: TestResult[]; unfinished
       continue;
     }
     const subs = failedSubtests.get(test) ?? [];
-    // A failure's own line, else its first failed subtest's.
-    const detail = firstLogged.get(test) ?? (subs[0] !== undefined ? firstLogged.get(`${test}/${subs[0]}`) : undefined);
+    // A failed subtest's message is the failure's; else the test's own.
+    const detail =
+      (subs[0] !== undefined ? pickDetail(logged.get(`${test}/${subs[subs.length - 1] ?? ''}`)) : undefined) ?? pickDetail(logged.get(test));
     results.push({ test, outcome: v.outcome, seconds: v.seconds, failedSubtests: subs, ...(v.outcome !== 'pass' && detail ? { detail } : {}) });
   }
   return { results, unfinished };

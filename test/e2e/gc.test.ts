@@ -137,13 +137,13 @@ afterAll(async () => {
 });
 
 describe("revision GC, hakn's config-gc", () => {
-  it('five image updates: only the latest Revision is left, its Deployment and Service gone with the others', async () => {
+  it('five image updates: the latest Revision and the one before it are left, the others gone with their Deployments and Services', async () => {
     const name = 'gc-five';
     for (let i = 1; i <= 5; i++) {
       await apply(ksvc(name, `nginx:1.2${i}`));
       await readyOn(name, `${name}-0000${i}`);
     }
-    await revisionsAre(name, [`${name}-00005`]);
+    await revisionsAre(name, [`${name}-00004`, `${name}-00005`]);
     // Their Deployments and Services follow through ownerReferences (kube-controller-manager's garbage collector).
     await eventually(
       'old Deployments gone',
@@ -154,21 +154,26 @@ describe("revision GC, hakn's config-gc", () => {
           '-l',
           `serving.knative.dev/configuration=${name}`,
         ]);
-        return deps.items.map((d) => d.metadata.name).join() === `${name}-00005-deployment` ? true : undefined;
+        return deps.items
+          .map((d) => d.metadata.name)
+          .sort()
+          .join() === `${name}-00004-deployment,${name}-00005-deployment`
+          ? true
+          : undefined;
       },
       60_000,
     );
     expect(await getObject('service', `${name}-00001`)).toBeUndefined();
     // One Event per deletion on the Configuration, and the deletions as steps in the Service workflow's history.
-    await eventually('four RevisionDeleted Events', async () => ((await deletedEvents(name)).length === 4 ? true : undefined), 15_000);
-    expect(await deletedEvents(name)).toEqual([1, 2, 3, 4].map((i) => `${name}-0000${i}`));
+    await eventually('three RevisionDeleted Events', async () => ((await deletedEvents(name)).length === 3 ? true : undefined), 15_000);
+    expect(await deletedEvents(name)).toEqual([1, 2, 3].map((i) => `${name}-0000${i}`));
     const steps = await gcSteps(`Service/default/${name}`);
     expect(steps.length).toBeGreaterThan(0);
     expect(steps.every((s) => s.summary === `collect Revisions of Configuration default/${name} (config-gc)`)).toBe(true);
-    expect(steps.flatMap((s) => s.deleted).sort()).toEqual([1, 2, 3, 4].map((i) => `${name}-0000${i}`));
+    expect(steps.flatMap((s) => s.deleted).sort()).toEqual([1, 2, 3].map((i) => `${name}-0000${i}`));
   });
 
-  it('a 90/10 split keeps both routed Revisions and collects the rest', async () => {
+  it('a 90/10 split keeps both routed Revisions and the one that served last, and collects the rest', async () => {
     const name = 'gc-split';
     await apply(ksvc(name, 'nginx:1.21'));
     await readyOn(name, `${name}-00001`);
@@ -180,11 +185,14 @@ describe("revision GC, hakn's config-gc", () => {
     await readyOn(name, `${name}-00002`);
     await apply(ksvc(name, 'nginx:1.23', split));
     await readyOn(name, `${name}-00003`);
-    await revisionsAre(name, [`${name}-00001`, `${name}-00003`]);
+    await apply(ksvc(name, 'nginx:1.24', split));
+    await readyOn(name, `${name}-00004`);
+    // 00002 went; 00003, the last to serve beside the split, stays.
+    await revisionsAre(name, [`${name}-00001`, `${name}-00003`, `${name}-00004`]);
     const traffic = (await getObject<{ status: { traffic: TrafficTarget[] } }>('ksvc', name))!.status.traffic.map(
       (t) => `${t.revisionName} ${t.percent}`,
     );
-    expect(traffic.sort()).toEqual([`${name}-00001 10`, `${name}-00003 90`]);
+    expect(traffic.sort()).toEqual([`${name}-00001 10`, `${name}-00004 90`]);
   });
 
   it('serving.knative.dev/no-gc: "true" keeps a reserve Revision; removing it lets GC take it', async () => {
@@ -196,12 +204,15 @@ describe("revision GC, hakn's config-gc", () => {
     await readyOn(name, `${name}-00002`);
     await apply(ksvc(name, 'nginx:1.23'));
     await readyOn(name, `${name}-00003`);
-    // 00002 went, so GC ran after 00001 turned reserve: 00001 stayed for its annotation alone.
-    await revisionsAre(name, [`${name}-00001`, `${name}-00003`]);
+    await apply(ksvc(name, 'nginx:1.24'));
+    await readyOn(name, `${name}-00004`);
+    // 00002 went and 00003 (the last to serve) stayed, so GC ran after 00001 turned reserve: 00001, older than both,
+    // stayed for its annotation alone.
+    await revisionsAre(name, [`${name}-00001`, `${name}-00003`, `${name}-00004`]);
     const kept = await getObject<Revision>('revision', `${name}-00001`);
     expect(kept?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
     await kubectl(['annotate', 'revision', `${name}-00001`, 'serving.knative.dev/no-gc-']);
-    await revisionsAre(name, [`${name}-00003`], 30_000);
+    await revisionsAre(name, [`${name}-00003`, `${name}-00004`], 30_000);
   });
 });
 

@@ -290,7 +290,7 @@ class Writers {
   }
 
   /**
-   * With hakn's revision GC (max-non-active-revisions 0) a Revision no traffic names may be collected between this
+   * With hakn's revision GC (min and max non-active Revisions 1) a Revision no traffic names may be collected between this
    * writer's list and its write: the Service then names a Revision that is gone — Knative reports it
    * (RevisionMissing) and only the user can fix it. A user would choose again, and so does the writer (counted
    * apart). Once the write is stored the GC keeps what it names (it reads the Service's and Routes' traffic fresh
