@@ -14,10 +14,13 @@ import { traefikEnv, traefikKubeconfig, traefikStaticConfig } from './traefik.js
 const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Entry points inside the node's namespace: public (ExternalIP rules), cluster-local, and Traefik's /ping and API. */
-export const TRAEFIK_PUBLIC_PORT = 8080;
-export const TRAEFIK_PRIVATE_PORT = 8081;
-export const TRAEFIK_ADMIN_PORT = 8082;
+/**
+ * Entry points inside the node's namespace: public (ExternalIP rules), cluster-local, and Traefik's /ping and API.
+ * Not 8080: upstream Knative's autoscaler, run in the same namespace (dev/upstream-serving.ts), has that port fixed.
+ */
+export const TRAEFIK_PUBLIC_PORT = 8180;
+export const TRAEFIK_PRIVATE_PORT = 8181;
+export const TRAEFIK_ADMIN_PORT = 8182;
 /** The Services whose names Traefik writes into KIngress status (the Route's placeholder Service points at them). */
 export const INGRESS_NAMESPACE = 'tidal-ingress';
 export const IngressServices = { public: 'traefik-public', private: 'traefik-private' } as const;

@@ -15,6 +15,7 @@ import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import { ensurePki, writeKubeconfig } from './pki.js';
 import { ProcessTable, tail, type ProcessRecord } from './processes.js';
 import { startTemporalPostgres, stopTemporalPostgres, temporalModeFromEnv } from './temporal-postgres.js';
+import type { RealNode } from './node.js';
 
 const run = promisify(execFile);
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -129,6 +130,27 @@ export const conformancePorts: StackPorts = {
   ingressPrivate: 31081,
 };
 
+/**
+ * The ports of dev/upstream-check.ts's stack (upstream Knative on a real node), clear of the others. Its public ingress
+ * port lies in the NodePort range, as the conformance run's does.
+ */
+export const upstreamCheckPorts: StackPorts = {
+  etcdClient: 16379,
+  etcdPeer: 16380,
+  apiserver: 16443,
+  controllerManager: 16257,
+  scheduler: 16259,
+  temporal: 16233,
+  temporalUi: 16283,
+  temporalHttp: 16243,
+  temporalMetrics: 16244,
+  controllerMetrics: 16564,
+  webhook: 16843,
+  controllerWebhook: 16844,
+  ingress: 30080,
+  ingressPrivate: 30081,
+};
+
 export interface StackOptions {
   dir: string;
   ports: StackPorts;
@@ -142,8 +164,17 @@ export interface StackOptions {
    * Traefik's ingress class.
    */
   realNode?: { registryPort: number; registryCaFile: string; queueImage: string };
-  /** Start Tidal's controller too. */
+  /**
+   * Start the control plane too: Tidal's controller, or with `controlPlane: 'upstream'` upstream's controller, webhook,
+   * activator and autoscaler.
+   */
   controller: boolean;
+  /**
+   * Whose Knative control plane: Tidal's (default: deploy/'s CRDs, config maps and webhook configurations, Temporal, the
+   * controller) or upstream Knative Serving's (dev/upstream-serving.ts: its own CRDs, config maps, webhook
+   * configurations and four binaries, built by dev/build-knative.sh; no Temporal). 'upstream' needs `realNode`.
+   */
+  controlPlane?: 'tidal' | 'upstream';
   /**
    * Run it the way a pod does (dev/incluster.ts): deploy/'s ServiceAccount and RBAC, its token at the in-cluster path
    * in a private mount namespace, no kubeconfig. Needs root. Default: the admin kubeconfig.
@@ -314,6 +345,8 @@ const unlimitedClient = ['--kube-api-qps=5000', '--kube-api-burst=10000'];
 
 export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   const log = opts.log ?? ((s: string) => console.error(`[stack] ${s}`));
+  const upstream = opts.controlPlane === 'upstream' ? await import('./upstream-serving.js') : undefined;
+  if (upstream && !opts.realNode) throw new Error("controlPlane 'upstream' needs realNode: its activator and autoscaler reach pods");
   const bins = await ensureToolchain(log);
   const dir = path.resolve(opts.dir);
   mkdirSync(dir, { recursive: true });
@@ -326,7 +359,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     dir,
     kubeconfig,
     temporalAddress: `127.0.0.1:${p.temporal}`,
-    temporalUi: opts.ui ? `http://127.0.0.1:${p.temporalUi}` : undefined,
+    temporalUi: opts.ui && !upstream ? `http://127.0.0.1:${p.temporalUi}` : undefined,
     bins,
     ports: p,
   };
@@ -338,14 +371,16 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   };
   // Webhook configurations left from an earlier run (failurePolicy Fail) would refuse the config maps below while no
   // controller answers: drop them until the controller is back (registered again just before it starts).
-  const webhooksLeftBehind = opts.controller && !procs.running('tidal-controller') && existsSync(path.join(dir, 'etcd'));
+  const webhooksLeftBehind =
+    opts.controller && !procs.running(upstream ? upstream.UpstreamProcesses.webhook : 'tidal-controller') && existsSync(path.join(dir, 'etcd'));
 
   const dynamicConfig = temporalDynamicConfig(opts.temporalDynamicConfig);
 
   // Temporal first: it is independent of Kubernetes and the slowest to open its database. The PostgreSQL one (database,
   // schemas, server, namespace, search attributes) comes up in the background and is awaited where the dev one is.
+  // Upstream's control plane has no use for Temporal.
   const temporalPostgres =
-    (opts.temporal ?? temporalModeFromEnv()) === 'postgres'
+    !upstream && (opts.temporal ?? temporalModeFromEnv()) === 'postgres'
       ? startTemporalPostgres({
           dir,
           procs,
@@ -396,7 +431,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
       ...dynamicConfig,
     ].flatMap((d) => ['--dynamic-config-value', d]),
   ];
-  const temporal = temporalPostgres ? undefined : ensure('temporal', bins.TEMPORAL, devTemporalArgs(), temporalGoEnv());
+  const temporal = temporalPostgres || upstream ? undefined : ensure('temporal', bins.TEMPORAL, devTemporalArgs(), temporalGoEnv());
 
   const etcd = ensure('etcd', bins.ETCD, [
     '--name',
@@ -444,7 +479,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   ]);
   const readyz = () => httpOk(`https://127.0.0.1:${p.apiserver}/readyz`);
   await waitFor('kube-apiserver', readyz, 90_000, apiserver);
-  if (webhooksLeftBehind) await unregisterWebhooks(info);
+  if (webhooksLeftBehind) await (upstream ? upstream.unregisterUpstreamWebhooks(info) : unregisterWebhooks(info));
 
   const kcm = ensure('kube-controller-manager', bins.KUBE_CONTROLLER_MANAGER, [
     `--kubeconfig=${kubeconfig}`,
@@ -496,33 +531,46 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
 
   // Fake nodes, Knative's and Istio's CRDs, the system namespace.
   for (let i = 0; i < opts.nodes; i++) await kubectl(info, ['apply', '-f', '-'], nodeManifest(`kwok-node-${i}`, opts.podsPerNode));
-  await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', path.join(repoRoot, 'deploy', 'crds')]);
-  await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', bins.ISTIO_CRDS]);
+  const upstreamFiles = upstream ? await upstream.upstreamInstall(await (await import('./knative-images.js')).buildKnativeBinaries(log)) : undefined;
+  if (upstreamFiles) await kubectl(info, ['apply', '--server-side', '--force-conflicts', ...upstreamFiles.crds.flatMap((f) => ['-f', f])]);
+  else {
+    await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', path.join(repoRoot, 'deploy', 'crds')]);
+    await kubectl(info, ['apply', '--server-side', '--force-conflicts', '-f', bins.ISTIO_CRDS]);
+  }
   // A CRD created a moment ago may have no conditions yet, which `kubectl wait` reports as an error instead of waiting.
   await waitFor(
     'CRDs established',
     () => kubectl(info, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']).then(() => true),
     90_000,
   );
-  await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'knative-serving' } }));
-  await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } }));
-  // hakn's two Istio Gateways (external with the self-signed certificate's Secret, and cluster-local).
-  await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', path.join(repoRoot, 'deploy', 'istio')]);
-  // Tidal's config maps with hakn's defaults; `up` again keeps whatever a user changed since (server-side apply).
-  const configDir = path.join(repoRoot, 'deploy', 'config');
-  if (existsSync(configDir)) {
-    // With a real node the installer's own apply names its queue-proxy and ingress class, so a later `up` without one
-    // sets them back without a conflict between field managers.
-    const overrides: Record<string, Record<string, string | null>> = opts.realNode
-      ? {
-          'config-deployment': { 'queue-sidecar-image': opts.realNode.queueImage },
-          'config-network': { 'ingress-class': (await import('./traefik.js')).TRAEFIK_INGRESS_CLASS },
-          // Public URLs on the ingress's loopback entry point, as Knative's quickstart has them (hakn's default makes
-          // every Route cluster-local, reachable from outside only through a DomainMapping).
-          'config-domain': { [REAL_NODE_DOMAIN]: '', 'svc.cluster.local': null },
-        }
-      : {};
-    await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], configMapsWith(configDir, overrides));
+  // With a real node the installer's own apply names its queue-proxy and ingress class, so a later `up` without one
+  // sets them back without a conflict between field managers.
+  const overrides: Record<string, Record<string, string | null>> = opts.realNode
+    ? {
+        'config-deployment': { 'queue-sidecar-image': opts.realNode.queueImage },
+        'config-network': { 'ingress-class': (await import('./traefik.js')).TRAEFIK_INGRESS_CLASS },
+        // Public URLs on the ingress's loopback entry point, as Knative's quickstart has them (hakn's default makes
+        // every Route cluster-local, reachable from outside only through a DomainMapping).
+        'config-domain': { [REAL_NODE_DOMAIN]: '', 'svc.cluster.local': null },
+      }
+    : {};
+  if (upstreamFiles) {
+    await kubectl(info, ['apply', '-f', upstreamFiles.namespace]);
+    // Upstream's config maps with its own defaults and the real node's overrides.
+    await kubectl(
+      info,
+      ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'],
+      configMapsWith(upstreamFiles.configMaps, overrides),
+    );
+  } else {
+    await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'knative-serving' } }));
+    await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } }));
+    // hakn's two Istio Gateways (external with the self-signed certificate's Secret, and cluster-local).
+    await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', path.join(repoRoot, 'deploy', 'istio')]);
+    // Tidal's config maps with hakn's defaults; `up` again keeps whatever a user changed since (server-side apply).
+    const configDir = path.join(repoRoot, 'deploy', 'config');
+    if (existsSync(configDir))
+      await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], configMapsWith(yamlFiles(configDir), overrides));
   }
   // The local stack has no route to public registries: never try to resolve Docker Hub tags from it.
   const skip = ['kind.local', 'ko.local', 'dev.local', 'index.docker.io', 'docker.io', ...(opts.skipRegistries ?? [])].join(',');
@@ -552,8 +600,13 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     kwok,
   );
 
-  if (opts.realNode) await startRealNodeAndIngress(info, opts.realNode, log);
+  const node = opts.realNode ? await startRealNodeAndIngress(info, opts.realNode, log) : undefined;
 
+  if (upstream) {
+    if (opts.controller && node && upstreamFiles && opts.realNode)
+      await upstream.startUpstreamServing(info, procs, node, upstreamFiles, opts.realNode.registryCaFile, log);
+    return info;
+  }
   if (temporalPostgres) await temporalPostgres;
   else {
     await waitFor(
@@ -575,15 +628,21 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
 /** The default domain of a stack with a real node: `<route>.<namespace>.127.0.0.1.sslip.io`. */
 export const REAL_NODE_DOMAIN = '127.0.0.1.sslip.io';
 
-/**
- * deploy/config's config maps as one List, with `overrides` (config map name → keys) merged into their data; a null
- * value removes the key.
- */
-function configMapsWith(configDir: string, overrides: Record<string, Record<string, string | null>>): string {
-  const items = readdirSync(configDir)
+/** The YAML files of a folder, sorted. */
+export function yamlFiles(dir: string): string[] {
+  return readdirSync(dir)
     .filter((f) => /\.ya?ml$/.test(f))
     .sort()
-    .flatMap((f) => parseAllDocuments(readFileSync(path.join(configDir, f), 'utf8')).map((d) => d.toJSON() as Record<string, unknown> | null))
+    .map((f) => path.join(dir, f));
+}
+
+/**
+ * The config maps of `files` as one List, with `overrides` (config map name → keys) merged into their data; a null
+ * value removes the key.
+ */
+export function configMapsWith(files: string[], overrides: Record<string, Record<string, string | null>>): string {
+  const items = files
+    .flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJSON() as Record<string, unknown> | null))
     .filter((o): o is Record<string, unknown> => o !== null && typeof o === 'object')
     .map((o) => {
       const name = (o.metadata as { name?: string } | undefined)?.name ?? '';
@@ -605,7 +664,7 @@ const REAL_NODE_MARKER = 'real-node.json';
 /**
  * The real node and its ingress (the config maps, applied before, name their queue-proxy image and ingress class).
  */
-async function startRealNodeAndIngress(info: StackInfo, rn: NonNullable<StackOptions['realNode']>, log: (s: string) => void): Promise<void> {
+async function startRealNodeAndIngress(info: StackInfo, rn: NonNullable<StackOptions['realNode']>, log: (s: string) => void): Promise<RealNode> {
   const { startRealNode } = await import('./node.js');
   const p = info.ports;
   if (p.ingress === undefined || p.ingressPrivate === undefined) throw new Error('a real node needs ports.ingress and ports.ingressPrivate');
@@ -626,6 +685,7 @@ async function startRealNodeAndIngress(info: StackInfo, rn: NonNullable<StackOpt
     info.bins.KUBECTL,
   );
   await startTraefik(info, node, log);
+  return node;
 }
 
 async function stopRealNodeOf(dir: string, log?: (s: string) => void): Promise<void> {
