@@ -6,6 +6,10 @@
 #                      autoscaler), which the conformance run deploys to compare against
 #   tests/<name>.test  the conformance suites, compiled with the e2e tag (`go test -c`): conformance-api-v1,
 #                      conformance-runtime, and knative.dev/networking's KIngress conformance (ingress-conformance)
+#   bin-networking/<image name>
+#                      knative.dev/networking's test images (each main package under its test/test_images/), the
+#                      KIngress suite's backends: kept apart since several share a name with serving's (runtime,
+#                      grpc-ping, …) but are other programs; packages-networking.tsv lists them with role networking
 #
 # An image is named as ko names it with --base-import-paths, which upstream's test/upload-test-images.sh passes (-B)
 # and the tests' image names (test/conformance.go: "servingcontainer", "grpc-ping", …) assume: the last element of the
@@ -18,8 +22,9 @@
 # with them: that knative.dev/pkg names semconv v1.41.0's schema, OpenTelemetry v1.47's SDK v1.43.0's, and every
 # binary that merges the two resources (queue-proxy first) exits with "conflicting Schema URL".
 #
-# Prints KNATIVE_SERVING_VERSION=, KNATIVE_BIN=, KNATIVE_KODATA=, KNATIVE_TESTS= and KNATIVE_MODULE= (the module's
-# source) on stdout, progress on stderr.
+# Prints KNATIVE_SERVING_VERSION=, KNATIVE_BIN=, KNATIVE_KODATA=, KNATIVE_TESTS=, KNATIVE_NETWORKING_BIN=,
+# KNATIVE_NETWORKING_KODATA=, KNATIVE_MODULE= and KNATIVE_NETWORKING_MODULE= (the modules' source) on stdout,
+# progress on stderr.
 # Usage: dev/build-knative.sh        KNATIVE_SERVING_VERSION=v0.51.0 by default
 set -euo pipefail
 
@@ -106,6 +111,35 @@ else
   say "knative serving $KNATIVE_SERVING_VERSION: images built in $(($(date +%s) - start))s"
 fi
 
+if [[ -x $d/bin-networking/runtime && -s $d/packages-networking.tsv && $(cat "$d/bin-networking/.recipe" 2>/dev/null) == "$RECIPE" ]]; then
+  say "knative networking: test images cached in $d/bin-networking"
+else
+  start=$(date +%s)
+  say "knative networking: building its test images"
+  module
+  mapfile -t net < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' knative.dev/networking/test/test_images/...)
+  ((${#net[@]} > 1)) || die "no main packages found under knative.dev/networking/test/test_images"
+  dups=$(printf '%s\n' "${net[@]##*/}" | sort | uniq -d)
+  [[ -z $dups ]] || die "two main packages share an image name: $dups"
+  rm -rf "$d/bin-networking.new" "$d/kodata-networking.new"
+  mkdir -p "$d/bin-networking.new" "$d/kodata-networking.new"
+  go build -trimpath -ldflags "-s -w" -o "$d/bin-networking.new/" "${net[@]}"
+  : >"$d/packages-networking.tsv.new"
+  while IFS=$'\t' read -r pkg dir; do
+    name=${pkg##*/}
+    printf '%s\t%s\tnetworking\n' "$name" "$pkg" >>"$d/packages-networking.tsv.new"
+    [[ -d $dir/kodata ]] || continue
+    cp -rL "$dir/kodata" "$d/kodata-networking.new/$name"
+    chmod -R u+w "$d/kodata-networking.new/$name"
+  done < <(go list -f '{{.ImportPath}}{{"\t"}}{{.Dir}}' "${net[@]}")
+  echo "$RECIPE" >"$d/bin-networking.new/.recipe"
+  rm -rf "$d/bin-networking" "$d/kodata-networking"
+  mv "$d/kodata-networking.new" "$d/kodata-networking"
+  mv "$d/packages-networking.tsv.new" "$d/packages-networking.tsv"
+  mv "$d/bin-networking.new" "$d/bin-networking"
+  say "knative networking: ${#net[@]} test images built in $(($(date +%s) - start))s: ${net[*]##*/}"
+fi
+
 if [[ -x $d/tests/conformance-api-v1.test && -x $d/tests/conformance-runtime.test && -x $d/tests/ingress-conformance.test &&
   $(cat "$d/tests/.recipe" 2>/dev/null) == "$RECIPE" ]]; then
   say "knative serving $KNATIVE_SERVING_VERSION: conformance suites cached in $d/tests"
@@ -128,4 +162,7 @@ echo "KNATIVE_SERVING_VERSION=$KNATIVE_SERVING_VERSION"
 echo "KNATIVE_BIN=$d/bin"
 echo "KNATIVE_KODATA=$d/kodata"
 echo "KNATIVE_TESTS=$d/tests"
+echo "KNATIVE_NETWORKING_BIN=$d/bin-networking"
+echo "KNATIVE_NETWORKING_KODATA=$d/kodata-networking"
+echo "KNATIVE_NETWORKING_MODULE=$(cd "$d/src" && go list -m -f '{{.Dir}}' knative.dev/networking)"
 echo "KNATIVE_MODULE=$GOMODCACHE/knative.dev/serving@$KNATIVE_SERVING_VERSION"

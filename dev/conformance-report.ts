@@ -50,8 +50,28 @@ function pickDetail(messages: Logged[] | undefined): string | undefined {
   return m ? `${m.where} ${m.text}`.trim() : undefined;
 }
 
-/** test2json output lines (non-JSON lines are ignored) → one result per top-level test, in the order they started. */
-export function foldEvents(lines: string[]): { results: TestResult[]; unfinished: string[] } {
+/** The test a result row stands for, given an event's test name; undefined: the event belongs to no row. */
+export type UnitOf = (test: string) => string | undefined;
+
+/** One row per top-level test (Serving's suites: one Go test per conformance test). */
+export const topLevel: UnitOf = (test) => test.split('/')[0] ?? test;
+
+/**
+ * One row per subtest of `parent` (networking's suite runs every conformance test under one Go test). `names` are
+ * the subtests' own names, which may hold '/' (t.Run("basics/http2")); a subtest not among them is its first element.
+ */
+export function subtestsOf(parent: string, names: string[]): UnitOf {
+  const longestFirst = [...names].sort((a, b) => b.length - a.length);
+  return (test) => {
+    if (!test.startsWith(`${parent}/`)) return undefined;
+    const rest = test.slice(parent.length + 1);
+    const name = longestFirst.find((n) => rest === n || rest.startsWith(`${n}/`)) ?? rest.split('/')[0] ?? rest;
+    return `${parent}/${name}`;
+  };
+}
+
+/** test2json output lines (non-JSON lines are ignored) → one result per row (`unitOf`), in the order they started. */
+export function foldEvents(lines: string[], unitOf: UnitOf = topLevel): { results: TestResult[]; unfinished: string[] } {
   const events: TestEvent[] = [];
   for (const line of lines) {
     if (!line.startsWith('{')) continue;
@@ -67,7 +87,8 @@ export function foldEvents(lines: string[]): { results: TestResult[]; unfinished
   const failedSubtests = new Map<string, string[]>();
   for (const e of events) {
     if (!e.Test) continue;
-    const top = e.Test.split('/')[0] ?? e.Test;
+    const top = unitOf(e.Test);
+    if (top === undefined) continue;
     if (e.Action === 'run' && top === e.Test && !order.includes(top)) order.push(top);
     if (e.Action === 'output' && e.Output) {
       for (const raw of e.Output.split('\n')) {
@@ -242,7 +263,14 @@ export function renderConformance(doc: ConformanceDoc): string {
     );
   }
   if (doc.ingress) {
-    out.push('## KIngress conformance against Traefik', '', summary(doc.ingress.label, doc.ingress), '');
+    out.push(
+      '## KIngress conformance against Traefik',
+      '',
+      "knative.dev/networking's own suite against the same ingress, without a Knative control plane (`npm run conformance -- --ingress`): what fails here fails for the ingress or the stack, not the control plane. The cause of each failure: [ingress-conformance.md](ingress-conformance.md).",
+      '',
+      summary(doc.ingress.label, doc.ingress),
+      '',
+    );
     for (const s of doc.ingress.suites) out.push(...suiteTable(s.suite, [{ label: doc.ingress.label, suite: s }], {}));
   }
   return `${out

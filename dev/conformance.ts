@@ -6,6 +6,8 @@
 //
 //   npm run conformance [-- --against tidal|upstream|both] [--suites api/v1,runtime] [--run <regexp>] [--keep]
 //                          [--parallel N] [--no-doc]
+//   npm run conformance -- --ingress [--run <regexp>] [--keep] [--parallel N] [--no-doc]
+//   (--ingress: knative.dev/networking's KIngress conformance suite against Traefik instead: dev/conformance-ingress.ts)
 //
 // Each target gets a stack of its own in .tidal/conformance/<target> on the conformance ports, one after the other;
 // its results are kept in .tidal/conformance/<target>.json so the document can combine runs made separately.
@@ -17,7 +19,16 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { argValue } from './cli-args.js';
-import { BY_DESIGN, foldEvents, renderConformance, type ConformanceDoc, type SuiteRun, type TargetRun } from './conformance-report.js';
+import {
+  BY_DESIGN,
+  foldEvents,
+  renderConformance,
+  topLevel,
+  type ConformanceDoc,
+  type SuiteRun,
+  type TargetRun,
+  type UnitOf,
+} from './conformance-report.js';
 import { buildKnativeBinaries, pushKnativeImages, QUEUE_IMAGE, type KnativeBinaries } from './knative-images.js';
 import { INGRESS_NAMESPACE } from './ingress.js';
 import { startRegistry, stopRegistry } from './registry.js';
@@ -62,7 +73,7 @@ export function gatewayService(nodePort: number): Record<string, unknown> {
 }
 
 /** The namespaces, config map and secret upstream's test/config creates before a run. */
-function testResources(moduleDir: string): string {
+export function testResources(moduleDir: string): string {
   const docs = ['cluster-resources.yaml', 'test-resources.yaml'].flatMap((f) =>
     parseAllDocuments(readFileSync(path.join(moduleDir, 'test', 'config', f), 'utf8'))
       .map((d) => d.toJSON() as Record<string, unknown> | null)
@@ -71,14 +82,32 @@ function testResources(moduleDir: string): string {
   return JSON.stringify({ apiVersion: 'v1', kind: 'List', items: docs });
 }
 
-/** Runs one suite's binary under test2json, logging its events to `logFile`; returns its results. */
-async function runSuite(suite: string, knative: KnativeBinaries, args: string[], env: NodeJS.ProcessEnv, logFile: string): Promise<SuiteRun> {
+/** A compiled suite to run: its binary, its package, and the package's folder (where `go test` would run it). */
+export interface SuiteBinary {
+  binary: string;
+  pkg: string;
+  dir: string;
+  /** What a result row is (default: each top-level test). */
+  unitOf?: UnitOf;
+}
+
+/** Serving's suite `suite` as built in `knative`. */
+function servingSuite(suite: string, knative: KnativeBinaries): SuiteBinary {
   const spec = SUITES[suite];
   if (!spec) throw new Error(`no suite ${suite}: ${Object.keys(SUITES).join(', ')}`);
+  return {
+    binary: path.join(knative.testsDir, spec.binary),
+    pkg: spec.pkg,
+    dir: path.join(knative.moduleDir, spec.pkg.replace('knative.dev/serving/', '')),
+  };
+}
+
+/** Runs one suite's binary under test2json, logging its events to `logFile`; returns its results. */
+export async function runSuite(suite: string, spec: SuiteBinary, args: string[], env: NodeJS.ProcessEnv, logFile: string): Promise<SuiteRun> {
   const started = Date.now();
   const go = existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go';
-  const child = spawn(go, ['tool', 'test2json', '-t', '-p', spec.pkg, path.join(knative.testsDir, spec.binary), '-test.v=test2json', ...args], {
-    cwd: path.join(knative.moduleDir, spec.pkg.replace('knative.dev/serving/', '')),
+  const child = spawn(go, ['tool', 'test2json', '-t', '-p', spec.pkg, spec.binary, '-test.v=test2json', ...args], {
+    cwd: spec.dir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -90,13 +119,13 @@ async function runSuite(suite: string, knative: KnativeBinaries, args: string[],
     log.write(`${line}\n`);
     if (!line.startsWith('{')) return;
     const e = JSON.parse(line) as { Action: string; Test?: string; Elapsed?: number };
-    if (e.Test && !e.Test.includes('/') && (e.Action === 'pass' || e.Action === 'fail' || e.Action === 'skip'))
+    if (e.Test && (spec.unitOf ?? topLevel)(e.Test) === e.Test && (e.Action === 'pass' || e.Action === 'fail' || e.Action === 'skip'))
       say(`${suite} ${e.Test}: ${e.Action} (${(e.Elapsed ?? 0).toFixed(1)} s)`);
   });
   child.stderr.on('data', (b: Buffer) => log.write(b));
   const code = await new Promise<number>((resolve) => child.on('close', (c) => resolve(c ?? 1)));
   log.end();
-  const { results, unfinished } = foldEvents(lines);
+  const { results, unfinished } = foldEvents(lines, spec.unitOf);
   const seconds = (Date.now() - started) / 1000;
   const aborted =
     unfinished.length > 0
@@ -107,7 +136,7 @@ async function runSuite(suite: string, knative: KnativeBinaries, args: string[],
   return { suite, results, seconds, ...(aborted ? { aborted } : {}) };
 }
 
-async function gitCommit(): Promise<string> {
+export async function gitCommit(): Promise<string> {
   try {
     return (await run('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot })).stdout.trim();
   } catch {
@@ -156,7 +185,7 @@ export async function runTarget(target: Target, o: { suites: string[]; run?: str
     for (const suite of o.suites) {
       log(`running ${suite}`);
       const logFile = path.join(path.dirname(dir), `${target}-${suite.replace('/', '-')}.jsonl`);
-      suites.push(await runSuite(suite, knative, testArgs, env, logFile));
+      suites.push(await runSuite(suite, servingSuite(suite, knative), testArgs, env, logFile));
     }
     const label = target === 'tidal' ? `Tidal ${await gitCommit()}` : `Knative Serving ${knative.version}`;
     return { label, suites };
@@ -169,7 +198,7 @@ export async function runTarget(target: Target, o: { suites: string[]; run?: str
   }
 }
 
-const resultsFile = (target: Target | 'ingress') => path.join(repoRoot, '.tidal', 'conformance', `${target}.json`);
+export const resultsFile = (target: Target | 'ingress') => path.join(repoRoot, '.tidal', 'conformance', `${target}.json`);
 
 function readResults(target: Target | 'ingress'): TargetRun | undefined {
   const f = resultsFile(target);
@@ -179,7 +208,8 @@ function readResults(target: Target | 'ingress'): TargetRun | undefined {
 async function main(args: string[]): Promise<void> {
   const against = argValue(args, 'against') ?? 'both';
   if (against !== 'both' && against !== 'tidal' && against !== 'upstream') throw new Error(`--against tidal|upstream|both, not ${against}`);
-  const targets: Target[] = against === 'both' ? ['tidal', 'upstream'] : [against];
+  const ingress = args.includes('--ingress');
+  const targets: Target[] = ingress ? [] : against === 'both' ? ['tidal', 'upstream'] : [against];
   const suites = (argValue(args, 'suites') ?? Object.keys(SUITES).join(',')).split(',');
   const runPattern = argValue(args, 'run');
   const parallel = argValue(args, 'parallel');
@@ -193,6 +223,18 @@ async function main(args: string[]): Promise<void> {
     });
     writeFileSync(resultsFile(target), JSON.stringify(result, null, 2));
     say(`${target}: done in ${Math.round((Date.now() - started) / 1000)} s`);
+  }
+  if (ingress) {
+    const started = Date.now();
+    // Imported here: it uses runSuite and the rest of this file.
+    const { runIngressConformance } = await import('./conformance-ingress.js');
+    const result = await runIngressConformance({
+      ...(runPattern ? { run: runPattern } : {}),
+      ...(parallel ? { parallel: Number(parallel) } : {}),
+      keep: args.includes('--keep'),
+    });
+    writeFileSync(resultsFile('ingress'), JSON.stringify(result, null, 2));
+    say(`ingress: done in ${Math.round((Date.now() - started) / 1000)} s`);
   }
   const knative = await buildKnativeBinaries(() => {});
   const doc: ConformanceDoc = {
@@ -208,10 +250,10 @@ async function main(args: string[]): Promise<void> {
   };
   const tidal = readResults('tidal');
   const upstream = readResults('upstream');
-  const ingress = readResults('ingress');
+  const ingressRun = readResults('ingress');
   if (tidal) doc.tidal = tidal;
   if (upstream) doc.upstream = upstream;
-  if (ingress) doc.ingress = ingress;
+  if (ingressRun) doc.ingress = ingressRun;
   const md = renderConformance(doc);
   process.stdout.write(md);
   if (!args.includes('--no-doc')) writeFileSync(path.join(repoRoot, 'docs', 'conformance.md'), md);

@@ -13,6 +13,9 @@
 //   npm run images:knative -- --registry https://127.0.0.1:5443 --ca ca.pem [--prefix knative] [--tag latest]
 //                             [--user u] (password in TIDAL_IMAGE_PASSWORD) [--no-push] [--control-plane]
 //   (--control-plane: upstream's controller, webhook, activator and autoscaler images too)
+//   npm run images:knative -- --networking …
+//   (--networking: knative.dev/networking's test images instead, the KIngress conformance suite's backends, under
+//   the prefix knative-networking unless --prefix says otherwise)
 //   prints `<name> <registry>/<prefix>/<name>:<tag>@<digest>` per image
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -44,8 +47,11 @@ export const KO_DATA_PATH = '/var/run/ko';
 /** Bumped when what goes into an image changes, so cached layouts are assembled again. */
 const RECIPE = 1;
 
-/** What an image is for: queue-proxy, a test image, or a part of upstream's own control plane. */
-export type KnativeImageRole = 'queue' | 'test' | 'serving';
+/**
+ * What an image is for: queue-proxy, a test image, a part of upstream's own control plane, or a test image of
+ * knative.dev/networking (several share a name with serving's, so they are built, cached and pushed apart).
+ */
+export type KnativeImageRole = 'queue' | 'test' | 'serving' | 'networking';
 
 export interface KnativeBinaries {
   version: string;
@@ -59,6 +65,8 @@ export interface KnativeBinaries {
   packages: Record<string, string>;
   /** Image name → its role. */
   roles: Record<string, KnativeImageRole>;
+  /** knative.dev/networking: its test images' binaries, kodata, image name → import path, and its module source. */
+  networking: { binDir: string; kodataDir: string; packages: Record<string, string>; moduleDir: string };
 }
 
 /**
@@ -81,11 +89,24 @@ export function buildKnativeBinaries(onProgress: (line: string) => void = (l) =>
         KNATIVE_KODATA: kodataDir,
         KNATIVE_TESTS: testsDir,
         KNATIVE_MODULE: moduleDir,
+        KNATIVE_NETWORKING_BIN: netBinDir,
+        KNATIVE_NETWORKING_KODATA: netKodataDir,
+        KNATIVE_NETWORKING_MODULE: netModuleDir,
       } = vars;
-      if (!version || !binDir || !kodataDir || !testsDir || !moduleDir)
+      if (!version || !binDir || !kodataDir || !testsDir || !moduleDir || !netBinDir || !netKodataDir || !netModuleDir)
         return reject(new Error(`dev/build-knative.sh printed no KNATIVE_BIN: ${stdout}`));
       const tsv = readFileSync(path.join(path.dirname(binDir), 'packages.tsv'), 'utf8');
-      resolve({ version, binDir, kodataDir, testsDir, moduleDir, packages: parsePackages(tsv), roles: parseRoles(tsv) });
+      const netTsv = readFileSync(path.join(path.dirname(binDir), 'packages-networking.tsv'), 'utf8');
+      resolve({
+        version,
+        binDir,
+        kodataDir,
+        testsDir,
+        moduleDir,
+        packages: parsePackages(tsv),
+        roles: parseRoles(tsv),
+        networking: { binDir: netBinDir, kodataDir: netKodataDir, packages: parsePackages(netTsv), moduleDir: netModuleDir },
+      });
     });
     let partial = '';
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -111,7 +132,7 @@ export function parseRoles(tsv: string): Record<string, KnativeImageRole> {
   const out: Record<string, KnativeImageRole> = {};
   for (const line of tsv.split('\n')) {
     const [name, pkg, role] = line.split('\t');
-    if (name && pkg) out[name] = role === 'queue' || role === 'serving' ? role : 'test';
+    if (name && pkg) out[name] = role === 'queue' || role === 'serving' || role === 'networking' ? role : 'test';
   }
   return out;
 }
@@ -199,8 +220,55 @@ function sourceKey(base: Layer, binary: string, kodata: string | undefined, vers
   return JSON.stringify({ recipe: RECIPE, base: base.digest, version, importPath, binary: [st.size, st.mtimeMs], kodata: kodataFiles });
 }
 
+/** Where networking's test images are pushed by default: `--dockerrepo=<registry>/knative-networking`. */
+export const NETWORKING_PREFIX = 'knative-networking';
+
 /** The images a stack with a real node needs: queue-proxy and the test images (upstream's control plane only on request). */
 export const DEFAULT_ROLES: KnativeImageRole[] = ['queue', 'test'];
+
+/** One image to package: where its binary and kodata are, and where its layout is cached. */
+interface ImageSource {
+  name: string;
+  importPath: string;
+  binary: string;
+  kodataDir: string;
+  layout: string;
+}
+
+/**
+ * The images of `roles`, serving's from bin/ (layouts in oci/), networking's from bin-networking/ (layouts in
+ * oci-networking/). Serving's test images and networking's cannot be asked for together: they share names.
+ */
+export function imageSources(bins: KnativeBinaries, roles: KnativeImageRole[]): ImageSource[] {
+  const root = path.dirname(bins.binDir);
+  if (roles.includes('networking') && roles.includes('test'))
+    throw new Error("serving's and networking's test images share names (runtime, grpc-ping, …): build them apart");
+  const out: ImageSource[] = [];
+  for (const [name, importPath] of Object.entries(bins.packages)) {
+    if (!roles.includes(bins.roles[name] ?? 'test')) continue;
+    out.push({
+      name,
+      importPath,
+      binary: path.join(bins.binDir, name),
+      kodataDir: path.join(bins.kodataDir, name),
+      layout: path.join(root, 'oci', name),
+    });
+  }
+  if (roles.includes('networking')) {
+    const net = bins.networking;
+    for (const [name, importPath] of Object.entries(net.packages)) {
+      if (out.some((s) => s.name === name)) throw new Error(`networking's image ${name} has the name of one of serving's`);
+      out.push({
+        name,
+        importPath,
+        binary: path.join(net.binDir, name),
+        kodataDir: path.join(net.kodataDir, name),
+        layout: path.join(root, 'oci-networking', name),
+      });
+    }
+  }
+  return out;
+}
 
 /**
  * Builds the binaries (dev/build-knative.sh) and returns the images of `roles` (default {@link DEFAULT_ROLES}), image name → image, assembling only those whose
@@ -211,19 +279,14 @@ export async function buildKnativeImages(
 ): Promise<Record<string, KnativeImage>> {
   const log = opts.onProgress ?? ((l: string) => process.stderr.write(`${l}\n`));
   const bins = await buildKnativeBinaries(log);
-  const roles = opts.roles ?? DEFAULT_ROLES;
-  const ociDir = path.join(path.dirname(bins.binDir), 'oci');
-  mkdirSync(ociDir, { recursive: true });
+  const sources = imageSources(bins, opts.roles ?? DEFAULT_ROLES);
   const base = makeLayer('base', baseEntries());
   const out: Record<string, KnativeImage> = {};
   const started = Date.now();
   let assembled = 0;
-  for (const [name, importPath] of Object.entries(bins.packages)) {
-    if (!roles.includes(bins.roles[name] ?? 'test')) continue;
-    const binary = path.join(bins.binDir, name);
-    const kodataDir = path.join(bins.kodataDir, name);
+  for (const { name, importPath, binary, kodataDir, layout } of sources) {
+    mkdirSync(path.dirname(layout), { recursive: true });
     const kodata = existsSync(kodataDir) ? kodataDir : undefined;
-    const layout = path.join(ociDir, name);
     const keyFile = `${layout}.source.json`;
     const key = sourceKey(base, binary, kodata, bins.version, importPath);
     let image: BuiltImage | undefined;
@@ -242,7 +305,7 @@ export async function buildKnativeImages(
     }
     out[name] = { name, image, layout };
   }
-  if (assembled > 0) log(`[knative-images] assembled ${assembled} image(s) in ${((Date.now() - started) / 1000).toFixed(1)} s into ${ociDir}`);
+  if (assembled > 0) log(`[knative-images] assembled ${assembled} image(s) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return out;
 }
 
@@ -284,7 +347,12 @@ export async function pushKnativeImages(
 
 async function main(args: string[]): Promise<void> {
   const started = Date.now();
-  const images = await buildKnativeImages({ roles: args.includes('--control-plane') ? [...DEFAULT_ROLES, 'serving'] : DEFAULT_ROLES });
+  const roles: KnativeImageRole[] = args.includes('--networking')
+    ? ['networking']
+    : args.includes('--control-plane')
+      ? [...DEFAULT_ROLES, 'serving']
+      : DEFAULT_ROLES;
+  const images = await buildKnativeImages({ roles });
   for (const { name, image } of Object.values(images)) {
     const size = image.layers.reduce((n, l) => n + l.size, 0);
     const unpacked = image.layers.reduce((n, l) => n + l.uncompressedSize, 0);
@@ -299,7 +367,7 @@ async function main(args: string[]): Promise<void> {
   const caPem = caFile && existsSync(caFile) ? readFileSync(caFile, 'utf8') : undefined;
   const user = argValue(args, 'user');
   const password = argValue(args, 'password') ?? process.env.TIDAL_IMAGE_PASSWORD;
-  const prefix = argValue(args, 'prefix');
+  const prefix = argValue(args, 'prefix') ?? (roles.includes('networking') ? NETWORKING_PREFIX : undefined);
   const tag = argValue(args, 'tag');
   const pushed = await pushKnativeImages(
     { url: registry, host: new URL(registry).host, caPem },
