@@ -37,6 +37,7 @@ import {
   orphanedPlaceholders,
   placeholderServiceName,
   placeholderUpdate,
+  withLiveMetadata,
   type PlaceholderEndpoints,
   type PlaceholderService,
 } from '../resources/placeholder-service.js';
@@ -416,12 +417,13 @@ export function createRouteActivities(deps: ActivityDeps) {
   async function applyPlaceholder(route: Route, want: DesiredPlaceholder, h: LivePlaceholder, record: RecordLater): Promise<ApplyAction> {
     const ns = route.metadata.namespace ?? '';
     let action: ApplyAction;
-    if (h.service && placeholderUpdate(h.service, want.service) === 'recreate' && needsApply(h.service, want.service)) {
+    const service = withLiveMetadata(h.service, want.service);
+    if (h.service && placeholderUpdate(h.service, service) === 'recreate' && needsApply(h.service, service)) {
       await kube.delete(Resources.KubeService, ns, want.name);
       h.service = (await applyIfChanged(kube, Resources.KubeService, undefined, want.service)).obj;
       action = 'updated';
     } else {
-      const applied = await applyIfChanged(kube, Resources.KubeService, h.service, want.service);
+      const applied = await applyIfChanged(kube, Resources.KubeService, h.service, service);
       h.service = applied.obj;
       action = applied.action;
       if (action === 'created') record(route, 'Normal', 'Created', `Created placeholder service "${want.name}"`);

@@ -142,6 +142,8 @@ export interface ConformanceDoc {
   ingress?: TargetRun;
   /** Tests Tidal may fail where upstream passes, because they exercise what Tidal leaves out by design. */
   byDesign: Record<string, string>;
+  /** Config map keys a target runs with that differ from what it ships, each with the reason. */
+  settings?: { target: string; configMap: string; key: string; value: string; why: string }[];
 }
 
 /**
@@ -247,6 +249,11 @@ export function renderConformance(doc: ConformanceDoc): string {
       : []),
     '',
   ];
+  if (doc.settings && doc.settings.length > 0) {
+    out.push('## Settings that differ from what ships', '');
+    for (const c of doc.settings) out.push(`- ${c.target}: \`${c.configMap}\` \`${c.key}: "${c.value}"\` — ${c.why}`);
+    out.push('');
+  }
   if (Object.keys(doc.byDesign).length > 0) {
     out.push('## What Tidal leaves out by design', '');
     for (const [test, why] of Object.entries(doc.byDesign)) out.push(`- \`${test}\`: ${why}`);

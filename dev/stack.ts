@@ -469,7 +469,8 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     `--service-account-signing-key-file=${pki.saKey}`,
     '--service-cluster-ip-range=10.96.0.0/16',
     '--authorization-mode=RBAC',
-    '--disable-admission-plugins=ServiceAccount',
+    // kwok's pods need no token; a real node's get one, as in any cluster (Knative's conformance suite checks it).
+    ...(opts.realNode ? [] : ['--disable-admission-plugins=ServiceAccount']),
     '--allow-privileged=true',
     // The advertise address is loopback, so the kubernetes Service's endpoints cannot be reconciled.
     '--endpoint-reconciler-type=none',
@@ -493,7 +494,8 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     '--node-monitor-grace-period=5m',
     // The HPA controller sizes Revisions of the `hpa.autoscaling.knative.dev` class (no metrics server here: it scales
     // to minReplicas and reports FailedGetResourceMetric); it costs nothing while there are no HPAs.
-    '--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,node-lifecycle-controller,horizontal-pod-autoscaler-controller',
+    // With a real node, the root CA publisher too: a pod's service account token volume carries kube-root-ca.crt.
+    `--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,endpoints-controller,endpointslice-controller,endpointslice-mirroring-controller,namespace-controller,serviceaccount-controller,serviceaccount-token-controller,node-lifecycle-controller,horizontal-pod-autoscaler-controller${opts.realNode ? ',root-ca-certificate-publisher-controller' : ''}`,
     ...(opts.unthrottled
       ? [
           ...unlimitedClient,

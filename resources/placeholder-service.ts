@@ -221,6 +221,26 @@ export function placeholderUpdate(
 }
 
 /**
+ * The desired placeholder with the live one's labels and annotations kept under its own (upstream
+ * `kmap.Union(live, desired)`): a label or annotation the Route's Service once propagated stays on the placeholder
+ * after the Service drops it, as Knative's conformance suite expects (TestLabelPropagation,
+ * TestAnnotationPropagation), and one another controller set is not removed.
+ */
+export function withLiveMetadata(live: Pick<KubeObject, 'metadata'> | undefined, desired: PlaceholderService): PlaceholderService {
+  if (!live) return desired;
+  return {
+    ...desired,
+    metadata: {
+      ...desired.metadata,
+      labels: { ...live.metadata.labels, ...desired.metadata.labels },
+      ...(live.metadata.annotations || desired.metadata.annotations
+        ? { annotations: { ...live.metadata.annotations, ...desired.metadata.annotations } }
+        : {}),
+    },
+  };
+}
+
+/**
  * The placeholder Services to delete (upstream `deleteOrphanedServices`): of the Services labelled
  * `serving.knative.dev/route=<route>` (`labelled`), those the Route controls whose name no traffic name needs any
  * more (`wanted`). A Service someone else controls is left alone even if it carries the label.

@@ -9,6 +9,7 @@ import {
   placeholderServiceName,
   placeholderUpdate,
   placeholderVisibility,
+  withLiveMetadata,
 } from '../../../resources/placeholder-service.js';
 
 const route: Route = {
@@ -168,5 +169,22 @@ describe('orphanedPlaceholders (upstream deleteOrphanedServices)', () => {
       'v2-hello',
     ]);
     expect(orphanedPlaceholders([mine('v1-hello')], undefined, new Set())).toEqual([]);
+  });
+});
+
+describe('withLiveMetadata (upstream kmap.Union of the live and desired placeholder metadata)', () => {
+  it("keeps the live labels and annotations the desired object lacks; the desired object's values win", () => {
+    const desired = makePlaceholderService(route, '', 'istio-ingressgateway.istio-system.svc.cluster.local');
+    const live = {
+      metadata: {
+        labels: { juicy: 'jamba', team: 'b' },
+        annotations: { juicy: 'jamba', 'serving.knative.dev/creator': 'bob' },
+      },
+    };
+    const merged = withLiveMetadata(live, desired);
+    expect(merged.metadata.labels).toEqual({ ...desired.metadata.labels, juicy: 'jamba' });
+    expect(merged.metadata.annotations).toEqual({ ...desired.metadata.annotations, juicy: 'jamba' });
+    expect(merged.spec).toEqual(desired.spec);
+    expect(withLiveMetadata(undefined, desired)).toBe(desired);
   });
 });
