@@ -174,6 +174,14 @@ export function tally(run: TargetRun | undefined): { pass: number; fail: number;
   };
 }
 
+/** A run's gate: the tests that failed (by design excepted) and suites that did not finish; empty when it passes. */
+export function failures(run: TargetRun, byDesign: Record<string, string>): string[] {
+  return run.suites.flatMap((s) => [
+    ...s.results.filter((r) => r.outcome === 'fail' && !byDesign[r.test]).map((r) => `${s.suite} ${r.test}${r.detail ? `: ${r.detail}` : ''}`),
+    ...(s.aborted ? [`${s.suite} did not finish: ${s.aborted}`] : []),
+  ]);
+}
+
 /** Of the tests upstream passes, those Tidal passes too, and those it does not (by design or not). */
 export function compare(doc: Pick<ConformanceDoc, 'tidal' | 'upstream' | 'byDesign'>): {
   upstreamPasses: number;

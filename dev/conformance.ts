@@ -5,7 +5,10 @@
 // no resolvable domain, no log stream. Writes docs/conformance.md with a table per suite.
 //
 //   npm run conformance [-- --against tidal|upstream|both] [--suites api/v1,runtime] [--run <regexp>] [--keep]
-//                          [--parallel N] [--no-doc]
+//                          [--parallel N] [--no-doc] [--check]
+//
+// --check exits 1 when a test fails against a target run now (those Tidal leaves out by design excepted), after
+// printing `conformance: N passed, N failed, N skipped` (CI's gate).
 //   npm run conformance -- --ingress [--run <regexp>] [--keep] [--parallel N] [--no-doc]
 //   (--ingress: knative.dev/networking's KIngress conformance suite against Traefik instead: dev/conformance-ingress.ts)
 //
@@ -21,6 +24,8 @@ import { parseAllDocuments } from 'yaml';
 import { argValue } from './cli-args.js';
 import {
   BY_DESIGN,
+  failures,
+  tally,
   foldEvents,
   renderConformance,
   topLevel,
@@ -65,7 +70,10 @@ export const TIDAL_SETTINGS = [
   },
 ];
 
-/** The flags the suite documents for a cluster whose domain does not resolve and whose logs it cannot stream. */
+/**
+ * The flags the suite documents for a cluster whose domain does not resolve and whose logs it cannot stream, and the
+ * feature flags upstream's CI adds.
+ */
 export function suiteFlags(o: { kubeconfig: string; registryHost: string }): string[] {
   return [
     `--kubeconfig=${o.kubeconfig}`,
@@ -74,6 +82,9 @@ export function suiteFlags(o: { kubeconfig: string; registryHost: string }): str
     '--resolvabledomain=false',
     '--disable-logstream',
     `--ingress-class=${TRAEFIK_INGRESS_CLASS}`,
+    // As upstream's own e2e-tests.sh runs these suites: the beta tests (multiple containers, emptyDir) too.
+    '--enable-alpha',
+    '--enable-beta',
   ];
 }
 
@@ -236,6 +247,7 @@ async function main(args: string[]): Promise<void> {
   const suites = (argValue(args, 'suites') ?? Object.keys(SUITES).join(',')).split(',');
   const runPattern = argValue(args, 'run');
   const parallel = argValue(args, 'parallel');
+  const ran: TargetRun[] = [];
   for (const target of targets) {
     const started = Date.now();
     const result = await runTarget(target, {
@@ -246,6 +258,7 @@ async function main(args: string[]): Promise<void> {
     });
     writeFileSync(resultsFile(target), JSON.stringify(result, null, 2));
     say(`${target}: done in ${Math.round((Date.now() - started) / 1000)} s`);
+    ran.push(result);
   }
   if (ingress) {
     const started = Date.now();
@@ -281,6 +294,20 @@ async function main(args: string[]): Promise<void> {
   const md = renderConformance(doc);
   process.stdout.write(md);
   if (!args.includes('--no-doc')) writeFileSync(path.join(repoRoot, 'docs', 'conformance.md'), md);
+  if (args.includes('--check')) {
+    const failed = ran.flatMap((r) => failures(r, BY_DESIGN).map((f) => `${r.label}: ${f}`));
+    const t = ran
+      .map((r) => tally(r))
+      .reduce((a, b) => ({ pass: a.pass + b.pass, fail: a.fail + b.fail, skip: a.skip + b.skip, seconds: 0 }), {
+        pass: 0,
+        fail: 0,
+        skip: 0,
+        seconds: 0,
+      });
+    for (const f of failed) say(`FAILED ${f}`);
+    console.log(`conformance: ${t.pass} passed, ${failed.length} failed, ${t.skip} skipped`);
+    if (failed.length > 0) process.exitCode = 1;
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,7 +1,7 @@
 // The conformance run's report (dev/conformance-report.ts): test2json events folded into one verdict per test with the
 // failure's message, the comparison of Tidal with upstream, and the Markdown table.
 import { describe, expect, it } from 'vitest';
-import { compare, foldEvents, renderConformance, tally, type TargetRun } from '../../dev/conformance-report.js';
+import { compare, failures, foldEvents, renderConformance, tally, type TargetRun } from '../../dev/conformance-report.js';
 
 const pkg = 'knative.dev/serving/test/conformance/api/v1';
 const ev = (Action: string, Test?: string, extra: Record<string, unknown> = {}) =>
@@ -101,5 +101,16 @@ describe('compare and renderConformance', () => {
     expect(md).toContain('| TestC (by design: needs scale to zero) | **fail** (1.0 s) | pass (1.0 s) |');
     expect(md).toContain('- Of the 3 tests upstream passes, Tidal passes 1; by design it does not pass TestC; it fails TestB.');
     expect(md).toContain('- `TestC`: needs scale to zero');
+  });
+});
+
+describe('failures (the CI gate)', () => {
+  it('names failed tests and unfinished suites, excusing only what is named by design', () => {
+    const r = run('Tidal', { TestA: 'pass', TestB: 'fail', TestC: 'fail', TestD: 'skip' });
+    r.suites[0]!.results[1]!.detail = 'x_test.go:1: got 200, want 503';
+    expect(failures(r, { TestC: 'needs scale to zero' })).toEqual(['api/v1 TestB: x_test.go:1: got 200, want 503']);
+    r.suites.push({ suite: 'runtime', seconds: 1, results: [], aborted: 'exit code 2, no test ran' });
+    expect(failures(r, { TestC: 'x' })).toContain('runtime did not finish: exit code 2, no test ran');
+    expect(failures(run('Tidal', { TestA: 'pass', TestD: 'skip' }), {})).toEqual([]);
   });
 });
