@@ -13,7 +13,7 @@
 // `npm run up -- --real-node` stack instead. Its Services live in the namespace bench-real, deleted at the end.
 // It asserts nothing.
 import { execFile, execSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
@@ -22,9 +22,9 @@ import type { KubeObject } from '../api/meta.js';
 import type { Service } from '../api/serving.js';
 import { KubeClient } from '../activities/kube/client.js';
 import { isConflict, KubeApiError } from '../activities/kube/errors.js';
-import { pushKnativeImages, QUEUE_IMAGE } from '../dev/knative-images.js';
+import { startRealNodeRegistry } from '../dev/knative-images.js';
 import { ProcessTable } from '../dev/processes.js';
-import { startRegistry, stopRegistry } from '../dev/registry.js';
+import { stopRegistry } from '../dev/registry.js';
 import { devPorts, REAL_NODE_DOMAIN, repoRoot, stackDown, stackUp, type StackPorts } from '../dev/stack.js';
 import { makeLogger } from '../workers/logger.js';
 import { envList, envNumber, fmt, fmtMs, percentile, progressLog, rssMiB, sleep, spread, table } from './measure.js';
@@ -80,20 +80,15 @@ async function ownStack(): Promise<RealStack> {
   await stopRegistry(path.join(ownDir, 'registry'));
   rmSync(ownDir, { recursive: true, force: true });
   mkdirSync(ownDir, { recursive: true });
-  const registry = await startRegistry({ dir: path.join(ownDir, 'registry'), port: OWN_REGISTRY_PORT, auth: false, tls: true });
-  const caFile = path.join(ownDir, 'registry-cas.pem');
-  writeFileSync(caFile, registry.caPem ?? '');
   progress("building and pushing Knative's images");
-  const images = await pushKnativeImages(registry);
-  const queue = images[QUEUE_IMAGE];
-  if (!queue) throw new Error('no queue-proxy image was built');
+  const { registry, caFile, realNode } = await startRealNodeRegistry(ownDir, OWN_REGISTRY_PORT);
   progress('starting the stack with a real node');
   const info = await stackUp({
     dir: ownDir,
     ports: ownPorts,
     ui: false,
     nodes: 0,
-    realNode: { registryPort: OWN_REGISTRY_PORT, registryCaFile: caFile, queueImage: `${registry.host}/knative/${QUEUE_IMAGE}@${queue.digest}` },
+    realNode,
     controller: true,
     controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile },
     log: progress,

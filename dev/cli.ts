@@ -5,7 +5,7 @@ import { devPorts, kubectl, repoRoot, stackDown, stackUp } from './stack.js';
 import { ProcessTable } from './processes.js';
 import { startRegistry, stopRegistry } from './registry.js';
 import { pushImage } from './oci-images.js';
-import { pushKnativeImages, QUEUE_IMAGE } from './knative-images.js';
+import { pushKnativeImages, queueImageRef } from './knative-images.js';
 import { TRAEFIK_VERSION } from './traefik.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 
@@ -22,16 +22,14 @@ async function up(inCluster: boolean, realNode: boolean): Promise<void> {
   writeFileSync(caFile, registry.caPem ?? '');
   // With a real node: Knative's queue-proxy and test images, built here and pushed to the registry it pulls from.
   const knative = realNode ? await pushKnativeImages(registry) : undefined;
-  const queue = knative?.[QUEUE_IMAGE];
+  const queue = knative?.queue;
   const info = await stackUp({
     dir,
     ports: devPorts,
     ui: true,
     // A real node's stack has no fake nodes: every pod runs for real.
     nodes: realNode ? 0 : 2,
-    ...(queue
-      ? { realNode: { registryPort: 5443, registryCaFile: caFile, queueImage: `${queue.ref.replace(/:[^:/]+$/, '')}@${queue.digest}` } }
-      : {}),
+    ...(knative ? { realNode: { registryPort: 5443, registryCaFile: caFile, queueImage: queueImageRef(registry.host, knative) } } : {}),
     controller: true,
     controllerInCluster: inCluster,
     controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile },

@@ -9,13 +9,13 @@
 // port it wants (80 for HTTP). So that Service becomes a NodePort whose port 80 is the stack's ingress port.
 //
 // Its own stack (.tidal/conformance/ingress) on ports of its own, so it can run beside `npm run conformance`.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { subtestsOf, type SuiteRun, type TargetRun } from './conformance-report.js';
 import { runSuite, testResources } from './conformance.js';
 import { INGRESS_NAMESPACE, IngressServices, TRAEFIK_PUBLIC_PORT } from './ingress.js';
-import { buildKnativeBinaries, buildKnativeImages, NETWORKING_PREFIX, pushKnativeImages, QUEUE_IMAGE } from './knative-images.js';
-import { startRegistry, stopRegistry } from './registry.js';
+import { buildKnativeBinaries, buildKnativeImages, NETWORKING_PREFIX, pushKnativeImages, queueImageRef } from './knative-images.js';
+import { startStackRegistry, stopRegistry } from './registry.js';
 import { kubectl, repoRoot, stackDown, stackUp, type StackInfo, type StackPorts } from './stack.js';
 import { TRAEFIK_INGRESS_CLASS, TRAEFIK_VERSION } from './traefik.js';
 
@@ -85,12 +85,9 @@ export async function runIngressConformance(o: { run?: string; parallel?: number
   await stopRegistry(path.join(dir, 'registry'));
   mkdirSync(dir, { recursive: true });
   const knative = await buildKnativeBinaries(say);
-  const registry = await startRegistry({ dir: path.join(dir, 'registry'), port: REGISTRY_PORT, auth: false, tls: true });
-  const caFile = path.join(dir, 'registry-cas.pem');
-  writeFileSync(caFile, registry.caPem ?? '');
+  const { registry, caFile } = await startStackRegistry(dir, REGISTRY_PORT);
   // The stack's config maps name a queue-proxy image; nothing here runs one.
-  const queue = (await pushKnativeImages(registry, { images: await buildKnativeImages({ roles: ['queue'] }) }))[QUEUE_IMAGE];
-  if (!queue) throw new Error('no queue-proxy image was built');
+  const queueImage = queueImageRef(registry.host, await pushKnativeImages(registry, { images: await buildKnativeImages({ roles: ['queue'] }) }));
   await pushKnativeImages(registry, { prefix: NETWORKING_PREFIX, images: await buildKnativeImages({ roles: ['networking'] }) });
   const ports = ingressConformancePorts;
   let info: StackInfo | undefined;
@@ -100,7 +97,7 @@ export async function runIngressConformance(o: { run?: string; parallel?: number
       ports,
       ui: false,
       nodes: 0,
-      realNode: { registryPort: REGISTRY_PORT, registryCaFile: caFile, queueImage: `${registry.host}/knative/${QUEUE_IMAGE}@${queue.digest}` },
+      realNode: { registryPort: REGISTRY_PORT, registryCaFile: caFile, queueImage },
       controller: false,
       log: say,
     });

@@ -34,9 +34,9 @@ import {
   type TargetRun,
   type UnitOf,
 } from './conformance-report.js';
-import { buildKnativeBinaries, pushKnativeImages, QUEUE_IMAGE, type KnativeBinaries } from './knative-images.js';
+import { buildKnativeBinaries, startRealNodeRegistry, type KnativeBinaries } from './knative-images.js';
 import { INGRESS_NAMESPACE } from './ingress.js';
-import { startRegistry, stopRegistry } from './registry.js';
+import { stopRegistry } from './registry.js';
 import { conformancePorts, kubectl, repoRoot, stackDown, stackUp, type StackInfo } from './stack.js';
 import { TRAEFIK_INGRESS_CLASS, TRAEFIK_VERSION } from './traefik.js';
 
@@ -179,12 +179,7 @@ export async function runTarget(target: Target, o: { suites: string[]; run?: str
   await stackDown(dir, { purge: true, log });
   mkdirSync(dir, { recursive: true });
   const knative = await buildKnativeBinaries((l) => log(l));
-  const registry = await startRegistry({ dir: path.join(dir, 'registry'), port: REGISTRY_PORT, auth: false, tls: true });
-  const caFile = path.join(dir, 'registry-cas.pem');
-  writeFileSync(caFile, registry.caPem ?? '');
-  const images = await pushKnativeImages(registry);
-  const queue = images[QUEUE_IMAGE];
-  if (!queue) throw new Error('no queue-proxy image was built');
+  const { registry, caFile, realNode } = await startRealNodeRegistry(dir, REGISTRY_PORT);
   const ports = conformancePorts;
   let info: StackInfo | undefined;
   try {
@@ -193,7 +188,7 @@ export async function runTarget(target: Target, o: { suites: string[]; run?: str
       ports,
       ui: false,
       nodes: 0,
-      realNode: { registryPort: REGISTRY_PORT, registryCaFile: caFile, queueImage: `${registry.host}/knative/${QUEUE_IMAGE}@${queue.digest}` },
+      realNode,
       controller: true,
       controlPlane: target,
       controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile },

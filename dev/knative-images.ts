@@ -33,7 +33,7 @@ import {
   type BuiltImage,
   type Layer,
 } from './oci-layout.js';
-import type { RegistryInfo } from './registry.js';
+import { startStackRegistry, type RegistryInfo } from './registry.js';
 import { withParentDirs, type TarEntry } from './tar.js';
 import { MiB, argValue } from './cli-args.js';
 
@@ -343,6 +343,28 @@ export async function pushKnativeImages(
     out[name] = { ref: `${reg.host}/${repository}:${tag}`, digest };
   }
   return out;
+}
+
+/** The queue-proxy image among `pushed`, by digest: what config-deployment's queue-sidecar-image names. */
+export function queueImageRef(registryHost: string, pushed: Record<string, PushedImage>, prefix = 'knative'): string {
+  const queue = pushed[QUEUE_IMAGE];
+  if (!queue) throw new Error('no queue-proxy image was built');
+  return `${registryHost}/${prefix}/${QUEUE_IMAGE}@${queue.digest}`;
+}
+
+/** A real node's registry with Knative's images in it, and the stack option that names them. */
+export interface RealNodeRegistry {
+  registry: RegistryInfo;
+  caFile: string;
+  images: Record<string, PushedImage>;
+  realNode: { registryPort: number; registryCaFile: string; queueImage: string };
+}
+
+/** Starts the stack's registry ({@link startStackRegistry}) and pushes queue-proxy and the test images to it. */
+export async function startRealNodeRegistry(stackDir: string, port: number): Promise<RealNodeRegistry> {
+  const { registry, caFile } = await startStackRegistry(stackDir, port);
+  const images = await pushKnativeImages(registry);
+  return { registry, caFile, images, realNode: { registryPort: port, registryCaFile: caFile, queueImage: queueImageRef(registry.host, images) } };
 }
 
 async function main(args: string[]): Promise<void> {

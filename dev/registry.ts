@@ -203,6 +203,17 @@ function probe(url: string, ca: string | undefined): Promise<number | undefined>
 }
 
 /**
+ * The registry of a stack with a real node: TLS, anonymous, in `<stackDir>/registry`, its CA written to
+ * `<stackDir>/registry-cas.pem` (the file the node's runtime and Tidal's resolver trust).
+ */
+export async function startStackRegistry(stackDir: string, port: number): Promise<{ registry: RegistryInfo; caFile: string }> {
+  const registry = await startRegistry({ dir: path.join(stackDir, 'registry'), port, auth: false, tls: true });
+  const caFile = path.join(stackDir, 'registry-cas.pem');
+  writeFileSync(caFile, registry.caPem ?? '');
+  return { registry, caFile };
+}
+
+/**
  * Starts the registry in `opts.dir` on 127.0.0.1:`opts.port` and waits until `GET /v2/` answers 200 (no auth) or 401
  * (auth). A registry this folder already runs is restarted with the new options. The CA and the blob store are kept
  * across stop/start on the same folder.

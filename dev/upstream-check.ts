@@ -6,12 +6,12 @@
 //   starts a registry and a stack of its own (dev/stack.ts upstreamCheckPorts, folder .tidal/upstream-check), runs the
 //   check, prints its figures as JSON and takes everything down again (--keep leaves it running).
 import http from 'node:http';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pushKnativeImages, QUEUE_IMAGE } from './knative-images.js';
+import { startRealNodeRegistry } from './knative-images.js';
 import { REAL_NODE_SUBNET, realNodeLeftovers } from './node.js';
-import { startRegistry, stopRegistry } from './registry.js';
+import { stopRegistry } from './registry.js';
 import { kubectl, repoRoot, stackDown, stackUp, upstreamCheckPorts, type StackInfo } from './stack.js';
 
 /** What helloworld answers. */
@@ -162,18 +162,13 @@ async function main(): Promise<void> {
   const started = Date.now();
   let failed = false;
   try {
-    const registry = await startRegistry({ dir: path.join(dir, 'registry'), port: REGISTRY_PORT, auth: false, tls: true });
-    const caFile = path.join(dir, 'registry-cas.pem');
-    writeFileSync(caFile, registry.caPem ?? '');
-    const images = await pushKnativeImages(registry);
-    const queue = images[QUEUE_IMAGE];
-    if (!queue) throw new Error('no queue-proxy image was built');
+    const { registry, realNode } = await startRealNodeRegistry(dir, REGISTRY_PORT);
     const info = await stackUp({
       dir,
       ports: upstreamCheckPorts,
       ui: false,
       nodes: 0,
-      realNode: { registryPort: REGISTRY_PORT, registryCaFile: caFile, queueImage: `${registry.host}/knative/${QUEUE_IMAGE}@${queue.digest}` },
+      realNode,
       controller: true,
       controlPlane: 'upstream',
       log,

@@ -3,11 +3,11 @@
 // images built here and pushed to the stack's registry, no kwok nodes — with Tidal's controller as a user runs it.
 // `TIDAL_REAL_STACK=.tidal` runs the tests against an `npm run up -- --real-node` stack that is already up instead.
 import path from 'node:path';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
-import { pushKnativeImages, QUEUE_IMAGE, type PushedImage } from '../../dev/knative-images.js';
+import { startRealNodeRegistry, type PushedImage } from '../../dev/knative-images.js';
 import { realNodeLeftovers } from '../../dev/node.js';
-import { startRegistry, stopRegistry } from '../../dev/registry.js';
+import { stopRegistry } from '../../dev/registry.js';
 import { devPorts, ensureToolchain, realTestPorts, repoRoot, stackDown, stackUp, type Binaries, type StackPorts } from '../../dev/stack.js';
 
 const dir = path.join(repoRoot, '.tidal', 'real');
@@ -62,19 +62,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   rmSync(dir, { recursive: true, force: true });
   const started = Date.now();
   mkdirSync(dir, { recursive: true });
-  const registry = await startRegistry({ dir: path.join(dir, 'registry'), port: REGISTRY_PORT, auth: false, tls: true });
-  const caFile = path.join(dir, 'registry-cas.pem');
-  writeFileSync(caFile, registry.caPem ?? '');
-  const images = await pushKnativeImages(registry);
-  const queue = images[QUEUE_IMAGE];
-  if (!queue) throw new Error('no queue-proxy image was built');
+  const { registry, caFile, images, realNode } = await startRealNodeRegistry(dir, REGISTRY_PORT);
   const controllerEnv = { LOG_LEVEL: 'debug', TIDAL_REGISTRY_CA_FILES: caFile };
   const info = await stackUp({
     dir,
     ports: realTestPorts,
     ui: false,
     nodes: 0,
-    realNode: { registryPort: REGISTRY_PORT, registryCaFile: caFile, queueImage: `${registry.host}/knative/${QUEUE_IMAGE}@${queue.digest}` },
+    realNode,
     controller: true,
     controllerEnv,
     log,

@@ -135,4 +135,31 @@ describe('a Service on the real node', () => {
     expect(t.failures).toEqual([]);
     expect([...t.bodies.entries()]).toEqual([[V2, 50]]);
   });
+
+  it('runs a Revision that mounts a projected service account token, as any cluster admits its pods', async () => {
+    // Pods get their ServiceAccount (and its token) at admission; without that the API server refuses this pod
+    // ("serviceAccountToken: must not be specified when serviceAccountName is not set").
+    const withToken = ksvc('token', {
+      image: image('helloworld'),
+      volumeMounts: [{ name: 'token', mountPath: '/var/run/secrets/tidal-test', readOnly: true }],
+    });
+    const spec = (withToken as { spec: { template: { spec: Record<string, unknown> } } }).spec.template.spec;
+    spec.volumes = [{ name: 'token', projected: { sources: [{ serviceAccountToken: { path: 'token', audience: 'tidal-test' } }] } }];
+    await apply(withToken, ns);
+    const svc = await serviceReady('token', ns);
+    expect((await request(hostOf(svc.status?.url))).status).toBe(200);
+    const pods = await kubectlJson<{ items: { spec: { serviceAccountName?: string; volumes: { name: string }[] } }[] }>([
+      'get',
+      'pods',
+      '-n',
+      ns,
+      '-l',
+      'serving.knative.dev/service=token',
+    ]);
+    expect(pods.items.length).toBeGreaterThan(0);
+    for (const p of pods.items) {
+      expect(p.spec.serviceAccountName).toBe('default');
+      expect(p.spec.volumes.map((v) => v.name)).toContain('token');
+    }
+  });
 });
