@@ -142,6 +142,8 @@ export interface ConformanceDoc {
   ingress?: TargetRun;
   /** Tests Tidal may fail where upstream passes, because they exercise what Tidal leaves out by design. */
   byDesign: Record<string, string>;
+  /** What was seen of particular results (a failure's cause), one paragraph each. */
+  notes?: string[];
   /** Config map keys a target runs with that differ from what it ships, each with the reason. */
   settings?: { target: string; configMap: string; key: string; value: string; why: string }[];
 }
@@ -265,6 +267,11 @@ export function renderConformance(doc: ConformanceDoc): string {
   if (Object.keys(doc.byDesign).length > 0) {
     out.push('## What Tidal leaves out by design', '');
     for (const [test, why] of Object.entries(doc.byDesign)) out.push(`- \`${test}\`: ${why}`);
+    out.push('');
+  }
+  if (doc.notes && doc.notes.length > 0) {
+    out.push('## Notes', '');
+    for (const n of doc.notes) out.push(`- ${n}`);
     out.push('');
   }
   out.push('## Per test', '');

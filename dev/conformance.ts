@@ -70,6 +70,17 @@ export const TIDAL_SETTINGS = [
   },
 ];
 
+/** What the runs on this stack showed of the results that need a word; the tables come from the run itself. */
+export const NOTES = [
+  "Upstream fails `TestContainerExitingMsg` here (600 s, the test's limit): its pod is in CrashLoopBackOff with the " +
+    "container's exit message, but upstream's Revision reconciler reads pods only when a Deployment or PodAutoscaler " +
+    'event queues the Revision again, and on this stack none came, so the Revision stayed `Unknown`/`Deploying`. Tidal ' +
+    'reports `ContainerHealthy=False` (`ExitCode…` with the message) from the pods it watches.',
+  "Upstream's activator and autoscaler run in the node's network namespace and its controller and webhook on the host " +
+    "(dev/upstream-serving.ts), with upstream's config maps and their defaults (scale to zero on) but for the stack's " +
+    'queue-proxy image, ingress class and domain.',
+];
+
 /**
  * The flags the suite documents for a cluster whose domain does not resolve and whose logs it cannot stream, and the
  * feature flags upstream's CI adds.
@@ -279,6 +290,7 @@ async function main(args: string[]): Promise<void> {
     flags: suiteFlags({ kubeconfig: '<kubeconfig>', registryHost: `127.0.0.1:${REGISTRY_PORT}` }).join(' '),
     byDesign: BY_DESIGN,
     settings: TIDAL_SETTINGS,
+    notes: NOTES,
   };
   const tidal = readResults('tidal');
   const upstream = readResults('upstream');

@@ -114,6 +114,8 @@ describe('traffic while a Service changes', () => {
         (l) => console.error(`[real] ${l}`),
       );
       await allTrafficOn('killed', 'killed-v2');
+      // Requests sent before the switch may still answer from v1: a tail of traffic after it must end on v2.
+      await new Promise((r) => setTimeout(r, 3000));
     })();
     const seen = await traffic(host, done, { concurrency: 4 });
     await done;
