@@ -7,6 +7,8 @@
 import dgram from 'node:dgram';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { argValue } from './cli-args.js';
 
 const run = promisify(execFile);
@@ -87,4 +89,4 @@ function main(args: string[]): void {
   socket.bind(Number(port), host, () => console.error(`answering *${suffix} on ${host}:${port}`));
 }
 
-main(process.argv.slice(2));
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main(process.argv.slice(2));
