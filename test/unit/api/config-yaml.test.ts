@@ -111,8 +111,8 @@ const cases: Case[] = [
     keys: GcKeys,
     other: {},
     active: {
-      'min-non-active-revisions': '0',
-      'max-non-active-revisions': '0',
+      'min-non-active-revisions': '1',
+      'max-non-active-revisions': '1',
       'retain-since-create-time': 'disabled',
       'retain-since-last-active-time': 'disabled',
     },
