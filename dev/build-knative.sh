@@ -70,7 +70,47 @@ module() {
   go get "knative.dev/serving@$KNATIVE_SERVING_VERSION"
 }
 
-# bin/ and tests/ appear only complete (built in *.new/, then renamed), so their presence means built.
+# Main packages under `$1/...`, by import path.
+mains() { go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' "$1/..."; }
+
+# A package's role in packages.tsv: queue-proxy, upstream's control plane, or a test image.
+serving_role() {
+  case $1 in
+    */cmd/queue) echo queue ;;
+    */cmd/*) echo serving ;;
+    *) echo test ;;
+  esac
+}
+networking_role() { echo networking; }
+
+# Builds the main packages after $2 into bin$1/, their kodata/ folders into kodata$1/ (ko puts them at /var/run/ko;
+# -L: ko follows symlinks there) and `name<TAB>import path<TAB>role` lines into packages$1.tsv, with $2 the function
+# that names a package's role. Each appears only complete (built in *.new, then renamed), so its presence means built.
+build_images() {
+  local suffix=$1 role_of=$2
+  shift 2
+  local pkgs=("$@") dups pkg dir name
+  dups=$(printf '%s\n' "${pkgs[@]##*/}" | sort | uniq -d)
+  [[ -z $dups ]] || die "two main packages share an image name: $dups"
+  rm -rf "$d/bin$suffix.new" "$d/kodata$suffix.new"
+  mkdir -p "$d/bin$suffix.new" "$d/kodata$suffix.new"
+  # With several packages and -o <dir>/, go build names each binary after its import path's last element.
+  go build -trimpath -ldflags "-s -w" -o "$d/bin$suffix.new/" "${pkgs[@]}"
+  : >"$d/packages$suffix.tsv.new"
+  while IFS=$'\t' read -r pkg dir; do
+    name=${pkg##*/}
+    printf '%s\t%s\t%s\n' "$name" "$pkg" "$("$role_of" "$pkg")" >>"$d/packages$suffix.tsv.new"
+    [[ -d $dir/kodata ]] || continue
+    cp -rL "$dir/kodata" "$d/kodata$suffix.new/$name"
+    chmod -R u+w "$d/kodata$suffix.new/$name"
+  done < <(go list -f '{{.ImportPath}}{{"\t"}}{{.Dir}}' "${pkgs[@]}")
+  echo "$RECIPE" >"$d/bin$suffix.new/.recipe"
+  rm -rf "$d/bin$suffix" "$d/kodata$suffix"
+  mv "$d/kodata$suffix.new" "$d/kodata$suffix"
+  mv "$d/packages$suffix.tsv.new" "$d/packages$suffix.tsv"
+  mv "$d/bin$suffix.new" "$d/bin$suffix"
+}
+
 if [[ -x $d/bin/queue && -x $d/bin/controller && -s $d/packages.tsv && $(cat "$d/bin/.recipe" 2>/dev/null) == "$RECIPE" ]]; then
   say "knative serving $KNATIVE_SERVING_VERSION: images cached in $d/bin"
 else
@@ -78,36 +118,12 @@ else
   start=$(date +%s)
   say "knative serving $KNATIVE_SERVING_VERSION: building queue-proxy, the test images and the control plane (~2 min with a warm Go cache, several cold)"
   module
-  mapfile -t tests < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' knative.dev/serving/test/test_images/...)
+  mapfile -t tests < <(mains knative.dev/serving/test/test_images)
   ((${#tests[@]} > 1)) || die "no main packages found under knative.dev/serving/test/test_images"
   pkgs=(knative.dev/serving/cmd/queue "${tests[@]}")
   for c in "${CONTROL_PLANE[@]}"; do pkgs+=("knative.dev/serving/cmd/$c"); done
-  dups=$(printf '%s\n' "${pkgs[@]##*/}" | sort | uniq -d)
-  [[ -z $dups ]] || die "two main packages share an image name: $dups"
   say "knative serving: ${#pkgs[@]} main packages: ${pkgs[*]##*/}"
-  rm -rf "$d/bin.new" "$d/kodata.new"
-  mkdir -p "$d/bin.new" "$d/kodata.new"
-  # With several packages and -o <dir>/, go build names each binary after its import path's last element.
-  go build -trimpath -ldflags "-s -w" -o "$d/bin.new/" "${pkgs[@]}"
-  : >"$d/packages.tsv.new"
-  while IFS=$'\t' read -r pkg dir; do
-    name=${pkg##*/}
-    case $pkg in
-      */cmd/queue) role=queue ;;
-      */cmd/*) role=serving ;;
-      *) role=test ;;
-    esac
-    printf '%s\t%s\t%s\n' "$name" "$pkg" "$role" >>"$d/packages.tsv.new"
-    [[ -d $dir/kodata ]] || continue
-    # -L: ko follows symlinks in kodata (upstream links LICENSE and the git HEAD there).
-    cp -rL "$dir/kodata" "$d/kodata.new/$name"
-    chmod -R u+w "$d/kodata.new/$name"
-  done < <(go list -f '{{.ImportPath}}{{"\t"}}{{.Dir}}' "${pkgs[@]}")
-  echo "$RECIPE" >"$d/bin.new/.recipe"
-  rm -rf "$d/bin" "$d/kodata"
-  mv "$d/kodata.new" "$d/kodata"
-  mv "$d/packages.tsv.new" "$d/packages.tsv"
-  mv "$d/bin.new" "$d/bin"
+  build_images "" serving_role "${pkgs[@]}"
   say "knative serving $KNATIVE_SERVING_VERSION: images built in $(($(date +%s) - start))s"
 fi
 
@@ -117,26 +133,9 @@ else
   start=$(date +%s)
   say "knative networking: building its test images"
   module
-  mapfile -t net < <(go list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' knative.dev/networking/test/test_images/...)
+  mapfile -t net < <(mains knative.dev/networking/test/test_images)
   ((${#net[@]} > 1)) || die "no main packages found under knative.dev/networking/test/test_images"
-  dups=$(printf '%s\n' "${net[@]##*/}" | sort | uniq -d)
-  [[ -z $dups ]] || die "two main packages share an image name: $dups"
-  rm -rf "$d/bin-networking.new" "$d/kodata-networking.new"
-  mkdir -p "$d/bin-networking.new" "$d/kodata-networking.new"
-  go build -trimpath -ldflags "-s -w" -o "$d/bin-networking.new/" "${net[@]}"
-  : >"$d/packages-networking.tsv.new"
-  while IFS=$'\t' read -r pkg dir; do
-    name=${pkg##*/}
-    printf '%s\t%s\tnetworking\n' "$name" "$pkg" >>"$d/packages-networking.tsv.new"
-    [[ -d $dir/kodata ]] || continue
-    cp -rL "$dir/kodata" "$d/kodata-networking.new/$name"
-    chmod -R u+w "$d/kodata-networking.new/$name"
-  done < <(go list -f '{{.ImportPath}}{{"\t"}}{{.Dir}}' "${net[@]}")
-  echo "$RECIPE" >"$d/bin-networking.new/.recipe"
-  rm -rf "$d/bin-networking" "$d/kodata-networking"
-  mv "$d/kodata-networking.new" "$d/kodata-networking"
-  mv "$d/packages-networking.tsv.new" "$d/packages-networking.tsv"
-  mv "$d/bin-networking.new" "$d/bin-networking"
+  build_images -networking networking_role "${net[@]}"
   say "knative networking: ${#net[@]} test images built in $(($(date +%s) - start))s: ${net[*]##*/}"
 fi
 
