@@ -16,28 +16,15 @@ import { runSuite, testResources } from './conformance.js';
 import { INGRESS_NAMESPACE, IngressServices, TRAEFIK_PUBLIC_PORT } from './ingress.js';
 import { buildKnativeBinaries, buildKnativeImages, NETWORKING_PREFIX, pushKnativeImages, queueImageRef } from './knative-images.js';
 import { startStackRegistry, stopRegistry } from './registry.js';
-import { kubectl, repoRoot, stackDown, stackUp, type StackInfo, type StackPorts } from './stack.js';
+import { kubectl, portsAt, repoRoot, stackDown, stackUp, type StackInfo, type StackPorts } from './stack.js';
 import { TRAEFIK_INGRESS_CLASS, TRAEFIK_VERSION } from './traefik.js';
 
 const say = (s: string) => console.error(`[conformance] ingress: ${s}`);
 
 /** Clear of the other stacks' ports; the ingress ports lie in the API server's NodePort range (see above). */
-export const ingressConformancePorts: StackPorts = {
-  etcdClient: 14379,
-  etcdPeer: 14380,
-  apiserver: 14443,
-  controllerManager: 14257,
-  scheduler: 14259,
-  temporal: 14233,
-  temporalUi: 14283,
-  temporalHttp: 14243,
-  temporalMetrics: 14244,
-  controllerMetrics: 14564,
-  ingress: 31280,
-  ingressPrivate: 31281,
-};
+export const ingressConformancePorts: StackPorts = { ...portsAt(21), ingress: 31280, ingressPrivate: 31281 };
 
-const REGISTRY_PORT = 14543;
+const REGISTRY_PORT = 21543;
 
 /** The compiled suite, and the one Go test every conformance test runs under (test/conformance/ingress/run_test.go). */
 export const INGRESS_SUITE = {

@@ -109,47 +109,44 @@ export const realTestPorts: StackPorts = {
   ingressPrivate: 19081,
 };
 
+/** The ephemeral port range, where an outgoing connection can take a port a moment before a process listens on it. */
+const EPHEMERAL = { first: 32768, last: 60999 };
+
+/**
+ * A stack's ports at `prefix` thousands, the layout of the benchmarks' and the conformance runs' stacks (14: etcd
+ * 14379/14380, API server 14443, Temporal 14233 with HTTP 14243 and metrics 14244, the controller's metrics 14464). The Temporal UI's port (`…283`) stays clear of the eight ports the
+ * PostgreSQL Temporal takes after its frontend's (dev/temporal-postgres.ts). A prefix whose ports would fall in the
+ * ephemeral range is refused (EADDRINUSE was seen there).
+ */
+export function portsAt(prefix: number): StackPorts {
+  const base = prefix * 1000;
+  if (base + 999 >= EPHEMERAL.first && base <= EPHEMERAL.last) throw new Error(`ports ${base}–${base + 999} are in the ephemeral range`);
+  const at = (n: number) => base + n;
+  return {
+    etcdClient: at(379),
+    etcdPeer: at(380),
+    apiserver: at(443),
+    controllerManager: at(257),
+    scheduler: at(259),
+    temporal: at(233),
+    temporalUi: at(283),
+    temporalHttp: at(243),
+    temporalMetrics: at(244),
+    controllerMetrics: at(464),
+  };
+}
+
 /**
  * The conformance run's ports (dev/conformance.ts), clear of the others. Its public ingress port lies in the API
  * server's NodePort range: the suites find the ingress through a NodePort Service whose nodePort is that port.
  */
-export const conformancePorts: StackPorts = {
-  etcdClient: 17379,
-  etcdPeer: 17380,
-  apiserver: 17443,
-  controllerManager: 17257,
-  scheduler: 17259,
-  temporal: 17233,
-  temporalUi: 17283,
-  temporalHttp: 17243,
-  temporalMetrics: 17244,
-  controllerMetrics: 17564,
-  webhook: 17843,
-  controllerWebhook: 17844,
-  ingress: 31080,
-  ingressPrivate: 31081,
-};
+export const conformancePorts: StackPorts = { ...portsAt(17), webhook: 17843, controllerWebhook: 17844, ingress: 31080, ingressPrivate: 31081 };
 
 /**
  * The ports of dev/upstream-check.ts's stack (upstream Knative on a real node), clear of the others. Its public ingress
  * port lies in the NodePort range, as the conformance run's does.
  */
-export const upstreamCheckPorts: StackPorts = {
-  etcdClient: 16379,
-  etcdPeer: 16380,
-  apiserver: 16443,
-  controllerManager: 16257,
-  scheduler: 16259,
-  temporal: 16233,
-  temporalUi: 16283,
-  temporalHttp: 16243,
-  temporalMetrics: 16244,
-  controllerMetrics: 16564,
-  webhook: 16843,
-  controllerWebhook: 16844,
-  ingress: 30080,
-  ingressPrivate: 30081,
-};
+export const upstreamCheckPorts: StackPorts = { ...portsAt(23), webhook: 23843, controllerWebhook: 23844, ingress: 30080, ingressPrivate: 30081 };
 
 export interface StackOptions {
   dir: string;

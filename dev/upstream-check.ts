@@ -149,7 +149,7 @@ export async function checkUpstreamServes(stack: Stack, o: UpstreamCheckOptions)
   }
 }
 
-const REGISTRY_PORT = 16543;
+const REGISTRY_PORT = 23543;
 
 async function main(): Promise<void> {
   const keep = process.argv.includes('--keep');
