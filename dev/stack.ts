@@ -13,7 +13,7 @@ import { parseAllDocuments } from 'yaml';
 import { controllerMalloc } from './allocator.js';
 import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import { ensurePki, writeKubeconfig } from './pki.js';
-import { ProcessTable, tail, type ProcessRecord } from './processes.js';
+import { isAlive, ProcessTable, tail, type ProcessRecord } from './processes.js';
 import { startTemporalPostgres, stopTemporalPostgres, temporalModeFromEnv } from './temporal-postgres.js';
 import type { RealNode } from './node.js';
 
@@ -255,7 +255,11 @@ export async function ensureToolchain(log: (s: string) => void = console.error, 
   return bins;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, rec?: ProcessRecord): Promise<void> {
+/**
+ * Polls `check` every 250 ms until it says true. Fails after `timeoutMs`, or at once when `rec`'s process has exited
+ * (nothing restarts it meanwhile), with the last lines of its log.
+ */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, rec?: ProcessRecord): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {
@@ -263,8 +267,10 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
     } catch {
       /* not yet */
     }
-    if (Date.now() > deadline) {
-      throw new Error(`${what} did not become healthy in ${timeoutMs / 1000}s${rec ? `; last lines of ${rec.log}:\n${tail(rec.log)}` : ''}`);
+    const exited = rec !== undefined && !isAlive(rec.pid);
+    if (exited || Date.now() > deadline) {
+      const why = exited ? 'exited' : `did not become healthy in ${timeoutMs / 1000}s`;
+      throw new Error(`${what} ${why}${rec ? `; last lines of ${rec.log}:\n${tail(rec.log)}` : ''}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -746,7 +752,8 @@ export async function startWebhookFront(info: StackInfo, procs: ProcessTable, lo
   await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], docs.map((d) => JSON.stringify(d)).join('\n---\n'));
 }
 
-function portOpen(port: number): Promise<boolean> {
+/** Whether something accepts a TCP connection on 127.0.0.1:`port`. */
+export function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port }, () => {
       socket.end();

@@ -13,15 +13,14 @@
 //   serverless Services in proxy mode send Traefik to the activator.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import type { KnativeBinaries } from './knative-images.js';
 import type { RealNode } from './node.js';
-import { isAlive, tail, type ProcessRecord, type ProcessTable } from './processes.js';
-import { httpOk, kubectl, repoRoot, yamlFiles, type StackInfo, type StackPorts } from './stack.js';
+import type { ProcessTable } from './processes.js';
+import { httpOk, kubectl, portOpen, repoRoot, waitFor, yamlFiles, type StackInfo, type StackPorts } from './stack.js';
 
 const run = promisify(execFile);
 
@@ -249,26 +248,6 @@ function componentEnv(podName: string, extra: Record<string, string>): NodeJS.Pr
     METRICS_DOMAIN: 'knative.dev/serving',
     ...extra,
   };
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, rec: ProcessRecord): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check().catch(() => false)) return;
-    if (!isAlive(rec.pid) || Date.now() > deadline)
-      throw new Error(`${what} ${isAlive(rec.pid) ? `not ready in ${timeoutMs / 1000}s` : 'exited'}; last lines of ${rec.log}:\n${tail(rec.log)}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port }, () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
 }
 
 /** Whether a TLS server answers a handshake for `servername` on 127.0.0.1:`port`. */
