@@ -211,6 +211,8 @@ export interface Binaries {
   KUBECTL: string;
   KWOK: string;
   TEMPORAL: string;
+  /** Knative's client, which the e2e layer drives Tidal with as a Knative user would. */
+  KN: string;
   ISTIO_CRDS: string;
 }
 

@@ -2,8 +2,8 @@
 # Builds the local stack's binaries from the Go module proxy and caches them under ~/.cache/tidal/.
 # Each component lives in its own versioned folder and is rebuilt only when its binary is missing.
 # Override: TIDAL_BIN_DIR=/some/dir uses binaries already there (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler, kwok, temporal, and for the PostgreSQL option temporal-server, temporal-sql-tool) and builds nothing.
-# Usage: dev/toolchain.sh [all|k8s|etcd|kwok|temporal|temporal-server|node|istio-crds|paths]
+# kube-scheduler, kwok, temporal, kn, and for the PostgreSQL option temporal-server, temporal-sql-tool) and builds nothing.
+# Usage: dev/toolchain.sh [all|k8s|etcd|kwok|temporal|kn|temporal-server|node|istio-crds|paths]
 # `node` builds the real node's kubelet, CNI plugins and pause program and prints their KEY=path lines.
 # `temporal-server` builds the Temporal server and temporal-sql-tool (the PostgreSQL stack option) and prints their
 # KEY=path lines; `all` builds them too, right after the CLI, whose build cache makes them ~30 s more.
@@ -15,6 +15,9 @@ KWOK_VERSION=${KWOK_VERSION:-v0.7.0}
 TEMPORAL_CLI_VERSION=${TEMPORAL_CLI_VERSION:-v1.5.1}
 ISTIO_API_VERSION=${ISTIO_API_VERSION:-v1.31.1}
 CNI_PLUGINS_VERSION=${CNI_PLUGINS_VERSION:-v1.10.0}
+# Knative's client, `kn`: v0.42.0 is its newest release whose modules all come from the Go module proxy (later ones
+# need the nested module knative.dev/client/pkg, which the proxy does not serve). It speaks serving.knative.dev/v1.
+KN_VERSION=${KN_VERSION:-v0.42.0}
 # The server the CLI above embeds (its go.mod requires go.temporal.io/server v1.29.1).
 TEMPORAL_SERVER_VERSION=${TEMPORAL_SERVER_VERSION:-v1.29.1}
 # shellcheck source=go-env.sh
@@ -28,6 +31,7 @@ k8s_dir() { echo "$CACHE/kubernetes-$K8S_VERSION"; }
 etcd_dir() { echo "$CACHE/etcd-$ETCD_VERSION"; }
 kwok_dir() { echo "$CACHE/kwok-$KWOK_VERSION"; }
 temporal_dir() { echo "$CACHE/temporal-cli-$TEMPORAL_CLI_VERSION"; }
+kn_dir() { echo "$CACHE/kn-$KN_VERSION"; }
 temporal_server_dir() { echo "$CACHE/temporal-server-$TEMPORAL_SERVER_VERSION"; }
 
 build_k8s() {
@@ -122,6 +126,21 @@ build_temporal_server() {
   say "temporal server $TEMPORAL_SERVER_VERSION: built"
 }
 
+build_kn() {
+  local d; d=$(kn_dir)
+  if [[ -x $d/bin/kn ]]; then say "kn $KN_VERSION: cached"; return; fi
+  need_go
+  say "kn $KN_VERSION: building"
+  mkdir -p "$d/src" "$d/bin"
+  (
+    cd "$d/src"
+    [[ -f go.mod ]] || go mod init localbuild/kn >/dev/null 2>&1
+    go get -tool "knative.dev/client/cmd/kn@$KN_VERSION"
+    go build -trimpath -ldflags "-s -w -X knative.dev/client/pkg/kn/commands/version.Version=$KN_VERSION" -o "$d/bin/kn" knative.dev/client/cmd/kn
+  )
+  say "kn $KN_VERSION: built"
+}
+
 # The real node (dev/node.ts): the kubelet (same Kubernetes version and build folder as the control plane), the CNI
 # plugins its pods' network needs (bridge, host-local, loopback) and the sandbox ("pause") program of dev/node/pause.
 node_dir() { echo "$CACHE/node-$K8S_VERSION-cni-$CNI_PLUGINS_VERSION"; }
@@ -183,6 +202,7 @@ paths() {
     local b=$TIDAL_BIN_DIR
     echo "ETCD=$b/etcd"; echo "KUBE_APISERVER=$b/kube-apiserver"; echo "KUBE_CONTROLLER_MANAGER=$b/kube-controller-manager"
     echo "KUBE_SCHEDULER=$b/kube-scheduler"; echo "KUBECTL=$b/kubectl"; echo "KWOK=$b/kwok"; echo "TEMPORAL=$b/temporal"
+    echo "KN=$b/kn"
   else
     echo "ETCD=$(etcd_dir)/bin/etcd"
     echo "KUBE_APISERVER=$(k8s_dir)/bin/kube-apiserver"
@@ -191,6 +211,7 @@ paths() {
     echo "KUBECTL=$(k8s_dir)/bin/kubectl"
     echo "KWOK=$(kwok_dir)/bin/kwok"
     echo "TEMPORAL=$(temporal_dir)/bin/temporal"
+    echo "KN=$(kn_dir)/bin/kn"
   fi
   echo "ISTIO_CRDS=$(istio_crds)"
   echo "KWOK_VERSION=$KWOK_VERSION"
@@ -207,10 +228,10 @@ case ${1:-all} in
   all)
     if [[ -n ${TIDAL_BIN_DIR:-} ]]; then say "TIDAL_BIN_DIR=$TIDAL_BIN_DIR: using prebuilt binaries"; istio_crds >/dev/null; exit 0; fi
     start=$(date +%s)
-    build_temporal; build_temporal_server; build_etcd; build_kwok; build_k8s; istio_crds >/dev/null
+    build_temporal; build_temporal_server; build_etcd; build_kwok; build_k8s; build_kn; istio_crds >/dev/null
     say "toolchain ready in $(( $(date +%s) - start ))s"
     ;;
-  k8s) build_k8s ;; etcd) build_etcd ;; kwok) build_kwok ;; temporal) build_temporal ;;
+  k8s) build_k8s ;; etcd) build_etcd ;; kwok) build_kwok ;; temporal) build_temporal ;; kn) build_kn ;;
   temporal-server)
     if [[ -z ${TIDAL_BIN_DIR:-} ]]; then start=$(date +%s); build_temporal_server; say "temporal server ready in $(( $(date +%s) - start ))s"; fi
     temporal_server_paths
@@ -221,5 +242,5 @@ case ${1:-all} in
     ;;
   istio-crds) istio_crds ;;
   paths) paths ;;
-  *) die "unknown target '$1' (all|k8s|etcd|kwok|temporal|temporal-server|node|istio-crds|paths)" ;;
+  *) die "unknown target '$1' (all|k8s|etcd|kwok|temporal|kn|temporal-server|node|istio-crds|paths)" ;;
 esac
