@@ -62,7 +62,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await setGc({});
-  await kubectl(['delete', 'ksvc', name, '--ignore-not-found', '--wait=false']);
+  await kubectl(['delete', 'ksvc', name, 'kn-talk', 'kn-bad', '--ignore-not-found', '--wait=false']);
+  await kubectl(['delete', 'domainmapping', 'kn-talk.example', '--ignore-not-found', '--wait=false']);
+  await kubectl(['delete', 'clusterdomainclaim', 'kn-talk.example', '--ignore-not-found', '--wait=false']);
 });
 
 describe('kn with the shipped config-gc', () => {
@@ -110,5 +112,69 @@ describe('kn with the shipped config-gc', () => {
     // And the kept one can take traffic back at once.
     await kn(['service', 'update', name, '--traffic', `${rev(2)}=100`]);
     expect(await servedTraffic()).toEqual([`${rev(2)} 100`]);
+  });
+
+  it("the talk's other steps: a named Revision, min-scale, a tagged split, a domain mapping, refused input and delete", async () => {
+    const svc = 'kn-talk';
+    const created = await kn(['service', 'create', svc, '--image', 'nginx:1.21', '--port', '80', '--revision-name', `${svc}-v1`, '--scale-min', '2']);
+    expect(created).toContain(`Service '${svc}' created to latest revision '${svc}-v1'`);
+    const v1 = await getObject<{ metadata: { annotations?: Record<string, string> } }>('revision', `${svc}-v1`);
+    expect(v1?.metadata.annotations?.['autoscaling.knative.dev/min-scale']).toBe('2');
+    await eventually(
+      `${svc}-v1 at min-scale 2`,
+      async () =>
+        (await getObject<{ status?: { actualReplicas?: number } }>('revision', `${svc}-v1`))?.status?.actualReplicas === 2 ? true : undefined,
+      60_000,
+    );
+
+    await kn(['service', 'update', svc, '--image', 'nginx:1.22', '--revision-name', `${svc}-v2`]);
+    await kn(['service', 'update', svc, '--tag', `${svc}-v1=old`, '--traffic', 'old=10', '--traffic', '@latest=90']);
+    const svcObj = await getObject<{ status: { traffic: TrafficTarget[] } }>('ksvc', svc);
+    const old = svcObj?.status.traffic.find((t) => t.tag === 'old');
+    expect(old).toMatchObject({ revisionName: `${svc}-v1`, percent: 10 });
+    expect(old?.url).toMatch(new RegExp(`^http://old-${svc}\\.default\\.`));
+    const services = await kn(['service', 'list']);
+    expect(services).toMatch(new RegExp(`${svc}\\s+http://${svc}\\.default\\.\\S+\\s+${svc}-v2\\s+.*True`));
+
+    await kubectl(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'networking.internal.knative.dev/v1alpha1',
+        kind: 'ClusterDomainClaim',
+        metadata: { name: 'kn-talk.example' },
+        spec: { namespace: 'default' },
+      }),
+    );
+    const mapped = await kn(['domain', 'create', 'kn-talk.example', '--ref', svc]);
+    expect(mapped).toContain("Domain mapping 'kn-talk.example' created");
+    await eventually(
+      'the domain mapping Ready',
+      async () => {
+        const dm = await getObject<{ status?: { url?: string; conditions?: { type: string; status: string }[] } }>(
+          'domainmapping',
+          'kn-talk.example',
+        );
+        return dm?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True' ? dm : undefined;
+      },
+      60_000,
+    );
+    expect(await kn(['domain', 'list'])).toMatch(/kn-talk\.example\s+http:\/\/kn-talk\.example\s+True\s+kn-talk\n/);
+
+    // Refused by the webhook, with the field and the reason; nothing is created.
+    await expect(
+      kn(['service', 'create', 'kn-bad', '--image', 'nginx:1.21', '--annotation', 'autoscaling.knative.dev/min-scale=-1']),
+    ).rejects.toThrow(/autoscaling\.knative\.dev\/min-scale/);
+    expect(await getObject('ksvc', 'kn-bad')).toBeUndefined();
+
+    await kn(['domain', 'delete', 'kn-talk.example']);
+    expect(await kn(['service', 'delete', svc])).toContain(`Service '${svc}' successfully deleted`);
+    await eventually(
+      `${svc}'s Revisions gone`,
+      async () =>
+        (await kubectlJson<{ items: Revision[] }>(['get', 'revisions', '-l', `serving.knative.dev/service=${svc}`])).items.length === 0
+          ? true
+          : undefined,
+      60_000,
+    );
   });
 });
