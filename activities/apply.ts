@@ -116,11 +116,11 @@ export function ownedWhole<T extends WithSpec>(normalize: (obj: T) => T = (obj) 
         { spec: normalize(live).spec, labels: live.metadata.labels ?? {}, annotations: withoutHash(live) },
       )
         ? undefined
-        : ({
+        : {
             ...live,
             metadata: { ...live.metadata, labels: stamped.metadata.labels ?? {}, annotations: stamped.metadata.annotations ?? {} },
             spec: stamped.spec,
-          } as T),
+          },
   };
 }
 
