@@ -6,10 +6,12 @@
 //   - its annotation differs from the hash of today's desired object (the desired object changed: something was
 //     added, changed or REMOVED), or
 //   - it no longer holds every desired field (someone edited a field Tidal sets, e.g. a Route's spec: reverted, as
-//     Knative reverts it), or — for a child whose whole spec is Tidal's ({@link exactSpecInSync}) — its spec is not
-//     exactly the desired one.
-// The apply is a forced server-side apply under Tidal's field manager (KubeClient.apply), so the API server removes
-// the fields Tidal set before and no longer sets; fields other managers own are left alone.
+//     Knative reverts it), or — by the kind's ownership rule ({@link ownedWhole}; a Revision's Deployment:
+//     activities/revision.ts) — it holds something the desired object does not.
+// A new child, or one whose drift server-side apply can fix, gets a forced server-side apply under Tidal's field
+// manager (KubeClient.apply), so the API server removes the fields Tidal set before and no longer sets. What another
+// writer added is theirs under server-side apply, so a child holding such content is written as upstream writes it:
+// an update (PUT) of the live object with the parts Tidal owns replaced by the desired ones (`replaceOver`).
 //
 // The annotation key is Tidal's own (`tidal.dev/`, like `kwok.tidal.dev/crash`): Knative has no such annotation
 // (its reconcilers compare spec, labels and annotations with semantic equality on every pass). The Deployment keeps
@@ -19,6 +21,7 @@ import type { ConditionSet } from '../api/conditions.js';
 import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { Status } from '../api/serving.js';
+import { semanticEqual } from '../api/validation.js';
 import { stableStringify } from '../resources/hash.js';
 import type { ActivityDeps } from './deps.js';
 import type { EventRecorder } from './events.js';
@@ -75,16 +78,50 @@ export function inSyncByHash(live: KubeObject, stamped: KubeObject): boolean {
   return containsAll(live, stamped);
 }
 
+/** Two label or annotation maps hold the same entries (absent and empty are the same). */
+function sameMap(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
+  return stableStringify(a ?? {}) === stableStringify(b ?? {});
+}
+
+type WithSpec = KubeObject & { spec?: unknown };
+
+/** The annotations but Tidal's applied hash, which changes with every desired change. */
+function withoutHash(obj: KubeObject): Record<string, string> {
+  const { [APPLIED_HASH_ANNOTATION]: _hash, ...rest } = obj.metadata.annotations ?? {};
+  return rest;
+}
+
 /**
- * For a child whose whole spec is Tidal's (a Route of a Service, a KIngress, a VirtualService: custom resources with
- * no server-side defaults): in sync only when, besides {@link inSyncByHash}, the live spec equals the desired one —
- * a subset test misses a key someone added inside an element Tidal set (a `tag` on a traffic target, a header
- * rewrite on an HTTP route). Upstream compares these specs with semantic equality too. `normalize` fills in the
- * defaults Tidal's admission webhook stores (a Route's traffic defaults), so they are no edit.
+ * Upstream's rule for a child whose spec, labels and annotations are all its owner's (the Service's Configuration
+ * and Route, a Route's or a DomainMapping's KIngress, a KIngress's VirtualServices: custom resources with no
+ * server-side defaults): in sync only when, besides {@link inSyncByHash}, the spec is semantically the desired one
+ * and the labels and annotations are exactly the desired ones. Upstream (`configSemanticEquals`,
+ * `routeSemanticEquals`, the KIngress and VirtualService reconcilers) otherwise updates the live object with the
+ * desired spec, labels and annotations in full, so a key someone added — inside a traffic target, a container's
+ * `env`, a label — is removed. `normalize` fills in the defaults the admission webhook stores (a Route's traffic
+ * defaults, a template's), so they are no edit; the spec comparison counts an absent field equal to its Go zero
+ * value (`resources: {}`), as the typed comparison upstream does.
  */
-export function exactSpecInSync<T extends KubeObject & { spec?: unknown }>(normalize: (obj: T) => T = (obj) => obj) {
-  return (live: T, stamped: T): boolean =>
-    inSyncByHash(live, stamped) && stableStringify(normalize(live).spec) === stableStringify(normalize(stamped).spec);
+export function ownedWhole<T extends WithSpec>(normalize: (obj: T) => T = (obj) => obj): Required<ApplyOptions<T>> {
+  const ownedPartsMatch = (live: T, stamped: T): boolean =>
+    semanticEqual(normalize(live).spec, normalize(stamped).spec) &&
+    sameMap(live.metadata.labels, stamped.metadata.labels) &&
+    sameMap(live.metadata.annotations, stamped.metadata.annotations);
+  return {
+    inSync: (live, stamped) => inSyncByHash(live, stamped) && ownedPartsMatch(live, stamped),
+    // Only what server-side apply cannot remove needs the PUT: content of the live object the desired one lacks.
+    replaceOver: (live, stamped) =>
+      containsAll(
+        { spec: normalize(stamped).spec, labels: stamped.metadata.labels ?? {}, annotations: withoutHash(stamped) },
+        { spec: normalize(live).spec, labels: live.metadata.labels ?? {}, annotations: withoutHash(live) },
+      )
+        ? undefined
+        : {
+            ...live,
+            metadata: { ...live.metadata, labels: stamped.metadata.labels ?? {}, annotations: stamped.metadata.annotations ?? {} },
+            spec: stamped.spec,
+          },
+  };
 }
 
 export type ApplyAction = 'created' | 'updated' | 'unchanged';
@@ -102,6 +139,12 @@ export interface ApplyOptions<T extends KubeObject> {
    * Receives the live object and the stamped desired object.
    */
   inSync?: (live: T, stamped: T) => boolean;
+  /**
+   * The object to PUT over a live child that is out of sync, when server-side apply cannot reach the desired state
+   * (another writer's fields, labels or annotations must go): upstream's update of the live object with the parts
+   * its reconciler owns replaced. Undefined (or no function): a server-side apply.
+   */
+  replaceOver?: (live: T, stamped: T) => T | undefined;
 }
 
 /** Whether `desired` must be applied over `live` (undefined: not there yet). Pure; see the file comment. */
@@ -123,9 +166,13 @@ export async function applyIfChanged<T extends KubeObject>(
   desired: T,
   opts: ApplyOptions<T> = {},
 ): Promise<ApplyResult<T>> {
-  if (live && !needsApply(live, desired, opts)) return { obj: live, action: 'unchanged' };
-  const obj = await kube.apply(type, stampAppliedHash(desired));
-  return { obj, action: live ? 'updated' : 'created' };
+  if (!live) return { obj: await kube.apply(type, stampAppliedHash(desired)), action: 'created' };
+  const stamped = stampAppliedHash(desired);
+  if ((opts.inSync ?? inSyncByHash)(live, stamped)) return { obj: live, action: 'unchanged' };
+  const replacement = opts.replaceOver?.(live, stamped);
+  // The PUT carries the live resourceVersion: a write someone made since is a 409 Conflict, and the step retries.
+  const obj = replacement ? await kube.update(type, replacement) : await kube.apply(type, stamped);
+  return { obj, action: 'updated' };
 }
 
 /**

@@ -41,7 +41,7 @@ import {
   refType,
   type ResolvedTarget,
 } from '../resources/domainmapping.js';
-import { apiErrorMessage, applyReportingFailures, exactSpecInSync, isPermanentApiError } from './apply.js';
+import { apiErrorMessage, applyReportingFailures, ownedWhole, isPermanentApiError } from './apply.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { programIngress } from './ingress.js';
 import { isConflict } from './kube/errors.js';
@@ -212,7 +212,7 @@ export function createDomainMappingActivities(deps: ActivityDeps) {
                 set: domainMappingConditionSet,
                 condition: DomainMappingConditionIngressReady,
               };
-              const applied = await applyReportingFailures(deps, failure, Resources.KIngress, existing, desired, now, { inSync: exactSpecInSync() });
+              const applied = await applyReportingFailures(deps, failure, Resources.KIngress, existing, desired, now, ownedWhole());
               ingressAction = applied.action;
               if (applied.action === 'created') record('Normal', 'Created', `Created Ingress ${JSON.stringify(desired.metadata.name ?? '')}`);
               // Tidal's class is programmed here, in the same step (ADR 0005): the mapping sees it Ready at once.

@@ -17,7 +17,7 @@ import { DEFAULT_ISTIO_GATEWAYS, makeVirtualServices } from '../resources/istio/
 import { ingressProbeHash } from '../resources/probe-hash.js';
 import { gatewayTargets, probeGateways, type GatewayPodLike } from './prober.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyIfChanged, exactSpecInSync, settleAll } from './apply.js';
+import { applyIfChanged, ownedWhole, settleAll } from './apply.js';
 import type { KubeClient } from './kube/client.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
@@ -68,7 +68,7 @@ export async function programIngress(
   const ready = probing ? undefined : { ...ing, status: finished(copy, before, now) };
   // The two VirtualServices are independent: applied side by side (one round trip less on the tail).
   await settleAll([
-    ...vss.map((vs) => applyIfChanged(kube, Resources.VirtualService, live.get(vs.metadata.name ?? ''), vs, { inSync: exactSpecInSync() })),
+    ...vss.map((vs) => applyIfChanged(kube, Resources.VirtualService, live.get(vs.metadata.name ?? ''), vs, ownedWhole())),
     ready ? beside.virtualServices?.(ready) : undefined,
   ]);
   let probeFailures: string[] = [];

@@ -15,6 +15,7 @@ import {
 } from '../api/lifecycle/revision.js';
 import { describeKnownModules, invalidModuleMessage, isForeignModule, moduleOf } from '../api/modules.js';
 import { DEPLOYMENT_HASH_LABEL, makeDeployment, type Deployment } from '../resources/deployment.js';
+import { deploymentUpdate } from '../resources/deployment-update.js';
 import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus, type ModuleObservation } from '../resources/revision-status.js';
@@ -39,12 +40,17 @@ type OptionalChildAction = ApplyAction | 'deleted' | 'none';
  * The Deployment is in sync when its hash label (Knative's, over the whole desired spec and metadata) is the desired
  * one and nobody scaled it: hakn runs a fixed replica count and no autoscaler, so a changed `spec.replicas` is an
  * edit to revert. (The pod template is not compared field by field: the API server defaults and normalizes it.)
+ * This is upstream's rule for when to update it: a foreign edit that leaves the hash alone stays until the next
+ * update, which then writes the whole desired spec and keeps foreign metadata (resources/deployment-update.ts).
  */
 export function deploymentInSync(live: Deployment, desired: Deployment): boolean {
   // With the HPA class the desired object has no replicas: the HPA's count is not an edit.
   const replicasInSync = desired.spec.replicas === undefined || live.spec?.replicas === desired.spec.replicas;
   return live.metadata.labels?.[DEPLOYMENT_HASH_LABEL] === desired.metadata.labels[DEPLOYMENT_HASH_LABEL] && replicasInSync;
 }
+/** How the Revision's Deployment is applied: upstream's update rule and shape. */
+const deploymentOwned: ApplyOptions<Deployment> = { inSync: deploymentInSync, replaceOver: deploymentUpdate };
+
 export type ResourcesOutcome =
   | { outcome: 'gone' }
   | { outcome: 'waitingForDigests' }
@@ -293,7 +299,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
       const pdb = makePodDisruptionBudget(rev, cfg);
       // The Deployment first (a refused Deployment stops the step before the rest), then the others side by side.
       const record = recordLater(events);
-      const deployment = await applyOwned(rev, Resources.Deployment, existing, desired, record, { inSync: deploymentInSync });
+      const deployment = await applyOwned(rev, Resources.Deployment, existing, desired, record, deploymentOwned);
       const [service, hpaAction, pdbAction] = await settleAll([
         applyOwned(rev, Resources.KubeService, existingSvc, svc, record),
         reconcileOptional(rev, Resources.HorizontalPodAutoscaler, existingHpa, hpa, record),

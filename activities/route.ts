@@ -64,7 +64,7 @@ import {
   routingTargets,
   type RoutingTargets,
 } from '../resources/labeler.js';
-import { applyIfChanged, recordLater, exactSpecInSync, needsApply, settleAll, type RecordLater } from './apply.js';
+import { applyIfChanged, recordLater, ownedWhole, needsApply, settleAll, type RecordLater } from './apply.js';
 import type { SeenConfiguration } from './configuration.js';
 import { programIngress, readVirtualServices, type BesideIngress } from './ingress.js';
 import { nowOf, type ActivityDeps } from './deps.js';
@@ -644,7 +644,7 @@ export function createRouteActivities(deps: ActivityDeps) {
         if (existing && !isControlledBy(existing, route.metadata.uid)) {
           ingressAction = 'notOwned';
         } else {
-          const applied = await applyIfChanged(kube, Resources.KIngress, existing, desired, { inSync: exactSpecInSync() });
+          const applied = await applyIfChanged(kube, Resources.KIngress, existing, desired, ownedWhole());
           ingressAction = applied.action;
           programmed = true;
           if (applied.action !== 'unchanged') ingressResourceVersion = applied.obj.metadata.resourceVersion;
@@ -683,7 +683,7 @@ export function createRouteActivities(deps: ActivityDeps) {
                 Resources.KIngress,
                 ingress,
                 makeIngress(route, traffic, hosts, ingressClass, { rollout: observed.rollout, tagHeaderBasedRouting }),
-                { inSync: exactSpecInSync() },
+                ownedWhole(),
               );
               ingressResourceVersion = again.obj.metadata.resourceVersion;
               // Only the annotation moves unless a step fell due meanwhile: then the new split is programmed too.

@@ -1,7 +1,7 @@
 // Activities of the Service workflow (spec §1): converge the Configuration and the Route named after the Service,
 // then write the Service's status from what they report.
 import { observationOf, specOfObservation } from '../api/content-token.js';
-import { defaultsInForce, setRouteDefaults, setServiceDefaults, withDefaultsSnapshot } from '../api/defaults.js';
+import { defaultsInForce, setConfigurationDefaults, setRouteDefaults, setServiceDefaults, withDefaultsSnapshot } from '../api/defaults.js';
 import type { DefaultsConfig } from '../api/config/types.js';
 import { Resources, type ResourceType } from '../api/kinds.js';
 import { serviceConditionSet, ServiceConditionConfigurationsReady, ServiceConditionRoutesReady } from '../api/lifecycle/service.js';
@@ -12,7 +12,7 @@ import { makeRoute } from '../resources/route.js';
 import { isRevisionNameTaken } from '../resources/revision-lookup.js';
 import { computeServiceStatus } from '../resources/service-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyReportingFailures, exactSpecInSync, type ApplyOptions } from './apply.js';
+import { applyReportingFailures, ownedWhole, type ApplyOptions } from './apply.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 /** What one apply of a child did: small, so the workflow history stays readable. */
@@ -41,10 +41,10 @@ export interface WrittenChildren {
 }
 
 /**
- * A Route is in sync when Tidal last applied exactly this and its spec, defaulted, equals the desired one (upstream's
- * routeSemanticEquals): a subset test would leave a `tag` someone added to the one traffic target in force.
+ * A Service's Route is wholly its own (upstream's routeSemanticEquals): spec, defaulted, labels and annotations as
+ * desired, so a `tag` someone added to the one traffic target, or a label, is removed.
  */
-const routeInSync = exactSpecInSync<Route>(setRouteDefaults);
+const routeOwned = ownedWhole<Route>(setRouteDefaults);
 
 export function createServiceActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
@@ -103,7 +103,10 @@ export function createServiceActivities(deps: ActivityDeps) {
       const read = withDefaults(svc, existing);
       if (!read) return { outcome: 'gone' };
       const desired = withDefaultsSnapshot(makeConfiguration(read.svc, existing), read.defaults);
-      return applyChild(read.svc, Resources.Configuration, existing, desired, ServiceConditionConfigurationsReady);
+      // Wholly the Service's (upstream's configSemanticEquals): a field added to the template — which would make a
+      // Revision — a label or an annotation someone else put on it is removed. Both sides defaulted alike.
+      const owned = ownedWhole<Configuration>((cfg) => setConfigurationDefaults(cfg, read.defaults));
+      return applyChild(read.svc, Resources.Configuration, existing, desired, ServiceConditionConfigurationsReady, owned);
     },
 
     /** Creates or clobbers the Route named after the Service (spec §1.3). */
@@ -126,7 +129,7 @@ export function createServiceActivities(deps: ActivityDeps) {
         if (isRevisionNameTaken(cfg, rev)) return { outcome: 'held', name: key.name, reason: `Revision name "${byo}" is taken` };
       }
       const existing = await kube.get<Route>(Resources.Route, key.namespace, key.name);
-      return applyChild(svc, Resources.Route, existing, makeRoute(svc), ServiceConditionRoutesReady, { inSync: routeInSync });
+      return applyChild(svc, Resources.Route, existing, makeRoute(svc), ServiceConditionRoutesReady, routeOwned);
     },
 
     /**

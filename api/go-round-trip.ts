@@ -2,7 +2,9 @@
 // (knative/pkg's roundTripPatch, sent before the defaults): struct fields without `omitempty` come back as their
 // zero value. These are what `kubectl get ksvc -o yaml` shows and no SetDefaults writes: `resources: {}` on every
 // container, `port: 0` on a probe's tcpSocket/httpGet/grpc action, `containerPort: 0` on a port that names none,
-// and `creationTimestamp: null` in a template's metadata. Pure; returns a copy.
+// and a template's `metadata: {}`. A template's `creationTimestamp: null` goes: Knative v0.51 builds on
+// k8s.io/apimachinery v0.36, whose ObjectMeta omits a zero creationTimestamp (`omitzero`), so upstream stores `{}`.
+// Pure; returns a copy.
 import { cloneJson } from './conditions.js';
 import type { KubeObject } from './meta.js';
 
@@ -44,7 +46,7 @@ export function goRoundTrip(kind: string, obj: KubeObject): KubeObject {
   const template = spec.template;
   if ((kind === 'Service' || kind === 'Configuration') && isObj(template)) {
     const meta = isObj(template.metadata) ? template.metadata : {};
-    if (meta.creationTimestamp === undefined) meta.creationTimestamp = null;
+    if (meta.creationTimestamp === null) delete meta.creationTimestamp;
     template.metadata = meta;
     roundTripPodSpec(template.spec);
   }

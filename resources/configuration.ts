@@ -45,6 +45,17 @@ export function makeConfiguration(service: Service, existing?: Configuration): C
       annotations,
       ownerReferences: [controllerRef(service)],
     },
-    spec: { template: structuredClone(service.spec.template) },
+    spec: { template: templateOf(service) },
   };
+}
+
+/**
+ * The Service's template as upstream's Go types carry it over: a template stored before Tidal's webhook matched
+ * apimachinery v0.36 holds `creationTimestamp: null`, which Go encodes as nothing (`metadata: {}`).
+ */
+function templateOf(service: Service): Configuration['spec']['template'] {
+  const template = structuredClone(service.spec.template);
+  const meta: Record<string, unknown> = { ...template.metadata };
+  if (meta.creationTimestamp === null) delete meta.creationTimestamp;
+  return { ...template, metadata: meta };
 }

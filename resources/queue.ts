@@ -5,6 +5,7 @@ import type { RevisionConfig } from '../api/config/types.js';
 import { Labels } from '../api/labels.js';
 import { controllerOf } from '../api/meta.js';
 import type { Container, EnvVar, Revision, RevisionSpec } from '../api/serving.js';
+import { DEFAULT_OBSERVABILITY_CONFIG } from './queue-observability.js';
 
 export const QUEUE_CONTAINER_NAME = 'queue-proxy';
 /** Name of the single port Knative gives the serving container. */
@@ -38,8 +39,7 @@ const LOCAL_ADDRESS = '127.0.0.1';
 /** queue-sidecar-cpu-request when config-deployment leaves it unset. */
 export const DEFAULT_QUEUE_CPU_REQUEST = '25m';
 
-/** `OBSERVABILITY_CONFIG` as Knative renders an empty config-observability. */
-export const DEFAULT_OBSERVABILITY_CONFIG = '{"tracing":{},"metrics":{},"runtime":{},"requestMetrics":{}}';
+export { DEFAULT_OBSERVABILITY_CONFIG };
 
 /** Revision annotation enabling full-duplex HTTP in queue-proxy (value `Enabled`, case-insensitive). */
 export const HTTP_FULL_DUPLEX_ANNOTATION = 'features.knative.dev/http-full-duplex';
@@ -219,7 +219,7 @@ export interface QueueProxyOptions {
   loggingConfig?: string;
   /** SERVING_LOGGING_LEVEL (config-logging loglevel.queueproxy); default ''. */
   loggingLevel?: string;
-  /** OBSERVABILITY_CONFIG JSON; default {@link DEFAULT_OBSERVABILITY_CONFIG}. */
+  /** OBSERVABILITY_CONFIG JSON (queue-observability.ts); default {@link DEFAULT_OBSERVABILITY_CONFIG}, Knative's defaults. */
   observabilityConfig?: string;
   /** ROOT_CA (config-deployment queue-sidecar-rootca); default ''. */
   rootCA?: string;

@@ -1,4 +1,4 @@
-// A small Kubernetes REST client: get, list, watch, server-side apply (objects and /status), create, delete.
+// A small Kubernetes REST client: get, list, watch, server-side apply (objects and /status), create, update, delete.
 // kubeconfig.ts supplies the server, TLS material and credentials; requests go over node:https (one keep-alive agent
 // holding the TLS material, the bearer token set per request) so that watches stream and every verb is explicit.
 import http from 'node:http';
@@ -119,6 +119,16 @@ export class KubeClient {
   async replace<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
     const path = resourcePath(type, obj.metadata.namespace, obj.metadata.name) + query({ fieldManager: this.fieldManager });
     return this.parse<T>('PUT', path, await this.request('PUT', path, JSON.stringify(obj), 'application/json'), type);
+  }
+
+  /**
+   * PUT of a child Tidal owns, the live object with its owned parts replaced (activities/apply.ts `replaceOver`): the
+   * write that removes what other writers added. Conditional on `metadata.resourceVersion`; observed as an apply.
+   */
+  async update<T extends KubeObject>(type: ResourceType, obj: T): Promise<T> {
+    const path = resourcePath(type, obj.metadata.namespace, obj.metadata.name) + query({ fieldManager: this.fieldManager });
+    const res = await this.request('PUT', path, JSON.stringify(obj), 'application/json');
+    return this.noted(type, this.parse<T>('UPDATE', path, res, type), 'write', true);
   }
 
   /** JSON merge patch, for the few writes that must remove fields another manager set. */

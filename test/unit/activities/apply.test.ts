@@ -12,6 +12,7 @@ import {
   recordLater,
   isPermanentApiError,
   needsApply,
+  ownedWhole,
   settleAll,
   stampAppliedHash,
 } from '../../../activities/apply.js';
@@ -100,6 +101,69 @@ describe('applyIfChanged against server-side apply', () => {
     const again = await applyIfChanged(kube, Resources.Configuration, stored, second);
     expect(again.action).toBe('unchanged');
     expect(fake.writes()).toEqual([]);
+  });
+});
+
+describe("ownedWhole: the spec, labels and annotations are all the owner's (upstream's semantic-equality clobber)", () => {
+  const desired = configuration('hello', 'default', (c) => void (c.metadata.labels = { 'serving.knative.dev/service': 'hello' }));
+  const owned = ownedWhole<Configuration>();
+
+  /** The child as Tidal applied it, then edited by another writer (`kubectl edit`): what the next pass reads. */
+  async function appliedThenEdited(edit: (c: Configuration) => void) {
+    const fake = new KubeFake();
+    const kube = fake.client();
+    await applyIfChanged(kube, Resources.Configuration, undefined, desired, owned);
+    fake.edit<Configuration>(Resources.Configuration, 'default', 'hello', edit);
+    fake.calls = [];
+    return { fake, kube, live: fake.get<Configuration>(Resources.Configuration, 'default', 'hello')! };
+  }
+
+  it.each<[string, (c: Configuration) => void]>([
+    ['a template field (env)', (c) => void (c.spec.template.spec.containers[0]!.env = [{ name: 'FOREIGN', value: '1' }])],
+    ['a label', (c) => void (c.metadata.labels = { ...c.metadata.labels, team: 'a' })],
+    ['an annotation', (c) => void (c.metadata.annotations = { ...c.metadata.annotations, note: 'x' })],
+  ])('removes %s another writer added, with one PUT of the live object', async (_what, edit) => {
+    const { fake, kube, live } = await appliedThenEdited(edit);
+    expect(needsApply(live, desired, owned)).toBe(true);
+    const result = await applyIfChanged(kube, Resources.Configuration, live, desired, owned);
+    expect(result.action).toBe('updated');
+    expect(fake.writes().map((w) => w.verb)).toEqual(['update']);
+    const put = fake.writes()[0]!.body as Configuration;
+    expect(put.metadata.resourceVersion).toBe(live.metadata.resourceVersion); // conditional on what was read
+    expect(put.metadata.uid).toBe(live.metadata.uid); // the rest of the live object kept
+    const stored = fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!;
+    expect(stored.spec).toEqual(desired.spec);
+    expect(stored.metadata.labels).toEqual(desired.metadata.labels);
+    expect(stored.metadata.annotations).toEqual({ [APPLIED_HASH_ANNOTATION]: appliedHash(desired) });
+    expect(needsApply(stored, desired, owned)).toBe(false);
+  });
+
+  it('a value Tidal sets changed by someone is put back; a Go zero value is no edit', async () => {
+    const { fake, kube, live } = await appliedThenEdited((c) => void (c.spec.template.spec.containers[0]!.image = 'evil'));
+    await applyIfChanged(kube, Resources.Configuration, live, desired, owned);
+    expect(fake.writes()).toHaveLength(1);
+    expect(fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.spec).toEqual(desired.spec);
+
+    const roundTripped = await appliedThenEdited((c) => void (c.spec.template.spec.containers[0]!.resources = {}));
+    expect(needsApply(roundTripped.live, desired, owned)).toBe(false);
+  });
+
+  it('content the desired object also holds is written with a server-side apply (a child Tidal changed)', async () => {
+    const { fake, kube, live } = await appliedThenEdited(() => undefined);
+    const more = configuration('hello', 'default', (c) => void (c.metadata.labels = { ...desired.metadata.labels, tier: 'gold' }));
+    await applyIfChanged(kube, Resources.Configuration, live, more, owned);
+    expect(fake.writes().map((w) => w.verb)).toEqual(['apply']);
+    expect(fake.get<Configuration>(Resources.Configuration, 'default', 'hello')!.metadata.labels).toEqual(more.metadata.labels);
+  });
+
+  it('normalize: the defaults the webhook stores are no edit', () => {
+    const withDefault = (c: Configuration): Configuration => ({
+      ...c,
+      spec: { template: { ...c.spec.template, spec: { timeoutSeconds: 300, ...c.spec.template.spec } } },
+    });
+    const live = withDefault(stampAppliedHash(desired));
+    expect(needsApply(live, desired, owned)).toBe(true);
+    expect(needsApply(live, desired, ownedWhole<Configuration>(withDefault))).toBe(false);
   });
 });
 

@@ -2,7 +2,8 @@
 // name, so a Knative Service and a core Service of the same name are different objects. It serves get, list
 // (equality label selectors), server-side apply (as the API server's field ownership does for a single manager: a
 // field the previous apply set and this one does not is removed; lists are atomic; other writers' fields stay),
-// status apply, create (409 when the object exists), JSON merge patch and delete. Every call is recorded, so a test
+// status apply, create (409 when the object exists), update (PUT: the body replaces the object, its status kept; 409
+// when its resourceVersion is not the stored one), JSON merge patch and delete. Every call is recorded, so a test
 // can see that a pass with nothing to do writes nothing; `failNext` makes a call fail as the API server refuses it
 // (422, 403, a webhook's 400). Events are stored like any object, so tests can read them.
 import pino from 'pino';
@@ -51,7 +52,7 @@ function merge(live: Json, patch: Json): Json {
   return live;
 }
 
-export type Verb = 'get' | 'list' | 'apply' | 'status' | 'create' | 'patch' | 'delete';
+export type Verb = 'get' | 'list' | 'apply' | 'status' | 'create' | 'update' | 'patch' | 'delete';
 
 export interface Call {
   verb: Verb;
@@ -165,6 +166,7 @@ export class KubeFake {
       apply: async (type: ResourceType, obj: KubeObject, sub?: 'status') =>
         noted(type, await c.apply(type, obj, sub), sub === 'status' ? 'status' : 'write'),
       create: async (type: ResourceType, obj: KubeObject) => noted(type, await c.create(type, obj), 'create'),
+      update: async (type: ResourceType, obj: KubeObject) => noted(type, await c.update(type, obj), 'write'),
     });
   }
 
@@ -206,6 +208,17 @@ export class KubeFake {
         const id = this.record('create', type, obj.metadata.namespace, obj.metadata.name, obj);
         if (this.objects.has(id)) throw new KubeApiError(409, 'AlreadyExists', `${id} already exists`, 'CREATE', id);
         return this.store(id, clone(obj), undefined, type);
+      },
+      update: async (type: ResourceType, obj: KubeObject) => {
+        const id = this.record('update', type, obj.metadata.namespace, obj.metadata.name, obj);
+        const before = this.objects.get(id);
+        if (!before) throw new KubeApiError(404, 'NotFound', `${id} not found`, 'UPDATE', id);
+        if (obj.metadata.resourceVersion !== before.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', `${id} changed`, 'UPDATE', id);
+        const next = clone(obj) as Json & KubeObject;
+        if ('status' in before) next['status'] = clone((before as unknown as Json)['status']);
+        else delete next['status'];
+        this.applied.delete(id);
+        return this.store(id, next, before, type);
       },
       mergePatch: async (type: ResourceType, ns: string, name: string, patch: unknown) => {
         const id = this.record('patch', type, ns, name, patch);

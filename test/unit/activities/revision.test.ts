@@ -137,14 +137,14 @@ describe('reconcileRevisionResources', () => {
     expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBe(want);
   });
 
-  it('regression: a label the Revision drops leaves the revision Service (and the Deployment)', async () => {
+  it('regression: a label the Revision drops leaves the revision Service; the Deployment keeps it, as upstream keeps non-Knative keys', async () => {
     const { fake, acts } = setup(revision('hello-00001', 'default', resolved, withRevLabels({ team: 'payments' })));
     await acts.reconcileRevisionResources(key);
     expect(fake.get<KubeObject>(Resources.KubeService, 'default', 'hello-00001')!.metadata.labels?.['team']).toBe('payments');
     fake.edit<Revision>(Resources.Revision, 'default', 'hello-00001', (r) => void delete r.metadata.labels!['team']);
     expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', service: 'updated' });
     expect(fake.get<KubeObject>(Resources.KubeService, 'default', 'hello-00001')!.metadata.labels?.['team']).toBeUndefined();
-    expect(fake.get<KubeObject>(Resources.Deployment, 'default', 'hello-00001-deployment')!.metadata.labels?.['team']).toBeUndefined();
+    expect(fake.get<KubeObject>(Resources.Deployment, 'default', 'hello-00001-deployment')!.metadata.labels?.['team']).toBe('payments');
   });
 
   it("regression: a refused Deployment apply shows on the Revision (ResourcesAvailable False, the API server's message) and as a Warning Event", async () => {

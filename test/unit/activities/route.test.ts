@@ -576,18 +576,19 @@ describe('removed fields reach the KIngress and placeholder Services', () => {
     expect(svc().metadata.labels?.['serving.knative.dev/route']).toBe('direct');
   });
 
-  it('an edit to the Ingress spec is reverted; an unrelated field someone else added is kept', async () => {
+  it('an edit to the Ingress spec is reverted, and a label someone else added is removed (upstream replaces them whole)', async () => {
     const h = harness();
     await readyDirectRoute(h);
     const before = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.spec;
     h.kube.edit<Ingress>(Resources.KIngress, NS, 'direct', (i) => {
       i.spec.rules = [];
-      i.metadata.labels = { ...i.metadata.labels, extra: 'kept' };
+      i.metadata.labels = { ...i.metadata.labels, extra: 'foreign' };
     });
     expect(ok(await h.pass('direct')).ingress).toBe('updated');
     const after = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!;
     expect(after.spec).toEqual(before);
-    expect(after.metadata.labels?.['extra']).toBe('kept');
+    expect(after.metadata.labels?.['extra']).toBeUndefined();
+    expect(after.metadata.labels?.['serving.knative.dev/route']).toBe('direct');
   });
 
   it('regression (chaos run): a key someone adds inside a KIngress rule is reverted too (the spec must match exactly)', async () => {

@@ -139,7 +139,7 @@ describe('a typical Service is stored as upstream’s webhook stores it', () => 
       },
       spec: {
         template: {
-          metadata: { creationTimestamp: null },
+          metadata: {},
           spec: {
             containerConcurrency: 0,
             containers: [

@@ -6,7 +6,7 @@ const svc = (spec: Record<string, unknown>): KubeObject =>
   ({ apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'web' }, spec }) as KubeObject;
 
 describe("goRoundTrip: the zero-valued fields Knative's Go types add", () => {
-  it('adds resources, probe ports, a port without containerPort and the template creationTimestamp; keeps the rest', () => {
+  it('adds resources, probe ports and a port without containerPort; keeps the rest', () => {
     const input = svc({
       template: {
         metadata: { annotations: { a: 'b' } },
@@ -28,7 +28,7 @@ describe("goRoundTrip: the zero-valued fields Knative's Go types add", () => {
     expect(goRoundTrip('Service', input)).toEqual(
       svc({
         template: {
-          metadata: { annotations: { a: 'b' }, creationTimestamp: null },
+          metadata: { annotations: { a: 'b' } },
           spec: {
             containers: [
               {
@@ -45,7 +45,14 @@ describe("goRoundTrip: the zero-valued fields Knative's Go types add", () => {
         traffic: [{ latestRevision: true, percent: 100 }],
       }),
     );
-    expect(input).not.toHaveProperty('spec.template.metadata.creationTimestamp'); // a copy: the input is untouched
+    expect(input).not.toHaveProperty('spec.template.spec.containers.0.ports.0.containerPort'); // a copy: the input is untouched
+  });
+
+  it("stores a template's metadata as {}, as apimachinery v0.36 encodes a zero creationTimestamp (omitzero)", () => {
+    const bare = { template: { spec: { containers: [{ image: 'x', resources: {} }] } } };
+    expect(goRoundTrip('Configuration', { ...svc(bare), kind: 'Configuration' })).toHaveProperty('spec.template.metadata', {});
+    const nulled = { template: { metadata: { creationTimestamp: null, labels: { a: 'b' } }, spec: bare.template.spec } };
+    expect(goRoundTrip('Service', svc(nulled))).toHaveProperty('spec.template.metadata', { labels: { a: 'b' } });
   });
 
   it('treats a Revision spec as the pod spec and leaves a Route alone', () => {

@@ -28,7 +28,7 @@ describe('makeConfiguration (spec §1.2)', () => {
           { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'nginx', uid: 'uid-nginx', controller: true, blockOwnerDeletion: true },
         ],
       },
-      spec: { template: { spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
+      spec: { template: { metadata: {}, spec: { containers: [{ image: 'nginx:1.27', ports: [{ containerPort: 80 }] }] } } },
     });
   });
 
@@ -36,6 +36,12 @@ describe('makeConfiguration (spec §1.2)', () => {
     const existing = configuration('nginx', 'default', (c) => void (c.metadata.annotations = { 'serving.knative.dev/routes': 'zeta,alpha' }));
     const cfg = makeConfiguration(service('nginx', 'default'), existing);
     expect(cfg.metadata.annotations?.['serving.knative.dev/routes']).toBe('alpha,nginx,zeta');
+  });
+
+  it("stores the template's metadata as upstream's Go types encode it: a creationTimestamp: null goes", () => {
+    const svc = service('hello', 'default');
+    svc.spec.template.metadata = { labels: { a: 'b' }, creationTimestamp: null } as unknown as typeof svc.spec.template.metadata;
+    expect(makeConfiguration(svc).spec.template.metadata).toEqual({ labels: { a: 'b' } });
   });
 
   it('copies the template, so later edits of the Service do not leak into the built object', () => {

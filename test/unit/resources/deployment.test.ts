@@ -10,6 +10,10 @@ import {
 } from '../../../resources/deployment.js';
 import { deploymentHash, fnv32a, stableStringify, toBase36 } from '../../../resources/hash.js';
 import { encodeProbe, makeQueueContainer, queueSideReadinessProbe } from '../../../resources/queue.js';
+
+/** Knative v0.51's json.Marshal of its default observability config (Go's output). */
+const KNATIVE_DEFAULT_OBSERVABILITY_CONFIG =
+  '{"tracing":{"protocol":"none"},"metrics":{"protocol":"none"},"runtime":{"profiling":"disabled","exportInterval":15000000000},"requestMetrics":{"protocol":"none"},"requestLogTemplate":"{\\"httpRequest\\": {\\"requestMethod\\": \\"{{.Request.Method}}\\", \\"requestUrl\\": \\"{{js .Request.RequestURI}}\\", \\"requestSize\\": \\"{{.Request.ContentLength}}\\", \\"status\\": {{.Response.Code}}, \\"responseSize\\": \\"{{.Response.Size}}\\", \\"userAgent\\": \\"{{js .Request.UserAgent}}\\", \\"remoteIp\\": \\"{{js .Request.RemoteAddr}}\\", \\"serverIp\\": \\"{{.Revision.PodIP}}\\", \\"referer\\": \\"{{js .Request.Referer}}\\", \\"latency\\": \\"{{.Response.Latency}}s\\", \\"protocol\\": \\"{{.Request.Proto}}\\"}, \\"traceId\\": \\"{{.TraceID}}\\"}"}';
 import {
   revision,
   revisionConfig,
@@ -111,7 +115,7 @@ function queueEnv(patch: Record<string, string> = {}) {
     plain('QUEUE_PROXY_TLS_CIPHER_SUITES', ''),
     plain('QUEUE_PROXY_TLS_CURVE_PREFERENCES', ''),
     plain('ENABLE_MULTI_CONTAINER_PROBES', 'false'),
-    plain('OBSERVABILITY_CONFIG', '{"tracing":{},"metrics":{},"runtime":{},"requestMetrics":{}}'),
+    plain('OBSERVABILITY_CONFIG', KNATIVE_DEFAULT_OBSERVABILITY_CONFIG),
   ];
 }
 
