@@ -14,7 +14,7 @@ import {
   type PodLike,
 } from '../api/lifecycle/revision.js';
 import { describeKnownModules, invalidModuleMessage, isForeignModule, moduleOf } from '../api/modules.js';
-import { DEPLOYMENT_HASH_LABEL, makeDeployment, type Deployment } from '../resources/deployment.js';
+import { activeThreshold, DEPLOYMENT_HASH_LABEL, isReserve, makeDeployment, type Deployment } from '../resources/deployment.js';
 import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus, type ModuleObservation } from '../resources/revision-status.js';
@@ -289,7 +289,8 @@ export function createRevisionActivities(deps: ActivityDeps) {
       }
       const desired = makeDeployment(rev, cfg, { systemNamespace: config.systemNamespace });
       const svc = makeRevisionService(rev, cfg);
-      const hpa = usesHPA(rev, cfg) ? makeHPA(rev, cfg) : undefined;
+      // A `reserve` Revision runs no pods: its HPA goes, and its Deployment is scaled to 0 (ADR 0018).
+      const hpa = usesHPA(rev, cfg) && !isReserve(rev) ? makeHPA(rev, cfg) : undefined;
       const pdb = makePodDisruptionBudget(rev, cfg);
       // The Deployment first (a refused Deployment stops the step before the rest), then the others side by side.
       const record = recordLater(events);
@@ -352,6 +353,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
         pod = pods[0];
         readyPods = pods.filter(isReadyPod).length;
       }
+      const cfg = config.revisionConfig();
       const { status, events: toRecord } = computeRevisionStatus(
         {
           revision: rev,
@@ -361,8 +363,9 @@ export function createRevisionActivities(deps: ActivityDeps) {
           deployment: notOwned ? undefined : deployment,
           pod,
           readyPods,
-          podIsAlwaysSchedulable: config.revisionConfig().deployment.podIsAlwaysSchedulable,
+          podIsAlwaysSchedulable: cfg.deployment.podIsAlwaysSchedulable,
           hpa: ownHpa,
+          minReady: { first: activeThreshold(rev, cfg, false), then: activeThreshold(rev, cfg, true) },
         },
         nowOf(deps),
       );
