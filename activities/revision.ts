@@ -365,7 +365,8 @@ export function createRevisionActivities(deps: ActivityDeps) {
           readyPods,
           podIsAlwaysSchedulable: cfg.deployment.podIsAlwaysSchedulable,
           hpa: ownHpa,
-          minReady: { first: activeThreshold(rev, cfg, false), then: activeThreshold(rev, cfg, true) },
+          // The HPA class does not use initial-scale (the HPA starts the Deployment at 1 and lifts it to min-scale).
+          minReady: { first: activeThreshold(rev, cfg, ownHpa !== undefined), then: activeThreshold(rev, cfg, true) },
         },
         nowOf(deps),
       );
