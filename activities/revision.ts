@@ -14,7 +14,7 @@ import {
   type PodLike,
 } from '../api/lifecycle/revision.js';
 import { describeKnownModules, invalidModuleMessage, isForeignModule, moduleOf } from '../api/modules.js';
-import { DEPLOYMENT_HASH_LABEL, makeDeployment, type Deployment } from '../resources/deployment.js';
+import { activeThreshold, DEPLOYMENT_HASH_LABEL, isReserve, makeDeployment, servingReplicas, type Deployment } from '../resources/deployment.js';
 import { deploymentUpdate } from '../resources/deployment-update.js';
 import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
@@ -294,8 +294,12 @@ export function createRevisionActivities(deps: ActivityDeps) {
         return { outcome: 'module', module: moduleOf(rev), service: service.action };
       }
       const desired = makeDeployment(rev, cfg, { systemNamespace: config.systemNamespace });
+      // Back from reserve with the HPA class: an HPA does not scale a Deployment at 0 replicas, so Tidal brings it
+      // to its serving count and the HPA sizes it from there.
+      if (desired.spec.replicas === undefined && existing?.spec?.replicas === 0) desired.spec.replicas = servingReplicas(rev, cfg);
       const svc = makeRevisionService(rev, cfg);
-      const hpa = usesHPA(rev, cfg) ? makeHPA(rev, cfg) : undefined;
+      // A `reserve` Revision runs no pods: its HPA goes, and its Deployment is scaled to 0 (ADR 0018).
+      const hpa = usesHPA(rev, cfg) && !isReserve(rev) ? makeHPA(rev, cfg) : undefined;
       const pdb = makePodDisruptionBudget(rev, cfg);
       // The Deployment first (a refused Deployment stops the step before the rest), then the others side by side.
       const record = recordLater(events);
@@ -358,6 +362,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
         pod = pods[0];
         readyPods = pods.filter(isReadyPod).length;
       }
+      const cfg = config.revisionConfig();
       const { status, events: toRecord } = computeRevisionStatus(
         {
           revision: rev,
@@ -367,8 +372,10 @@ export function createRevisionActivities(deps: ActivityDeps) {
           deployment: notOwned ? undefined : deployment,
           pod,
           readyPods,
-          podIsAlwaysSchedulable: config.revisionConfig().deployment.podIsAlwaysSchedulable,
+          podIsAlwaysSchedulable: cfg.deployment.podIsAlwaysSchedulable,
           hpa: ownHpa,
+          // The HPA class does not use initial-scale (the HPA starts the Deployment at 1 and lifts it to min-scale).
+          minReady: { first: activeThreshold(rev, cfg, ownHpa !== undefined), then: activeThreshold(rev, cfg, true) },
         },
         nowOf(deps),
       );

@@ -54,7 +54,8 @@ import {
   type RolloutPlan,
   type RolloutPlanInput,
 } from '../resources/rollout.js';
-import { buildTrafficConfiguration, markBadTrafficTarget, statusTraffic, trafficNames } from '../resources/traffic.js';
+import { awaitsPods, buildTrafficConfiguration, markBadTrafficTarget, statusTraffic, trafficNames } from '../resources/traffic.js';
+import { servingReplicas } from '../resources/deployment.js';
 import {
   sameRoutingTargets,
   configurationRoutesPatch,
@@ -483,7 +484,12 @@ export function createRouteActivities(deps: ActivityDeps) {
     // A new generation is not Ready before its Ingress is programmed, whatever stops the pass (route.go).
     if ((raw.status?.observedGeneration ?? 0) !== (raw.metadata.generation ?? 0)) markIngressNotConfigured(status, now);
     const { configs, revs } = await referenced(route, key.namespace, await opts.seen);
-    const { config: traffic, error } = buildTrafficConfiguration(route, configs, revs);
+    // A Revision this Route does not serve yet gets traffic only once its pods are up (a `reserve` one scaled to zero
+    // comes back first: the labeler's marks below make it active). Until then the KIngress keeps its split.
+    const served = new Set((raw.status?.traffic ?? []).map((t) => t.revisionName ?? ''));
+    const { config: traffic, error } = buildTrafficConfiguration(route, configs, revs, {
+      awaitsPods: (rev) => awaitsPods(rev, served, (r) => servingReplicas(r, config.revisionConfig())),
+    });
     let ingressAction: IngressAction = 'none';
     let ingressResourceVersion: string | undefined;
     let placeholders: PlaceholderOutcome | undefined;

@@ -94,10 +94,13 @@ function specPart(obj: KubeObject & { status?: unknown }): unknown {
   // Finalizers: a reconciler adds its own and acts only on deletionTimestamp, which stays in.
   const { metadata: _m, status: _s, ...rest } = obj;
   const module = moduleInput(obj);
+  // A Revision turning `reserve` (or back) changes its own scale: news to its workflow, unlike active ↔ pending.
+  const reserve = obj.kind === 'Revision' && labels?.[Labels.routingState] === 'reserve' ? { routingState: 'reserve' } : {};
   return {
     ...rest,
     metadata: { ...meta, labels: without(labels, bookkeepingLabels), annotations: without(annotations, bookkeepingAnnotations) },
     ...(module !== undefined ? { moduleConditions: module } : {}),
+    ...reserve,
   };
 }
 
@@ -117,26 +120,31 @@ const specHash = (obj: KubeObject): string => hash64(stableStringify(specPart(ob
 /**
  * A Revision's status as its readers act on it: its Configuration, its Routes and the garbage collector read only
  * its readiness — Ready's status, whether it reports the current generation (`isRevisionReady`), and why it failed
- * (reason and message when Ready is False; rollouts quote them) — and whether the labeler made it `reserve`. The
+ * (reason and message when Ready is False; rollouts quote them), whether its pods are up (Active True) — and
+ * whether the labeler made it `reserve`. The
  * Revision's other conditions, Ready's reason while Unknown (ResolvingDigests, Deploying), its digests and replica
  * counts are its own workflow's business: leaving them out spares its Service a pass per step of a new Revision's
  * way to Ready.
  */
 function revisionReadiness(obj: KubeObject & { status?: unknown }): unknown {
   const status = (obj.status ?? {}) as { observedGeneration?: number; conditions?: unknown };
-  const ready = Array.isArray(status.conditions)
-    ? (status.conditions as { type?: string; status?: string; reason?: string; message?: string }[]).find((c) => c?.type === 'Ready')
-    : undefined;
+  const conditions = Array.isArray(status.conditions)
+    ? (status.conditions as ({ type?: string; status?: string; reason?: string; message?: string } | null)[])
+    : [];
+  const ready = conditions.find((c) => c?.type === 'Ready') ?? undefined;
   const reserve = obj.metadata.labels?.[Labels.routingState] === 'reserve' ? { routingState: 'reserve' } : {};
+  // Whether its pods are up (Active True): a Route waits for it before it sends the Revision traffic (traffic.ts).
+  const active = conditions.find((c) => c?.type === 'Active')?.status === 'True' ? { active: true } : {};
   // No Ready condition yet (just created) reads as Unknown everywhere (`isRevisionReady`, traffic, rollouts), and while
   // Unknown nobody asks which generation it reports.
-  if (ready === undefined || ready.status === 'Unknown') return { ready: 'Unknown', ...reserve };
+  if (ready === undefined || ready.status === 'Unknown') return { ready: 'Unknown', ...reserve, ...active };
   return {
     ready: ready.status,
     reason: ready.reason,
     message: ready.message,
     current: (status.observedGeneration ?? 0) === (obj.metadata.generation ?? 0),
     ...reserve,
+    ...active,
   };
 }
 

@@ -9,6 +9,7 @@ import type { Container, EnvVar, Revision } from '../api/serving.js';
 import { hpaClass } from '../api/validation-autoscaling.js';
 import { deploymentHash } from './hash.js';
 import { deploymentName } from './names.js';
+import { RoutingState } from './revision.js';
 import { controllerRef } from './owner.js';
 import {
   DRAIN_PATH,
@@ -141,15 +142,40 @@ function intAnnotation(ann: Record<string, string>, keys: readonly string[]): nu
 }
 
 /**
+ * A Revision no Route references any more: the labeler made it `reserve` (upstream's PodAutoscaler turns
+ * Unreachable then, and the Revision scales to zero whatever its min-scale).
+ */
+export function isReserve(rev: Revision): boolean {
+  return rev.metadata.labels?.[Labels.routingState] === RoutingState.reserve;
+}
+
+/**
  * hakn's fixed replica count (there is no autoscaler to grow the Deployment later):
- * `max(initialScale, minScale)`, capped by maxScale when that is > 0. Each comes from the Revision annotation
- * (`autoscaling.knative.dev/initial-scale`, `/min-scale`, `/max-scale`, or their legacy camelCase keys) when it is
- * a non-negative integer, else from config-autoscaler.
+ * `max(initialScale, minScale)`, capped by maxScale when that is > 0 — or 0 for a `reserve` Revision. Each comes
+ * from the Revision annotation (`autoscaling.knative.dev/initial-scale`, `/min-scale`, `/max-scale`, or their legacy
+ * camelCase keys) when it is a non-negative integer, else from config-autoscaler.
  */
 export function desiredReplicas(rev: Revision, cfg: RevisionConfig): number {
+  return isReserve(rev) ? 0 : servingReplicas(rev, cfg);
+}
+
+/** The replicas the Revision runs while a Route references it: `max(initialScale, minScale)`, capped by maxScale. */
+export function servingReplicas(rev: Revision, cfg: RevisionConfig): number {
   const { initial, min, max } = scaleBounds(rev, cfg);
   const replicas = Math.max(initial, min);
   return max > 0 ? Math.min(replicas, max) : replicas;
+}
+
+/**
+ * How many ready pods make the Revision's scale target initialized and it `Active` (upstream `activeThreshold`):
+ * before it was first initialized `max(minScale, initialScale)`, after `max(minScale, 1)`, capped by maxScale when
+ * that is > 0. A `reserve` Revision has no min-scale (upstream ignores it for an Unreachable PodAutoscaler).
+ */
+export function activeThreshold(rev: Revision, cfg: RevisionConfig, initialized: boolean): number {
+  const { initial, min, max } = scaleBounds(rev, cfg);
+  const floor = isReserve(rev) ? 0 : min;
+  const threshold = Math.max(floor, initialized ? 1 : initial);
+  return max > 0 ? Math.min(threshold, max) : threshold;
 }
 
 /**
@@ -321,7 +347,7 @@ export function makePodSpec(rev: Revision, cfg: RevisionConfig, opts: Deployment
  *   annotations {@link makeRevisionAnnotations}; the pod template also gets `kubectl.kubernetes.io/default-container`
  *   naming the serving container;
  * - selector `{serving.knative.dev/revisionUID: <uid>}`, replicas {@link desiredReplicas} (none with the HPA autoscaler
- *   class: resources/hpa.ts), progressDeadlineSeconds
+ *   class, resources/hpa.ts, unless the Revision is `reserve`: then 0), progressDeadlineSeconds
  *   {@link progressDeadlineSeconds}, revisionHistoryLimit 0, RollingUpdate with maxUnavailable 0;
  * - pod spec {@link makePodSpec}; queue-proxy only when config-deployment `queue-sidecar-image` is not empty.
  *
@@ -338,10 +364,10 @@ export function makeDeployment(rev: Revision, cfg: RevisionConfig, opts: Deploym
   const servingName = servingIndex < 0 ? '' : (rev.spec.containers[servingIndex]!.name ?? '');
 
   // With the HPA class the HPA owns the count: the field is left out of what Tidal applies (server-side apply then
-  // leaves it to the HPA's writes), so Tidal never fights the autoscaler.
+  // leaves it to the HPA's writes), so Tidal never fights the autoscaler. A `reserve` Revision has no HPA: 0 replicas.
   const hpa = (rev.metadata.annotations?.['autoscaling.knative.dev/class'] ?? cfg.autoscaler.podAutoscalerClass) === hpaClass;
   const spec: DeploymentSpec = {
-    ...(hpa ? {} : { replicas: desiredReplicas(rev, cfg) }),
+    ...(hpa && !isReserve(rev) ? {} : { replicas: desiredReplicas(rev, cfg) }),
     selector: { matchLabels: revisionSelector(rev) },
     progressDeadlineSeconds: progressDeadlineSeconds(rev, cfg),
     revisionHistoryLimit: 0,

@@ -81,7 +81,8 @@ export function sameRoutingTargets(a: RoutingTargets, b: RoutingTargets): boolea
 /**
  * Upstream `syncRoutingMeta`'s walk over `status.traffic ∪ spec.traffic`: every named Revision that exists, and its
  * controlling Configuration (treated as a configuration target); every configuration target that exists, and, for a
- * `latestRevision` target, its latest created Revision (so a Revision that is not ready yet is already active).
+ * `latestRevision` target, its latest created Revision (so a Revision that is not ready yet is already active) and
+ * its latest ready one when that was read.
  * `revisions` and `configurations` hold the objects that exist, by name (missing ones are skipped: their creation
  * pokes the Route again).
  */
@@ -104,8 +105,13 @@ export function routingTargets(
     const cfg = Object.hasOwn(configurations, configName) ? configurations[configName] : undefined;
     if (!cfg) continue;
     out.configurations.add(configName);
+    if (tt.latestRevision !== true) continue;
     const latest = cfg.status?.latestCreatedRevisionName ?? '';
-    if (latest !== '' && tt.latestRevision === true) out.revisions.add(latest);
+    if (latest !== '') out.revisions.add(latest);
+    // The one it serves is in status.traffic once the Route sends it traffic; a Route waiting for its pods to come
+    // back up (traffic.ts `awaitsPods`) must make it active first.
+    const ready = cfg.status?.latestReadyRevisionName ?? '';
+    if (ready !== '' && Object.hasOwn(revisions, ready)) out.revisions.add(ready);
   }
   return out;
 }

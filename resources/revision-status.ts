@@ -50,6 +50,11 @@ export interface RevisionObservation {
   podIsAlwaysSchedulable: boolean;
   /** The Revision's HPA (autoscaler class `hpa.autoscaling.knative.dev`), when it has one. */
   hpa?: HPALike | undefined;
+  /**
+   * The ready pods that make it initialized and Active (resources/deployment.ts `activeThreshold`): `first` until
+   * its scale target was first initialized, `then` after. Absent: the Deployment's spec.replicas, then 1.
+   */
+  minReady?: { first: number; then: number } | undefined;
   /** Set for a Revision of a foreign module (ADR 0009): its Deployment is not Tidal's, nor are its two conditions. */
   module?: ModuleObservation | undefined;
 }
@@ -118,9 +123,21 @@ function saysServiceNotOwned(rev: Revision): boolean {
   return c?.status === 'False' && c.reason === ReasonNotOwned && c.message === resourceNotOwnedMessage('Service', rev.metadata.name ?? '');
 }
 
+/**
+ * Upstream's PodAutoscaler keeps ScaleTargetInitialized once its pods first reached their threshold: a Revision
+ * scaled down (`reserve`) or back up, or one losing pods, stays Ready. Tidal has no PA: ResourcesAvailable True in
+ * the status it wrote last says the same (it is True only from an initialized scale target, and not for a failed
+ * Deployment).
+ */
+export function scaleTargetInitialized(rev: Revision): boolean {
+  if ((rev.status?.observedGeneration ?? 0) !== (rev.metadata.generation ?? 0)) return false;
+  return revisionConditionSet.get(rev.status, RevisionConditionResourcesAvailable)?.status === 'True';
+}
+
 export function computeRevisionStatus(obs: RevisionObservation, now: string): { status: RevisionStatus; events: StatusEvent[] } {
   const rev = cloneJson(obs.revision);
   const wasReady = revisionConditionSet.isHappy(rev.status);
+  const initialized = scaleTargetInitialized(obs.revision);
   const before = beginReconcile(rev, revisionConditionSet, now);
   const status = rev.status as RevisionStatus;
   const name = rev.metadata.name ?? '';
@@ -138,14 +155,15 @@ export function computeRevisionStatus(obs: RevisionObservation, now: string): { 
     propagateActive(status, undefined, now);
   } else {
     propagateDeploymentStatus(status, obs.deployment, obs.pod, { podIsAlwaysSchedulable: obs.podIsAlwaysSchedulable }, now);
-    propagateReplicas(status, obs.deployment, now, obs.readyPods);
+    const minReady = obs.minReady && (initialized ? obs.minReady.then : obs.minReady.first);
+    propagateReplicas(status, obs.deployment, now, obs.readyPods, minReady === undefined ? undefined : { minReady, initialized });
     // As upstream's HPA reconciler feeds the PodAutoscaler's scale from the HPA's status: once the HPA controller
     // has reported, its current and desired replica counts are the Revision's.
     if (obs.hpa?.status?.desiredReplicas !== undefined) {
       status.actualReplicas = obs.hpa.status.currentReplicas ?? 0;
       status.desiredReplicas = obs.hpa.status.desiredReplicas;
     }
-    propagateActive(status, obs.deployment, now, obs.readyPods);
+    propagateActive(status, obs.deployment, now, obs.readyPods, minReady);
   }
   endReconcile(rev, before, now);
   const events: StatusEvent[] = [];

@@ -2,7 +2,7 @@
 // checklists 43–47. Pure: the Configurations and Revisions are looked up in maps the caller passes in.
 import { SERVING_API_VERSION } from '../api/kinds.js';
 import { Labels } from '../api/labels.js';
-import { isRevisionReady } from '../api/lifecycle/revision.js';
+import { isActivationRequired, isRevisionReady } from '../api/lifecycle/revision.js';
 import {
   markConfigurationFailed,
   markConfigurationNotReady,
@@ -117,6 +117,7 @@ class Builder {
     private readonly route: Route,
     private readonly configLister: Readonly<Record<string, Configuration>>,
     private readonly revLister: Readonly<Record<string, Revision>>,
+    private readonly awaitsPods: (rev: Revision) => boolean,
   ) {}
 
   private missing(kind: 'Configuration' | 'Revision', name: string): TrafficTargetError {
@@ -172,6 +173,7 @@ class Builder {
     if (latestReady === '') return { type: 'UnreadyConfiguration', name, failed: readyStatus(cfg) === 'False' };
     const rev = this.getRevision(latestReady);
     if ('type' in rev) return rev;
+    if (this.awaitsPods(rev)) return { type: 'UnreadyRevision', name: latestReady, failed: false };
     this.addFlattened(this.flattened(tt, rev, name));
     return undefined;
   }
@@ -185,6 +187,7 @@ class Builder {
       if (revisionService !== routeService) return { type: 'RevisionNotOwned', name, revisionService, routeService };
     }
     if (!isRevisionReady(rev)) return { type: 'UnreadyRevision', name, failed: readyStatus(rev) === 'False' };
+    if (this.awaitsPods(rev)) return { type: 'UnreadyRevision', name, failed: false };
     const configName = rev.metadata.labels?.[Labels.configuration];
     if (configName !== undefined) {
       const cfg = this.getConfiguration(configName);
@@ -226,6 +229,21 @@ function consolidate(targets: readonly RevisionTarget[]): RevisionTarget[] {
   return out;
 }
 
+export interface TrafficOptions {
+  /** A Revision the Route must not send traffic to yet: see {@link awaitsPods}. */
+  awaitsPods?: (rev: Revision) => boolean;
+}
+
+/**
+ * A ready Revision the Route does not send traffic to yet (not in its `status.traffic`, `served`) whose pods are not
+ * up: its Active condition is there and not True — a `reserve` Revision scaled to zero (False `NoTraffic`) or
+ * scaling back up (Unknown `Queued`) — while it runs pods once routed (`servingReplicas` > 0; one with min-scale and
+ * initial-scale 0 has none to wait for). A Revision without Active (a foreign module's) never waits.
+ */
+export function awaitsPods(rev: Revision, served: ReadonlySet<string>, servingReplicas: (rev: Revision) => number): boolean {
+  return !served.has(rev.metadata.name ?? '') && isActivationRequired(rev.status) && servingReplicas(rev) > 0;
+}
+
 /**
  * Knative's `BuildTrafficConfiguration` (checklists 43–46): flattens `route.spec.traffic` to Revisions.
  *
@@ -241,6 +259,10 @@ function consolidate(targets: readonly RevisionTarget[]): RevisionTarget[] {
  * - Every target joins group `''`; a tagged target also joins group `<tag>`. Groups are consolidated per revision
  *   (percents summed) and a single-entry group gets 100 %.
  *
+ * - With `opts.awaitsPods`, a ready Revision it names (directly or as a latest ready one) is `UnreadyRevision` (a wait)
+ *   while it holds: Tidal has no activator to buffer requests for a Revision scaled to zero, so the Route keeps its
+ *   previous split until the Revision's pods are up (ADR 0018).
+ *
  * The spec is read with Knative's traffic defaults (latestRevision ← revisionName is empty, percent ← 0), so an
  * undefaulted Route works too. `configurations` and `revisions` are the objects of the Route's namespace by name
  * (at least those the Route references).
@@ -249,8 +271,9 @@ export function buildTrafficConfiguration(
   route: Route,
   configurations: Readonly<Record<string, Configuration>>,
   revisions: Readonly<Record<string, Revision>>,
+  opts: TrafficOptions = {},
 ): TrafficResult {
-  const b = new Builder(route, configurations, revisions);
+  const b = new Builder(route, configurations, revisions, opts.awaitsPods ?? (() => false));
   for (const tt of route.spec.traffic ?? []) b.add(tt);
   const failed = b.deferred !== undefined;
   const targets: Record<string, RevisionTarget[]> = {};

@@ -125,14 +125,23 @@ export function resourceNotOwnedMessage(kind: string, name: string): string {
 
 export type RevisionLike = { metadata: { generation?: number }; status?: Status };
 
-/** What the watcher's cache keeps of a Revision's status: enough for `isRevisionReady` and `isRevisionFailed`. */
+/**
+ * What the watcher's cache keeps of a Revision's status: enough for `isRevisionReady`, `isRevisionFailed` and
+ * `isRevisionActive`.
+ */
 export function readinessOf(rev: RevisionLike): Status | undefined {
   const ready = revisionConditionSet.get(rev.status, RevisionConditionReady);
+  const active = revisionConditionSet.get(rev.status, RevisionConditionActive);
   if (!rev.status) return undefined;
   return {
     ...(rev.status.observedGeneration !== undefined ? { observedGeneration: rev.status.observedGeneration } : {}),
-    conditions: ready ? [ready] : [],
+    conditions: [...(ready ? [ready] : []), ...(active ? [active] : [])],
   };
+}
+
+/** Its pods are up: Active True (ready pods reached its threshold; `propagateActive`). */
+export function isRevisionActive(rev: RevisionLike): boolean {
+  return revisionConditionSet.get(rev.status, RevisionConditionActive)?.status === 'True';
 }
 
 /** Ready True AND the latest generation observed (upstream `Revision.IsReady`). */
@@ -322,27 +331,43 @@ export function propagateDeploymentStatus(
 }
 
 /**
- * Tidal's stand-in for `PropagateAutoscalerStatus` (no PodAutoscaler: the Deployment runs fixed replicas).
+ * The Revision's scale target as upstream's PodAutoscaler judges it: `minReady`, the ready pods that make it
+ * initialized and Active (upstream `activeThreshold`: max(min-scale, initial-scale) before it was first initialized,
+ * max(min-scale, 1) after; no min-scale for a `reserve` Revision), and whether it was initialized before (upstream's
+ * PA keeps ScaleTargetInitialized once set; Tidal reads it back from ResourcesAvailable True in the status it wrote).
+ */
+export interface ScaleTarget {
+  minReady: number;
+  initialized: boolean;
+}
+
+/**
+ * Tidal's stand-in for `PropagateAutoscalerStatus` (no PodAutoscaler: the Deployment runs fixed replicas, or its HPA
+ * sizes it).
  * - actualReplicas = the ready replicas — the Deployment's `status.readyReplicas` or, when given, the Revision's
  *   Ready pods counted by the caller (`readyPods`), whichever is more — and desiredReplicas = spec.replicas
  *   (Kubernetes default 1);
- * - the scale target counts as initialized when the Deployment's `Available` condition is True and
- *   availableReplicas >= spec.replicas, or when `readyPods` reaches spec.replicas (> 0): upstream's PodAutoscaler
- *   counts the ready endpoints of the Revision's pods, so it need not wait for the Deployment controller to report
- *   them available; then, unless ResourcesAvailable or ContainerHealthy is already False, both become True (as
- *   upstream does on PA ScaleTargetInitialized);
+ * - the scale target counts as initialized once it was (`scale.initialized`), or when the ready replicas reach
+ *   `scale.minReady` (default: spec.replicas) and either the Deployment's `Available` condition is True with
+ *   availableReplicas >= spec.replicas or `readyPods` reaches spec.replicas (> 0): upstream's PodAutoscaler counts the
+ *   ready endpoints of the Revision's pods, so it need not wait for the Deployment controller to report them
+ *   available; then, unless ResourcesAvailable or ContainerHealthy is already False, both become True (as upstream
+ *   does on PA ScaleTargetInitialized). An HPA that has not yet grown the Deployment to min-scale leaves it
+ *   uninitialized, as upstream's HPA reconciler does;
  * - if ResourcesAvailable is True but the target is not initialized, it goes back to Unknown `Deploying` (as
  *   upstream does for an uninitialized PA), so a Progressing=True Deployment alone never makes the Revision Ready.
  */
-export function propagateReplicas(status: RevisionStatus, deployment: DeploymentLike, now: string, readyPods?: number): void {
+export function propagateReplicas(status: RevisionStatus, deployment: DeploymentLike, now: string, readyPods?: number, scale?: ScaleTarget): void {
   const desired = deployment.spec?.replicas ?? 1;
-  status.actualReplicas = readyReplicasOf(deployment, readyPods);
+  const ready = readyReplicasOf(deployment, readyPods);
+  status.actualReplicas = ready;
   status.desiredReplicas = desired;
 
   const resourcesUnavailable =
     revisionConditionSet.get(status, RevisionConditionResourcesAvailable)?.status === 'False' ||
     revisionConditionSet.get(status, RevisionConditionContainerHealthy)?.status === 'False';
-  const initialized = deploymentInitialized(deployment) || (readyPods !== undefined && desired > 0 && readyPods >= desired);
+  const up = deploymentInitialized(deployment) || (readyPods !== undefined && desired > 0 && readyPods >= desired);
+  const initialized = scale?.initialized === true || (up && ready >= (scale?.minReady ?? desired));
 
   if (initialized && !resourcesUnavailable) {
     markResourcesAvailableTrue(status, now);
@@ -353,19 +378,27 @@ export function propagateReplicas(status: RevisionStatus, deployment: Deployment
   }
 }
 
+/** Active Unknown while pods are wanted and too few are ready (upstream KPA `MarkActivating("Queued", …)`). */
+export const ReasonQueued = 'Queued';
+export const QueuedMessage = 'Requests to the target are being buffered as resources are provisioned.';
+
 /**
- * The `Active` condition as hakn (no scale to zero, no activator) leaves it, from the Deployment in place of the
- * PodAutoscaler (§3.6, upstream `PropagateAutoscalerStatus` → `MarkActive` / `MarkInactive` / `MarkActivating`):
+ * The `Active` condition from the Deployment in place of the PodAutoscaler (§3.6, upstream KPA
+ * `computeActiveCondition` → `PropagateAutoscalerStatus`):
  * - no Deployment yet (the PA has no Ready condition yet) → Unknown `Deploying`;
- * - ready pods (the Deployment's count, or `readyPods` when more) → True;
- * - `spec.replicas` 0 (min-scale and initial-scale 0) → False `NoTraffic` "The target is not receiving traffic.";
- * - otherwise (pods wanted, none ready yet, or all lost) → Unknown `Deploying`.
- * Active has severity Info: it never changes Ready.
+ * - `spec.replicas` 0 (a `reserve` Revision, or min-scale and initial-scale 0) → False `NoTraffic` "The target is not
+ *   receiving traffic.";
+ * - ready pods (the Deployment's count, or `readyPods` when more) reaching `minReady` (default 1) → True;
+ * - otherwise (pods wanted, too few ready: starting, unschedulable, lost) → Unknown `Queued` "Requests to the target
+ *   are being buffered as resources are provisioned.".
+ * Active has severity Info: it never changes Ready. Routes wait for it before they send a Revision traffic it had
+ * not (resources/traffic.ts).
  */
-export function propagateActive(status: RevisionStatus, deployment: DeploymentLike | undefined, now: string, readyPods?: number): void {
-  if (deployment && readyReplicasOf(deployment, readyPods) > 0) markActiveTrue(status, now);
-  else if (deployment && (deployment.spec?.replicas ?? 1) === 0) markActiveFalse(status, ReasonNoTraffic, NoTrafficMessage, now);
-  else markActiveUnknown(status, ReasonDeploying, '', now);
+export function propagateActive(status: RevisionStatus, deployment: DeploymentLike | undefined, now: string, readyPods?: number, minReady = 1): void {
+  if (!deployment) markActiveUnknown(status, ReasonDeploying, '', now);
+  else if ((deployment.spec?.replicas ?? 1) === 0) markActiveFalse(status, ReasonNoTraffic, NoTrafficMessage, now);
+  else if (readyReplicasOf(deployment, readyPods) >= Math.max(minReady, 1)) markActiveTrue(status, now);
+  else markActiveUnknown(status, ReasonQueued, QueuedMessage, now);
 }
 
 /** The Deployment reports every replica it wants available (its `Available` condition True): the scale target is up. */

@@ -276,8 +276,12 @@ describe("updateRevisionStatus: Ready from the Revision's Ready pods", () => {
       p.status = { conditions: [{ type: 'Ready', status: 'False' }] };
     });
     cached = undefined;
-    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'Unknown' });
+    // Once initialized it stays Ready (upstream's PodAutoscaler keeps ScaleTargetInitialized); Active says a pod is missing.
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'True' });
     expect(fake.calls.filter((c) => c.kind === 'Pod').map((c) => c.verb)).toEqual(['list']);
+    const after = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status!;
+    expect(after.actualReplicas).toBe(1);
+    expect(after.conditions?.find((c) => c.type === 'Active')).toMatchObject({ status: 'Unknown', reason: 'Queued' });
   });
 
   it('reads no pods once the Deployment reports every replica available', async () => {
@@ -350,6 +354,43 @@ describe('the HPA autoscaler class and the PodDisruptionBudget', () => {
     expect(fake.get(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')).toBeUndefined();
     expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBe(3);
     expect(recorded.map((e) => e.message)).toContain('Deleted HorizontalPodAutoscaler "hello-00001"');
+  });
+
+  it('a reserve Revision of the HPA class loses its HPA and is scaled to 0; routed again, the HPA comes back', async () => {
+    const { fake, acts, recorded } = setupWith(revision('hello-00001', 'default', resolved, withRevAnnotations(hpaClass)), hakn());
+    await acts.reconcileRevisionResources(key);
+    fake.edit<Revision>(
+      Resources.Revision,
+      'default',
+      'hello-00001',
+      (r) => void (r.metadata.labels!['serving.knative.dev/routingState'] = 'reserve'),
+    );
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', hpa: 'deleted', replicas: 0 });
+    expect(fake.get(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')).toBeUndefined();
+    expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBe(0);
+    expect(recorded.map((e) => e.message)).toContain('Deleted HorizontalPodAutoscaler "hello-00001"');
+    fake.edit<Revision>(
+      Resources.Revision,
+      'default',
+      'hello-00001',
+      (r) => void (r.metadata.labels!['serving.knative.dev/routingState'] = 'active'),
+    );
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', hpa: 'created' });
+    expect(fake.get<HorizontalPodAutoscaler>(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')!.spec.minReplicas).toBe(3);
+  });
+
+  it('an HPA-class Revision is Ready only once min-scale pods are ready, not at the Deployment’s first pod', async () => {
+    const { fake, acts } = setupWith(revision('hello-00001', 'default', resolved, withRevAnnotations(hpaClass)), hakn());
+    await acts.reconcileRevisionResources(key);
+    const available = (n: number) =>
+      fake.edit<KubeObject & { spec: { replicas?: number }; status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
+        d.spec.replicas = n;
+        d.status = { replicas: n, readyReplicas: n, availableReplicas: n, conditions: [{ type: 'Available', status: 'True' }] };
+      });
+    available(1); // the API server's default before the HPA controller acts
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'Unknown' });
+    available(3);
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'True' });
   });
 
   it('an HPA or PodDisruptionBudget another object controls is left alone', async () => {

@@ -17,6 +17,7 @@ import type { KubeObject } from '../../../api/meta.js';
 import type { Ingress } from '../../../api/networking.js';
 import type { Condition, Configuration, Revision, Route, TrafficTarget } from '../../../api/serving.js';
 import { KubeFake, refused } from './kube-fake.js';
+import { revisionConfig } from '../../fixtures/revision.js';
 
 const NS = 'default';
 const NOW = new Date('2026-11-23T10:00:00.000Z');
@@ -116,9 +117,8 @@ function harness(
   let networkCfg = withClass(net);
   let featuresCfg = defaultFeaturesConfig();
   const config: ConfigSource = {
-    revisionConfig: () => {
-      throw new Error('not read by the Route');
-    },
+    // Read only for a Revision the Route waits for (its scale once routed).
+    revisionConfig: () => revisionConfig(),
     networkConfig: () => networkCfg,
     domainConfig: () => domains({ 'example.com': '' }),
     featuresConfig: () => featuresCfg,
@@ -780,6 +780,58 @@ describe('labeler: a Revision the Route stops routing to becomes reserve (revisi
     expect(moved.ready).toBe('True');
     expect(h.route('direct').status?.traffic?.map((t) => t.revisionName)).toEqual(['cfg-00002']);
     expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
+  });
+});
+
+describe('a reserve Revision scaled to zero gets traffic only once its pods are up (ADR 0018)', () => {
+  const setActive = (h: H, name: string, status: Condition['status'], reason?: string) =>
+    h.kube.edit<Revision>(Resources.Revision, NS, name, (r) => {
+      r.status = {
+        ...r.status,
+        conditions: [...(r.status?.conditions ?? []).filter((c) => c.type !== 'Active'), { type: 'Active', status, ...(reason ? { reason } : {}) }],
+      };
+    });
+
+  it('the Route keeps its split and marks the Revision active; once its pods are up the split is programmed', async () => {
+    const h = harness(ISTIO);
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00002'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Revision, revision('cfg-00002', 'cfg'));
+    setActive(h, 'cfg-00002', 'True');
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100, latestRevision: true }]));
+    await h.pass('direct');
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    // cfg-00001 is reserve and scaled to zero; a split sends it half the traffic.
+    h.kube.edit<Revision>(Resources.Revision, NS, 'cfg-00001', (r) => void (r.metadata.labels!['serving.knative.dev/routingState'] = 'reserve'));
+    setActive(h, 'cfg-00001', 'False', 'NoTraffic');
+    const ingressBefore = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.spec;
+    h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => {
+      r.metadata.generation = 2;
+      r.spec.traffic = [
+        { configurationName: 'cfg', percent: 50, latestRevision: true },
+        { revisionName: 'cfg-00001', percent: 50, latestRevision: false },
+      ];
+    });
+    const held = ok(await h.pass('direct'));
+    expect(held.ready).toBe('Unknown');
+    expect(h.cond('direct', 'AllTrafficAssigned')).toMatchObject({
+      status: 'Unknown',
+      reason: 'RevisionMissing',
+      message: 'Revision "cfg-00001" is not yet ready.',
+    });
+    expect(h.route('direct').status?.traffic?.map((t) => [t.revisionName, t.percent])).toEqual([['cfg-00002', 100]]);
+    expect(h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.spec).toEqual(ingressBefore);
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+    // Scaling back up: still held.
+    setActive(h, 'cfg-00001', 'Unknown', 'Queued');
+    expect(ok(await h.pass('direct')).ready).toBe('Unknown');
+    // Its pods are up: the split is programmed and the Route Ready.
+    setActive(h, 'cfg-00001', 'True');
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    expect(h.route('direct').status?.traffic?.map((t) => [t.revisionName, t.percent])).toEqual([
+      ['cfg-00002', 50],
+      ['cfg-00001', 50],
+    ]);
   });
 });
 

@@ -61,6 +61,14 @@ describe('contentToken', () => {
     ).toBe(base);
   });
 
+  it('a Revision’s self token changes when it turns reserve or back (its scale does), not between active and pending', () => {
+    const revision = (state: string) =>
+      ({ ...route({ labels: { app: 'web', 'serving.knative.dev/routingState': state } }), kind: 'Revision' }) as KubeObject;
+    const active = contentToken(revision('active'), 'self');
+    expect(contentToken(revision('pending'), 'self')).toBe(active);
+    expect(contentToken(revision('reserve'), 'self')).not.toBe(active);
+  });
+
   it('a self token changes with the spec, generation, labels, annotations, uid and deletion', () => {
     const changed = [
       contentToken(
@@ -121,6 +129,25 @@ describe('contentToken', () => {
     expect(token(rev(unknown('ResolvingDigests')))).toBe(
       token(rev(unknown('Deploying'), { containerStatuses: [{ name: 'user-container', imageDigest: 'x@sha256:1' }] })),
     );
+    // ...nor is why its pods are not up (Active's reason)...
+    expect(
+      token(
+        rev([
+          { type: 'Ready', status: 'True' },
+          { type: 'Active', status: 'False', reason: 'NoTraffic' },
+        ]),
+      ),
+    ).toBe(
+      token(
+        rev([
+          { type: 'Ready', status: 'True' },
+          { type: 'Active', status: 'Unknown', reason: 'Queued' },
+        ]),
+      ),
+    );
+    // ...but readiness, a failure's reason and message, the generation it reports, its pods being up (a Route waits for
+    // them before it sends it traffic) and `reserve` are.
+    const ready = token(rev([{ type: 'Ready', status: 'True' }]));
     expect(
       token(
         rev([
@@ -128,9 +155,7 @@ describe('contentToken', () => {
           { type: 'Active', status: 'True' },
         ]),
       ),
-    ).toBe(token(rev([{ type: 'Ready', status: 'True' }])));
-    // ...but readiness, a failure's reason and message, the generation it reports and `reserve` are.
-    const ready = token(rev([{ type: 'Ready', status: 'True' }]));
+    ).not.toBe(ready);
     expect(ready).not.toBe(token(rev(unknown('Deploying'))));
     expect(token(rev(undefined))).toBe(token(rev(unknown('Deploying'))));
     expect(token(rev(unknown('Deploying'), { observedGeneration: 0 }))).toBe(token(rev(unknown('Deploying'))));

@@ -535,12 +535,27 @@ describe('propagateActive (hakn: Active from the ready pods, no scale to zero)',
     expect(revisionConditionSet.get(status, 'Ready')).toEqual({ type: 'Ready', status: 'Unknown', reason: 'Deploying', lastTransitionTime: T1 });
   });
 
-  it('ready pods → True; losing them all → Unknown Deploying again', () => {
+  it('ready pods → True; losing them all → Unknown Queued (upstream KPA `MarkActivating`)', () => {
     const status = deploying();
     propagateActive(status, deployment({ readyReplicas: 2 }, 2), T2);
     expect(active(status)).toEqual({ type: 'Active', status: 'True', severity: 'Info', lastTransitionTime: T2 });
     propagateActive(status, deployment({ readyReplicas: 0 }, 2), T3);
-    expect(active(status)).toEqual({ type: 'Active', status: 'Unknown', severity: 'Info', reason: 'Deploying', lastTransitionTime: T3 });
+    expect(active(status)).toEqual({
+      type: 'Active',
+      status: 'Unknown',
+      severity: 'Info',
+      reason: 'Queued',
+      message: 'Requests to the target are being buffered as resources are provisioned.',
+      lastTransitionTime: T3,
+    });
+  });
+
+  it('True only once the ready pods reach minReady (min-scale): one of two is still Queued', () => {
+    const status = deploying();
+    propagateActive(status, deployment({ readyReplicas: 1 }, 2), T2, undefined, 2);
+    expect(active(status)?.reason).toBe('Queued');
+    propagateActive(status, deployment({ readyReplicas: 1 }, 2), T2, 2, 2);
+    expect(active(status)?.status).toBe('True');
   });
 
   it('zero replicas wanted → False NoTraffic "The target is not receiving traffic."', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Container } from '../../../api/serving.js';
 import {
+  activeThreshold,
   desiredReplicas,
   makeDeployment,
   makePodSpec,
@@ -199,7 +200,7 @@ describe('makeDeployment (spec §3.2)', () => {
       revision(
         'hello-00001',
         'default',
-        withRevLabels({ 'serving.knative.dev/routingState': 'reserve', 'serving.knative.dev/route': 'x' }),
+        withRevLabels({ 'serving.knative.dev/routingState': 'active', 'serving.knative.dev/route': 'x' }),
         withRevAnnotations({
           'serving.knative.dev/routes': 'a,b',
           'serving.knative.dev/routingStateModified': '2030-01-01T00:00:00Z',
@@ -257,6 +258,44 @@ describe('makeDeployment (spec §3.2)', () => {
     expect(progressDeadlineSeconds(withAnn('2500ms'), cfg)).toBe(2); // truncated like int32(d.Seconds())
     expect(progressDeadlineSeconds(withAnn('42'), cfg)).toBe(503); // no unit: not a Go duration
     expect(progressDeadlineSeconds(withAnn('0s'), cfg)).toBe(503); // Kubernetes rejects 0
+  });
+
+  it('a reserve Revision (no Route references it) runs 0 replicas whatever its min-scale, HPA class included', () => {
+    const reserve = (annotations: Record<string, string> = {}) =>
+      revision(
+        'hello-00001',
+        'default',
+        withRevLabels({ 'serving.knative.dev/routingState': 'reserve' }),
+        withRevAnnotations({ 'autoscaling.knative.dev/min-scale': '3', ...annotations }),
+      );
+    expect(desiredReplicas(reserve(), revisionConfig())).toBe(0);
+    expect(makeDeployment(reserve(), revisionConfig(), opts).spec.replicas).toBe(0);
+    expect(makeDeployment(reserve({ 'autoscaling.knative.dev/class': 'hpa.autoscaling.knative.dev' }), revisionConfig(), opts).spec.replicas).toBe(0);
+    // Active again: min-scale, or (HPA class) no count of Tidal's at all.
+    const active = (annotations: Record<string, string> = {}) =>
+      revision(
+        'hello-00001',
+        'default',
+        withRevLabels({ 'serving.knative.dev/routingState': 'active' }),
+        withRevAnnotations({ 'autoscaling.knative.dev/min-scale': '3', ...annotations }),
+      );
+    expect(makeDeployment(active(), revisionConfig(), opts).spec.replicas).toBe(3);
+    expect(
+      makeDeployment(active({ 'autoscaling.knative.dev/class': 'hpa.autoscaling.knative.dev' }), revisionConfig(), opts).spec,
+    ).not.toHaveProperty('replicas');
+  });
+
+  it('activeThreshold (upstream): max(min-scale, initial-scale) until first initialized, max(min-scale, 1) after; no min-scale when reserve', () => {
+    const cfg = (initialScale: number, minScale: number, maxScale: number) =>
+      revisionConfig((c) => void (c.autoscaler = { ...c.autoscaler, initialScale, minScale, maxScale }));
+    const rev = (state = 'active', a: Record<string, string> = {}) =>
+      revision('r', 'ns', withRevLabels({ 'serving.knative.dev/routingState': state }), withRevAnnotations(a));
+    expect(activeThreshold(rev(), cfg(5, 2, 0), false)).toBe(5);
+    expect(activeThreshold(rev(), cfg(5, 2, 0), true)).toBe(2);
+    expect(activeThreshold(rev(), cfg(1, 0, 0), true)).toBe(1);
+    expect(activeThreshold(rev(), cfg(5, 2, 3), false)).toBe(3);
+    expect(activeThreshold(rev('active', { 'autoscaling.knative.dev/min-scale': '4' }), cfg(1, 2, 0), true)).toBe(4);
+    expect(activeThreshold(rev('reserve', { 'autoscaling.knative.dev/min-scale': '4' }), cfg(1, 2, 0), true)).toBe(1);
   });
 
   it('checklist 26: replicas (hakn) = max(initial-scale, min-scale) capped by max-scale, annotations over config', () => {

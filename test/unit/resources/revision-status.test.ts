@@ -28,6 +28,8 @@ const active = (status: 'True' | 'False' | 'Unknown', t: string, reason?: string
   severity: 'Info',
 });
 
+const QUEUED = 'Requests to the target are being buffered as resources are provisioned.';
+
 const deadline = () => progressing('False', 'ProgressDeadlineExceeded', 'ReplicaSet "hello-00001-deployment-abc" has timed out progressing.');
 
 describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
@@ -144,7 +146,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
         actualReplicas: 0,
         desiredReplicas: 2,
         conditions: [
-          active('Unknown', T1, 'Deploying'),
+          active('Unknown', T1, 'Queued', QUEUED),
           cond('ContainerHealthy', 'Unknown', T1),
           cond('Ready', 'Unknown', T1, 'Deploying'),
           cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -156,7 +158,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const d = progressing('True', 'ReplicaSetUpdated', 'ReplicaSet "x" is progressing.');
       const { status } = computeRevisionStatus(observe({ deployment: d }), T1);
       expect(status.conditions).toEqual([
-        active('Unknown', T1, 'Deploying'),
+        active('Unknown', T1, 'Queued', QUEUED),
         cond('ContainerHealthy', 'Unknown', T1),
         cond('Ready', 'Unknown', T1, 'Deploying'),
         cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -167,7 +169,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const msg = 'ReplicaSet "hello-00001-deployment-abc" has timed out progressing.';
       const { status } = computeRevisionStatus(observe({ deployment: deadline() }), T1);
       expect(status.conditions).toEqual([
-        active('Unknown', T1, 'Deploying'),
+        active('Unknown', T1, 'Queued', QUEUED),
         cond('ContainerHealthy', 'Unknown', T1),
         cond('Ready', 'False', T1, 'ProgressDeadlineExceeded', msg),
         cond('ResourcesAvailable', 'False', T1, 'ProgressDeadlineExceeded', msg),
@@ -182,7 +184,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       });
       const { status } = computeRevisionStatus(observe({ deployment: d }), T1);
       expect(status.conditions).toEqual([
-        active('Unknown', T1, 'Deploying'),
+        active('Unknown', T1, 'Queued', QUEUED),
         cond('ContainerHealthy', 'Unknown', T1),
         cond('Ready', 'False', T1, 'FailedCreate', msg),
         cond('ResourcesAvailable', 'False', T1, 'FailedCreate', msg),
@@ -210,7 +212,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           actualReplicas: 0,
           desiredReplicas: 1,
           conditions: [
-            active('Unknown', T1, 'Deploying'),
+            active('Unknown', T1, 'Queued', QUEUED),
             cond('ContainerHealthy', 'False', T1, 'ExitCode1', 'Container failed with: panic: boom'),
             cond('Ready', 'False', T1, 'ExitCode1', 'Container failed with: panic: boom'),
             cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -238,7 +240,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           actualReplicas: 0,
           desiredReplicas: 1,
           conditions: [
-            active('Unknown', T1, 'Deploying'),
+            active('Unknown', T1, 'Queued', QUEUED),
             cond('ContainerHealthy', 'Unknown', T1),
             cond('Ready', 'False', T1, 'ImagePullBackOff', msg),
             cond('ResourcesAvailable', 'False', T1, 'ImagePullBackOff', msg),
@@ -265,7 +267,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
           actualReplicas: 0,
           desiredReplicas: 1,
           conditions: [
-            active('Unknown', T1, 'Deploying'),
+            active('Unknown', T1, 'Queued', QUEUED),
             cond('ContainerHealthy', 'Unknown', T1),
             cond('Ready', 'False', T1, 'Unschedulable', msg),
             cond('ResourcesAvailable', 'False', T1, 'Unschedulable', msg),
@@ -282,7 +284,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
         T1,
       );
       expect(status.conditions).toEqual([
-        active('Unknown', T1, 'Deploying'),
+        active('Unknown', T1, 'Queued', QUEUED),
         cond('ContainerHealthy', 'Unknown', T1),
         cond('Ready', 'Unknown', T1, 'Deploying'),
         cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'),
@@ -372,7 +374,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const d = progressing('True', 'ReplicaSetUpdated', 'p');
       const { status, events } = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = first.status)), deployment: d }), T2);
       expect(status.conditions).toEqual([
-        active('Unknown', T2, 'Deploying'),
+        active('Unknown', T2, 'Queued', QUEUED),
         cond('ContainerHealthy', 'True', T1),
         cond('Ready', 'Unknown', T2, 'Deploying'),
         cond('ResourcesAvailable', 'Unknown', T2, 'Deploying'),
@@ -406,9 +408,10 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       expect(activeOf({ deploymentNotOwned: true, deployment: availableDeployment() })).toBeUndefined();
     });
 
-    it('True with ready pods, Unknown Deploying without, False NoTraffic at zero replicas; never changes Ready', () => {
+    it('True with ready pods, Unknown Queued without, False NoTraffic at zero replicas; never changes Ready', () => {
       expect(activeOf({ deployment: availableDeployment() })).toEqual(active('True', T1));
-      expect(activeOf({ deployment: progressing('True', 'ReplicaSetUpdated', 'p') })).toEqual(active('Unknown', T1, 'Deploying'));
+      expect(activeOf({ deployment: progressing('True', 'ReplicaSetUpdated', 'p') })).toEqual(active('Unknown', T1, 'Queued', QUEUED));
+      expect(activeOf({})).toEqual(active('Unknown', T1, 'Deploying'));
       const zero = deployment(0, { conditions: [kcond('Available', 'True', 'MinimumReplicasAvailable', 'ok')], replicas: 0 });
       const { status } = computeRevisionStatus(observe({ deployment: zero }), T1);
       expect(status.conditions?.find((c) => c.type === 'Active')).toEqual(active('False', T1, 'NoTraffic', 'The target is not receiving traffic.'));
@@ -420,6 +423,66 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       const { status } = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = first.status)), deployment: deadline() }), T2);
       expect(status.conditions?.find((c) => c.type === 'ResourcesAvailable')?.reason).toBe('ProgressDeadlineExceeded');
       expect(status.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    });
+  });
+
+  describe('scale: reserve Revisions and min-scale (ADR 0018)', () => {
+    const up = { first: 2, then: 2 };
+    const readyStatus = () => computeRevisionStatus(observe({ deployment: availableDeployment(), minReady: { first: 1, then: 1 } }), T1).status;
+    const get = (status: { conditions?: { type: string }[] }, type: string) => status.conditions?.find((c) => c.type === type);
+
+    it('a Ready Revision scaled to zero (reserve) stays Ready, Active False NoTraffic, and emits nothing', () => {
+      const zero = deployment(0, { conditions: [kcond('Available', 'True', 'MinimumReplicasAvailable', 'ok')], replicas: 0 });
+      const was = rev((r) => void (r.status = readyStatus()));
+      const { status, events } = computeRevisionStatus(observe({ revision: was, deployment: zero, minReady: { first: 1, then: 1 } }), T2);
+      expect(get(status, 'Ready')).toMatchObject({ status: 'True' });
+      expect(get(status, 'Active')).toEqual(active('False', T2, 'NoTraffic', 'The target is not receiving traffic.'));
+      expect(status.actualReplicas).toBe(0);
+      expect(events).toEqual([]);
+    });
+
+    it('scaling back up it stays Ready, Active Unknown Queued until its ready pods reach min-scale, then True', () => {
+      const was = rev((r) => void (r.status = readyStatus()));
+      const scaling = deployment(2, {
+        conditions: [kcond('Progressing', 'True', 'ReplicaSetUpdated', 'p'), kcond('Available', 'False', 'MinimumReplicasUnavailable', 'x')],
+        replicas: 2,
+        readyReplicas: 1,
+        availableReplicas: 1,
+      });
+      const mid = computeRevisionStatus(observe({ revision: was, deployment: scaling, readyPods: 1, minReady: up }), T2).status;
+      expect(get(mid, 'Ready')).toMatchObject({ status: 'True' });
+      expect(get(mid, 'Active')).toEqual(active('Unknown', T2, 'Queued', QUEUED));
+      const both = computeRevisionStatus(observe({ revision: was, deployment: scaling, readyPods: 2, minReady: up }), T2).status;
+      expect(get(both, 'Active')).toMatchObject({ status: 'True' });
+    });
+
+    it('a new Revision is not Ready below min-scale: an HPA-sized Deployment of 1 available pod, min-scale 2', () => {
+      // The Deployment controller reports the HPA's first count (1) available; min-scale is 2.
+      const one = deployment(1, {
+        conditions: [kcond('Available', 'True', 'MinimumReplicasAvailable', 'ok')],
+        replicas: 1,
+        readyReplicas: 1,
+        availableReplicas: 1,
+      });
+      const first = computeRevisionStatus(observe({ deployment: one, minReady: up }), T1);
+      expect(get(first.status, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'Deploying' });
+      expect(get(first.status, 'Active')).toEqual(active('Unknown', T1, 'Queued', QUEUED));
+      expect(first.events).toEqual([]);
+      const two = deployment(2, {
+        conditions: [kcond('Available', 'True', 'MinimumReplicasAvailable', 'ok')],
+        replicas: 2,
+        readyReplicas: 2,
+        availableReplicas: 2,
+      });
+      const next = computeRevisionStatus(observe({ revision: rev((r) => void (r.status = first.status)), deployment: two, minReady: up }), T2);
+      expect(get(next.status, 'Ready')).toMatchObject({ status: 'True' });
+      expect(next.events.map((e) => e.reason)).toEqual(['RevisionReady']);
+    });
+
+    it('Deployment failures still win once initialized: ProgressDeadlineExceeded makes it False', () => {
+      const was = rev((r) => void (r.status = readyStatus()));
+      const { status } = computeRevisionStatus(observe({ revision: was, deployment: deadline(), minReady: up }), T2);
+      expect(get(status, 'Ready')).toMatchObject({ status: 'False', reason: 'ProgressDeadlineExceeded' });
     });
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { routeConditionSet, type RouteStatus } from '../../../api/lifecycle/route.js';
 import type { Configuration, Revision, Route, TrafficTarget } from '../../../api/serving.js';
 import {
+  awaitsPods,
   buildTrafficConfiguration,
   isTargetFailure,
   markBadTrafficTarget,
@@ -404,5 +405,63 @@ describe('statusTraffic (checklist 47)', () => {
     expect(statusTraffic(ok.config)).toEqual([{ tag: 't', revisionName: 'hello-00001', latestRevision: false, percent: 100 }]);
     const bad = buildTrafficConfiguration(route([{ revisionName: 'nope', percent: 100 }]), {}, {});
     expect(statusTraffic(bad.config)).toEqual([]);
+  });
+});
+
+describe('awaitsPods: a Route sends a Revision traffic only once its pods are up (ADR 0018)', () => {
+  const withActive = (r: Revision, status: ReadyState, reason?: string): Revision => ({
+    ...r,
+    status: { ...r.status, conditions: [...(r.status?.conditions ?? []), { type: 'Active', status, ...(reason ? { reason } : {}) }] },
+  });
+  const scaledDown = withActive(rev('hello-00001'), 'False', 'NoTraffic');
+  const queued = withActive(rev('hello-00001'), 'Unknown', 'Queued');
+  const up = withActive(rev('hello-00001'), 'True');
+  const two = () => 2;
+
+  it('holds a ready Revision scaled to zero or scaling back up, unless the Route already serves it or it runs no pods', () => {
+    const none = new Set<string>();
+    expect(awaitsPods(scaledDown, none, two)).toBe(true);
+    expect(awaitsPods(queued, none, two)).toBe(true);
+    expect(awaitsPods(up, none, two)).toBe(false);
+    expect(awaitsPods(scaledDown, new Set(['hello-00001']), two)).toBe(false);
+    expect(awaitsPods(scaledDown, none, () => 0)).toBe(false); // min-scale and initial-scale 0: nothing to wait for
+    expect(awaitsPods(rev('hello-00001'), none, two)).toBe(false); // no Active (a foreign module's Revision)
+  });
+
+  it('a held Revision is a wait (UnreadyRevision, AllTrafficAssigned Unknown): nothing is programmed', () => {
+    const hold = { awaitsPods: (r: Revision) => awaitsPods(r, new Set(), two) };
+    const named = buildTrafficConfiguration(
+      route([
+        { revisionName: 'hello-00002', percent: 50 },
+        { revisionName: 'hello-00001', percent: 50 },
+      ]),
+      byName(cfg('hello', 'hello-00002')),
+      byName(withActive(rev('hello-00002'), 'True'), scaledDown),
+      hold,
+    );
+    expect(named.error).toEqual({ type: 'UnreadyRevision', name: 'hello-00001', failed: false });
+    expect(named.config.revisionTargets).toEqual([]);
+    expect(conditionFor(named.error!)).toMatchObject({
+      status: 'Unknown',
+      reason: 'RevisionMissing',
+      message: 'Revision "hello-00001" is not yet ready.',
+    });
+    // A configuration target whose latest ready Revision is scaled down waits for it the same way.
+    const latest = buildTrafficConfiguration(
+      route([{ configurationName: 'hello', latestRevision: true, percent: 100 }]),
+      byName(cfg('hello', 'hello-00001')),
+      byName(scaledDown),
+      hold,
+    );
+    expect(latest.error).toEqual({ type: 'UnreadyRevision', name: 'hello-00001', failed: false });
+    // Once up, the split is programmed.
+    const ready = buildTrafficConfiguration(
+      route([{ revisionName: 'hello-00001', percent: 100 }]),
+      byName(cfg('hello', 'hello-00001')),
+      byName(up),
+      hold,
+    );
+    expect(ready.error).toBeUndefined();
+    expect(ready.config.revisionTargets.map((t) => t.revisionName)).toEqual(['hello-00001']);
   });
 });
