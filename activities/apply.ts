@@ -27,7 +27,7 @@ import type { ActivityDeps } from './deps.js';
 import type { EventRecorder } from './events.js';
 import type { KubeClient } from './kube/client.js';
 import { KubeApiError } from './kube/errors.js';
-import { failureStatus, writeStatus } from './status.js';
+import { failureStatus, markedStatus, writeStatus } from './status.js';
 
 /** Annotation on every child Tidal applies: hash of the desired object it last applied (see the file comment). */
 export const APPLIED_HASH_ANNOTATION = 'tidal.dev/applied-hash';
@@ -232,6 +232,13 @@ export interface FailureTarget {
   set: ConditionSet;
   /** The dependent condition that turns False, e.g. `ConfigurationsReady`, `ResourcesAvailable`. */
   condition: string;
+  /**
+   * A refused create that leaves the object Unknown rather than False, as upstream's Revision reconciler leaves a
+   * Revision whose Deployment cannot be created (`ResourcesAvailable` and `ContainerHealthy` Unknown `Deploying`, a
+   * Warning `InternalError` "failed to create deployment …"): the step is retried, and a fix (RBAC, quota, a
+   * webhook) can still make it Ready, so nothing above it is called failed.
+   */
+  createRefused?: { conditions: readonly string[]; reason: string; message: (name: string, apiMessage: string) => string };
 }
 
 /** Knative's reasons: `CreationFailed` (its recorder's reason for a failed create), else `InternalError`. */
@@ -257,13 +264,40 @@ export async function applyReportingFailures<T extends KubeObject>(
   try {
     return await applyIfChanged(deps.kube, type, live, desired, opts);
   } catch (err) {
-    if (isPermanentApiError(err)) {
+    if (isPermanentApiError(err) && !live && target.createRefused) {
+      await reportCreateRefused(deps, target, target.createRefused, desired.metadata.name ?? '', apiErrorMessage(err), now);
+    } else if (isPermanentApiError(err)) {
       const verb = live ? 'update' : 'create';
       const message = `failed to ${verb} ${desired.kind} ${JSON.stringify(desired.metadata.name ?? '')}: ${apiErrorMessage(err)}`;
       await reportFailure(deps, target, live ? ReasonInternalError : ReasonCreationFailed, message, now);
     }
     throw err;
   }
+}
+
+/**
+ * A refused create under {@link FailureTarget.createRefused}: its conditions Unknown with its reason and the API
+ * server's refusal as their message (upstream leaves the message empty; Tidal keeps why on the object, so `kubectl
+ * get` shows it), and a Warning `InternalError` Event with upstream's message.
+ */
+async function reportCreateRefused(
+  deps: Pick<ActivityDeps, 'kube' | 'events' | 'log'>,
+  target: FailureTarget,
+  rule: NonNullable<FailureTarget['createRefused']>,
+  name: string,
+  apiMessage: string,
+  now: string,
+): Promise<void> {
+  const message = rule.message(name, apiMessage);
+  try {
+    const status = markedStatus(target.obj, target.set, now, (s) => {
+      for (const condition of rule.conditions) target.set.markUnknown(s, condition, rule.reason, message, now);
+    });
+    await writeStatus(deps.kube, target.type, target.obj, status);
+  } catch (err) {
+    deps.log.warn({ err, kind: target.obj.kind, name: target.obj.metadata.name, reason: rule.reason }, 'could not write the failure to status');
+  }
+  await deps.events.record(target.obj, 'Warning', ReasonInternalError, message);
 }
 
 /** Writes `target.condition=False reason: message` over the object's current status and records a Warning Event. */

@@ -8,7 +8,9 @@ import type { ContainerStatus, Revision } from '../api/serving.js';
 import {
   containerMissingMessage,
   deploymentInitialized,
+  ReasonDeploying,
   revisionConditionSet,
+  RevisionConditionContainerHealthy,
   RevisionConditionResourcesAvailable,
   type DeploymentLike,
   type PodLike,
@@ -20,7 +22,7 @@ import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus, type ModuleObservation } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyReportingFailures, recordLater, settleAll, type ApplyOptions, type RecordLater } from './apply.js';
+import { applyReportingFailures, recordLater, settleAll, type ApplyOptions, type FailureTarget, type RecordLater } from './apply.js';
 import { makeHPA, usesHPA, type HorizontalPodAutoscaler } from '../resources/hpa.js';
 import { makePodDisruptionBudget, type PodDisruptionBudget } from '../resources/pdb.js';
 import { statusOutcome, writeStatus, writeStatusWithEvents, type StatusOutcome } from './status.js';
@@ -48,6 +50,12 @@ export function deploymentInSync(live: Deployment, desired: Deployment): boolean
   const replicasInSync = desired.spec.replicas === undefined || live.spec?.replicas === desired.spec.replicas;
   return live.metadata.labels?.[DEPLOYMENT_HASH_LABEL] === desired.metadata.labels[DEPLOYMENT_HASH_LABEL] && replicasInSync;
 }
+/** A Deployment the API server refuses to create leaves the Revision Deploying, as upstream's does (ADR 0018). */
+const deploymentCreateRefused: NonNullable<FailureTarget['createRefused']> = {
+  conditions: [RevisionConditionResourcesAvailable, RevisionConditionContainerHealthy],
+  reason: ReasonDeploying,
+  message: (name, apiMessage) => `failed to create deployment ${JSON.stringify(name)}: ${apiMessage}`,
+};
 /** How the Revision's Deployment is applied: upstream's update rule and shape. */
 const deploymentOwned: ApplyOptions<Deployment> = { inSync: deploymentInSync, replaceOver: deploymentUpdate };
 
@@ -163,7 +171,13 @@ export function createRevisionActivities(deps: ActivityDeps) {
     opts: ApplyOptions<T> = {},
   ): Promise<{ action: ApplyAction; resourceVersion?: string }> {
     if (existing && !isControlledBy(existing, rev.metadata.uid)) return { action: 'notOwned' };
-    const target = { obj: rev, type: Resources.Revision, set: revisionConditionSet, condition: RevisionConditionResourcesAvailable };
+    const target: FailureTarget = {
+      obj: rev,
+      type: Resources.Revision,
+      set: revisionConditionSet,
+      condition: RevisionConditionResourcesAvailable,
+      ...(type === Resources.Deployment ? { createRefused: deploymentCreateRefused } : {}),
+    };
     const applied = await applyReportingFailures(deps, target, type, existing, desired, nowOf(deps), opts);
     if (applied.action === 'unchanged') return { action: 'unchanged' };
     if (applied.action === 'created') record(rev, 'Normal', 'Created', `Created ${desired.kind} "${desired.metadata.name ?? ''}"`);

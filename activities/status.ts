@@ -54,10 +54,19 @@ export async function writeStatusWithEvents(
 }
 
 /**
- * The status of `obj` with `condition` (a dependent of `set`) False for `reason: message` laid over its current
- * status, as Knative's generated reconciler writes it after a failed reconcile: observedGeneration set, the happy
- * condition False with the same reason, unchanged conditions keeping their times. Used to report a failed apply.
+ * The status of `obj` with `mark` laid over its current status, as Knative's generated reconciler writes it after a
+ * failed reconcile: observedGeneration set, the happy condition following its dependents, unchanged conditions
+ * keeping their times. Used to report a failed apply.
  */
+export function markedStatus<S extends Status>(obj: Reconcilable<S>, set: ConditionSet, now: string, mark: (status: S) => void): S {
+  const copy = cloneJson({ metadata: { generation: obj.metadata.generation }, status: obj.status }) as Reconcilable<S>;
+  const before = beginReconcile(copy, set, now);
+  mark(copy.status as S);
+  endReconcile(copy, before, now);
+  return copy.status as S;
+}
+
+/** {@link markedStatus} with `condition` (a dependent of `set`) False for `reason: message`. */
 export function failureStatus<S extends Status>(
   obj: Reconcilable<S>,
   set: ConditionSet,
@@ -66,11 +75,7 @@ export function failureStatus<S extends Status>(
   message: string,
   now: string,
 ): S {
-  const copy = cloneJson({ metadata: { generation: obj.metadata.generation }, status: obj.status }) as Reconcilable<S>;
-  const before = beginReconcile(copy, set, now);
-  set.markFalse(copy.status as S, condition, reason, message, now);
-  endReconcile(copy, before, now);
-  return copy.status as S;
+  return markedStatus(obj, set, now, (status) => set.markFalse(status, condition, reason, message, now));
 }
 
 export interface StatusOutcome {

@@ -305,21 +305,25 @@ describe('the controller run the in-cluster way', () => {
     await eventually('create deployments refused', async () => (await canI('create', 'deployments.apps', 'default')) === 'no', 30_000);
 
     await apply(ksvc('ic-denied', 'nginx:1.27'));
+    // As upstream: the Revision stays Deploying (Unknown: a fix to RBAC can still make it Ready), the refusal in the
+    // message and in a Warning InternalError Event.
     const rev = await eventually(
-      'Revision ic-denied-00001 CreationFailed',
+      'Revision ic-denied-00001 refused',
       async () => {
         const r = await getObject<Revision>('revision', 'ic-denied-00001');
-        return cond(r, 'ResourcesAvailable')?.reason === 'CreationFailed' ? r : undefined;
+        return cond(r, 'ResourcesAvailable')?.message?.includes('failed to create deployment') ? r : undefined;
       },
       120_000,
     );
     const c = cond(rev, 'ResourcesAvailable');
-    expect(c?.status).toBe('False');
-    expect(c?.message).toContain('failed to create Deployment "ic-denied-00001-deployment"');
+    expect(c).toMatchObject({ status: 'Unknown', reason: 'Deploying' });
+    expect(c?.message).toContain('failed to create deployment "ic-denied-00001-deployment"');
     expect(c?.message).toContain(`User "${SA}" cannot create resource "deployments" in API group "apps" in the namespace "default"`);
-    expect(cond(rev, 'Ready')?.status).toBe('False');
-    const events = await eventsWhen('involvedObject.name=ic-denied-00001,reason=CreationFailed', (evs) => evs.length > 0);
+    expect(cond(rev, 'Ready')?.status).toBe('Unknown');
+    const events = await eventsWhen('involvedObject.name=ic-denied-00001,reason=InternalError', (evs) => evs.length > 0);
     expect(events[0]?.type).toBe('Warning');
+    // Nothing above the Revision is called failed: its Service waits, Unknown.
+    expect(cond(await getObject<Service>('ksvc', 'ic-denied'), 'Ready')?.status).toBe('Unknown');
     // The process neither crashed nor restarted, and says it is alive.
     expect(procs.running(CONTROLLER)?.pid).toBe(pid);
     expect((await fetch(`http://127.0.0.1:${testPorts.controllerMetrics}/healthz`)).status).toBe(200);

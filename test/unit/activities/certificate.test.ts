@@ -119,7 +119,8 @@ function harness(initial?: SecretObject) {
   };
 }
 
-describe('ensureGatewayCertificate', () => {
+// Each pass may make RSA keys: seconds apiece on a loaded 2-core machine.
+describe('ensureGatewayCertificate', { timeout: 30_000 }, () => {
   it('creates the Secret when missing, then keeps it until it is due', async () => {
     const h = harness();
     const r1 = await h.ensure();

@@ -147,17 +147,36 @@ describe('reconcileRevisionResources', () => {
     expect(fake.get<KubeObject>(Resources.Deployment, 'default', 'hello-00001-deployment')!.metadata.labels?.['team']).toBe('payments');
   });
 
-  it("regression: a refused Deployment apply shows on the Revision (ResourcesAvailable False, the API server's message) and as a Warning Event", async () => {
+  it("a Deployment the API server refuses to create leaves the Revision Deploying (Unknown, the API server's message) with a Warning InternalError, as upstream", async () => {
     const { fake, acts, recorded } = setup(revision('hello-00001', 'default', resolved));
     const forbidden = 'deployments.apps "hello-00001-deployment" is forbidden: exceeded quota: compute, requested: pods=1';
     fake.failNext('apply', Resources.Deployment, refused(403, 'Forbidden', forbidden));
     await expect(acts.reconcileRevisionResources(key)).rejects.toThrow('exceeded quota');
     const status = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
-    const message = `failed to create Deployment "hello-00001-deployment": ${forbidden}`;
-    expect(revisionConditionSet.get(status, 'ResourcesAvailable')).toMatchObject({ status: 'False', reason: 'CreationFailed', message });
-    expect(revisionConditionSet.get(status, 'Ready')).toMatchObject({ status: 'False', reason: 'CreationFailed', message });
+    const message = `failed to create deployment "hello-00001-deployment": ${forbidden}`;
+    for (const type of ['ResourcesAvailable', 'ContainerHealthy', 'Ready']) {
+      expect(revisionConditionSet.get(status, type)).toMatchObject({ status: 'Unknown', reason: 'Deploying', message });
+    }
     expect(status?.containerStatuses).toEqual([{ name: 'user-container', imageDigest: digest('hello') }]);
-    expect(recorded).toEqual([{ type: 'Warning', reason: 'CreationFailed', message }]);
+    expect(recorded).toEqual([{ type: 'Warning', reason: 'InternalError', message }]);
+  });
+
+  it("a refused update of the Revision's Service still says so: ResourcesAvailable False InternalError", async () => {
+    const { fake, acts, recorded } = setup(revision('hello-00001', 'default', resolved));
+    await acts.reconcileRevisionResources(key);
+    fake.edit<KubeObject>(
+      Resources.KubeService,
+      'default',
+      'hello-00001',
+      (svc) => void (svc.metadata.labels = { ...svc.metadata.labels, 'serving.knative.dev/revision': 'other' }),
+    );
+    const invalid = 'Service "hello-00001" is invalid: spec.ports[0].port: Invalid value: 0';
+    fake.failNext('apply', Resources.KubeService, refused(422, 'Invalid', invalid));
+    recorded.length = 0;
+    await expect(acts.reconcileRevisionResources(key)).rejects.toThrow('is invalid');
+    const status = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
+    expect(revisionConditionSet.get(status, 'ResourcesAvailable')).toMatchObject({ status: 'False', reason: 'InternalError' });
+    expect(recorded.map((e) => e.reason)).toContain('InternalError');
   });
 });
 
