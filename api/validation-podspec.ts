@@ -66,18 +66,6 @@ export const knativePodSpecFeatures: PodSpecFeatures = {
   podSpecFields: [],
 };
 
-/**
- * hakn's config-features (istio-routing-and-hakn.md D.5): multi-container, fieldref, emptyDir, init containers,
- * securitycontext, affinity and topologyspreadconstraints enabled.
- */
-export const haknPodSpecFeatures: PodSpecFeatures = {
-  ...knativePodSpecFeatures,
-  initContainers: true,
-  fieldRef: true,
-  securityContext: true,
-  podSpecFields: ['affinity', 'topologySpreadConstraints'],
-};
-
 /** The `kubernetes.podspec-*` gated pod-spec fields (JSON names). */
 export const gatedPodSpecFields = [
   'affinity',

@@ -33,17 +33,17 @@ import { validateModuleImmutable, validateModuleKnown, validateModuleShape } fro
 import { revisionSpecDiff, templateDiff } from './short-diff.js';
 import type { Configuration, Revision, RevisionSpec, RevisionTemplateSpec, Route, Service, TrafficTarget } from './serving.js';
 import { validateAutoscalingAnnotations, validateNoAutoscalingAnnotations } from './validation-autoscaling.js';
-import { haknPodSpecFeatures, validatePodSpec, type PodSpecFeatures } from './validation-podspec.js';
+import { knativePodSpecFeatures, validatePodSpec, type PodSpecFeatures } from './validation-podspec.js';
 
 export type { FieldError } from './field-error.js';
 export { formatFieldErrors, mergeFieldErrors } from './field-error.js';
 export { dns1035LabelErrors, isImageReference } from './k8s-names.js';
-export { haknPodSpecFeatures, knativePodSpecFeatures, reservedPorts, type PodSpecFeatures } from './validation-podspec.js';
+export { knativePodSpecFeatures, reservedPorts, type PodSpecFeatures } from './validation-podspec.js';
 
 export interface ValidationOptions {
   /** config-autoscaler, for autoscaling annotations (max-scale-limit, allow-zero-initial-scale, the default class). */
   autoscaler?: AutoscalerConfig;
-  /** config-features overrides; unset fields take {@link haknPodSpecFeatures}. */
+  /** config-features as parsed from the cluster (`parseFeaturesConfig`); unset fields take Knative's defaults. */
   features?: Partial<PodSpecFeatures>;
   /** config-modules: the foreign modules a template may name (absent: none). */
   modules?: ModulesConfig;
@@ -257,7 +257,7 @@ function validateTrafficList(traffic: readonly TrafficTarget[], path: string, in
 // Revision spec and template.
 
 function resolveFeatures(opts: ValidationOptions | undefined): PodSpecFeatures {
-  return { ...haknPodSpecFeatures, ...opts?.features };
+  return { ...knativePodSpecFeatures, ...opts?.features };
 }
 
 /**

@@ -1,7 +1,7 @@
 // Kubernetes' AdmissionReview v1 in and out, for the three serving webhooks (spec §8): what a request asks, which
 // pure rule decides it (api/admission.ts), and the response the API server expects — a JSON patch for defaulting,
-// `allowed: false` with Knative's "validation failed: …" message for validation. Pure: the server (server.ts) does
-// the HTTP and passes the config in force.
+// `allowed: false` with Knative's "validation failed: …" message for validation, upstream's warnings beside either
+// verdict. Pure: the server (server.ts) does the HTTP and passes the config in force.
 import {
   defaultForAdmission,
   validateConfigMapForAdmission,
@@ -9,6 +9,7 @@ import {
   type AdmissionContext,
   type AdmissionKind,
 } from '../api/admission.js';
+import { warningsForAdmission } from '../api/admission-warnings.js';
 import type { DefaultsConfig } from '../api/config/types.js';
 import type { KubeObject } from '../api/meta.js';
 import { SERVING_GROUP } from '../api/kinds.js';
@@ -46,6 +47,8 @@ export interface AdmissionResponse {
   patchType?: 'JSONPatch';
   /** Base64 of the JSON patch. */
   patch?: string;
+  /** Knative's warning-level diagnostics (kubectl prints each as "Warning: …"); sent with a refusal too. */
+  warnings?: string[];
 }
 
 /** The three endpoints and the webhook configuration each one serves. */
@@ -131,8 +134,9 @@ function validation(req: AdmissionRequest, cfg: AdmissionConfig): { response: Ad
   if (!kind || !obj) return { response: { uid: req.uid, allowed: true }, changes: 0 };
   const ctx = contextOf(req, cfg);
   const errs = validateForAdmission(kind, obj, ctx);
-  if (errs.length === 0) return { response: { uid: req.uid, allowed: true }, changes: 0 };
-  return { response: refuse(req.uid, `validation failed: ${formatFieldErrors(errs)}`), changes: errs.length };
+  const warnings = warningsForAdmission(kind, obj, ctx);
+  const response = errs.length === 0 ? { uid: req.uid, allowed: true } : refuse(req.uid, `validation failed: ${formatFieldErrors(errs)}`);
+  return { response: warnings.length > 0 ? { ...response, warnings } : response, changes: errs.length };
 }
 
 function configValidation(req: AdmissionRequest, cfg: AdmissionConfig): { response: AdmissionResponse; changes: number } {

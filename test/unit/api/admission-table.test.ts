@@ -15,12 +15,12 @@ import type { DefaultsConfig } from '../../../api/config/index.js';
 import type { KubeObject } from '../../../api/meta.js';
 import {
   formatFieldErrors,
-  haknPodSpecFeatures,
   knativePodSpecFeatures,
   mergeFieldErrors,
   type FieldError,
   type PodSpecFeatures,
 } from '../../../api/validation.js';
+import { shippedPodSpecFeatures } from '../../fixtures/shipped-config.js';
 import { docsManifests, invalidCases, seedManifests, service, validCases, type AdmissionCase } from '../../fixtures/admission-cases.js';
 
 function context(
@@ -90,7 +90,7 @@ describe('bad inputs are refused with upstream’s path and message', () => {
 
   describe.each([
     ['upstream features', knativePodSpecFeatures],
-    ['hakn features', haknPodSpecFeatures],
+    ['the shipped (hakn) features', shippedPodSpecFeatures()],
   ])('with %s', (_, features) => {
     it.each(invalidCases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
       const errs = mergeFieldErrors(admit(c, features));
@@ -110,7 +110,7 @@ describe('the seeds’ and Knative docs’ manifests are admitted unchanged', ()
   it.each([...seedManifests, ...docsManifests].map((m) => [m.name, m] as const))('%s', (_name, m) => {
     const obj = parse(m.yaml) as KubeObject;
     const kind = obj.kind as AdmissionKind;
-    const ctx = context('CREATE', haknPodSpecFeatures);
+    const ctx = context('CREATE', shippedPodSpecFeatures());
     const stored = defaultForAdmission(kind, obj, ctx);
     expect(validateForAdmission(kind, stored, ctx)).toEqual([]);
     // Defaulting only adds: every field the user wrote is stored as written.
@@ -234,7 +234,7 @@ describe('objects stored before the webhook existed', () => {
       spec: { containers: [{ image: 'nginx', name: 'user-container' }], timeoutSeconds: 300 },
     } as KubeObject;
     const patched = { ...old, metadata: { ...old.metadata, labels: { 'serving.knative.dev/routingState': 'active' } } };
-    const ctx = context('UPDATE', haknPodSpecFeatures, old);
+    const ctx = context('UPDATE', shippedPodSpecFeatures(), old);
     const sent = defaultForAdmission('Revision', patched, ctx);
     expect(sent).toEqual(patched); // the spec is kept as stored, without Go's round-trip fields
     expect(validateForAdmission('Revision', sent, ctx)).toEqual([]);
@@ -244,7 +244,7 @@ describe('objects stored before the webhook existed', () => {
     const old = service(
       (s) => void (s.metadata.annotations = { 'serving.knative.dev/creator': 'alice', 'serving.knative.dev/lastModifier': 'alice' }),
     );
-    const ctx = { ...context('UPDATE', haknPodSpecFeatures, old), user: { username: 'bob' } };
+    const ctx = { ...context('UPDATE', shippedPodSpecFeatures(), old), user: { username: 'bob' } };
     const sent = defaultForAdmission('Service', old, ctx);
     expect(sent.metadata.annotations).toEqual({ 'serving.knative.dev/creator': 'alice', 'serving.knative.dev/lastModifier': 'alice' });
   });
@@ -271,7 +271,7 @@ describe('an update that leaves the spec as stored', () => {
       },
     } as KubeObject;
     const labelled = { ...old, metadata: { ...old.metadata, labels: { 'serving.knative.dev/route': 'web' } } };
-    const ctx = context('UPDATE', haknPodSpecFeatures, old);
+    const ctx = context('UPDATE', shippedPodSpecFeatures(), old);
     const sent = defaultForAdmission('Configuration', labelled, ctx);
     expect(sent).toEqual(labelled);
     expect(validateForAdmission('Configuration', sent, ctx)).toEqual([]);
@@ -280,10 +280,10 @@ describe('an update that leaves the spec as stored', () => {
 
 describe('a re-apply that drops a field the webhook added', () => {
   it('keeps the stored spec, so the generation does not move', () => {
-    const create = context('CREATE', haknPodSpecFeatures);
+    const create = context('CREATE', shippedPodSpecFeatures());
     const stored = defaultForAdmission('Service', service(), create);
     const reapplied = service((s) => void (s.metadata.annotations = stored.metadata.annotations));
-    const sent = defaultForAdmission('Service', reapplied, context('UPDATE', haknPodSpecFeatures, stored));
+    const sent = defaultForAdmission('Service', reapplied, context('UPDATE', shippedPodSpecFeatures(), stored));
     expect((sent as unknown as { spec: unknown }).spec).toEqual((stored as unknown as { spec: unknown }).spec);
   });
 });

@@ -4,6 +4,7 @@ import { defaultDefaultsConfig, defaultFeaturesConfig, parseFeatures, parseFeatu
 import type { KubeObject } from '../../../api/meta.js';
 import { knativePodSpecFeatures, type PodSpecFeatures } from '../../../api/validation.js';
 import { service } from '../../fixtures/admission-cases.js';
+import { shippedPodSpecFeatures } from '../../fixtures/shipped-config.js';
 
 const parsed = (data: Record<string, string>): PodSpecFeatures => {
   const p = parseFeaturesConfig(data);
@@ -32,6 +33,18 @@ describe('config-features (spec §9)', () => {
     const p = parseFeatures({ 'tag-header-based-routing': 'Enabled', 'secure-pod-defaults': 'enabled' });
     expect(p).toMatchObject({ ok: true, value: { tagHeaderBasedRouting: true, podSpec: { securePodDefaults: 'Enabled' } } });
     expect(parseFeatures({ 'tag-header-based-routing': 'maybe' })).toMatchObject({ ok: true, value: { tagHeaderBasedRouting: false } });
+  });
+
+  it("the shipped deploy/config/config-features.yaml enables hakn's pod-spec features and nothing else", () => {
+    expect(shippedPodSpecFeatures()).toEqual({
+      ...knativePodSpecFeatures,
+      multiContainer: true,
+      fieldRef: true,
+      emptyDir: true,
+      initContainers: true,
+      securityContext: true,
+      podSpecFields: ['affinity', 'topologySpreadConstraints'],
+    });
   });
 
   it('keeps the default for a value it does not know, and so never refuses an edit (as upstream)', () => {

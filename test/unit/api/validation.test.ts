@@ -13,6 +13,7 @@ import {
 } from '../../../api/validation.js';
 import type { FieldError } from '../../../api/validation.js';
 import { configuration, service } from '../../fixtures/serving.js';
+import { shippedPodSpecFeatures } from '../../fixtures/shipped-config.js';
 
 const cfg = (over: Partial<DefaultsConfig> = {}): DefaultsConfig => ({ ...defaultDefaultsConfig(), ...over });
 
@@ -30,8 +31,9 @@ function route(traffic: TrafficTarget[], edit: (r: Route) => void = () => undefi
 }
 
 /** Validates a (defaulted) revision spec at "spec". */
+/** A Revision spec validated as the shipped config-features (hakn's pod-spec features) has it. */
 function spec(s: RevisionSpec, c: DefaultsConfig = cfg()): FieldError[] {
-  return validateRevisionSpec(s, 'spec', c);
+  return validateRevisionSpec(s, 'spec', c, { features: shippedPodSpecFeatures() });
 }
 
 const messages = (errs: FieldError[]): string[] => errs.map((e) => `${e.path}: ${e.message}`);

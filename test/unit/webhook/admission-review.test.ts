@@ -103,9 +103,31 @@ describe('defaulting', () => {
 });
 
 describe('validation', () => {
-  it('admits a valid, defaulted Service', () => {
+  it("admits a valid, defaulted Service with upstream's warning about its insecure security context", () => {
     const obj = patched(service('hello'), reviewAdmission(WebhookPaths.defaulting, review({ object: service('hello') }), cfg).response.patch);
-    expect(reviewAdmission(WebhookPaths.resourceValidation, review({ object: obj }), cfg).response).toEqual({ uid: 'uid-1', allowed: true });
+    const sc = 'spec.template.spec.containers[0].securityContext';
+    expect(reviewAdmission(WebhookPaths.resourceValidation, review({ object: obj }), cfg).response).toEqual({
+      uid: 'uid-1',
+      allowed: true,
+      warnings: [
+        'Kubernetes default value is insecure, Knative may default this to secure in a future release: ' +
+          `${sc}.allowPrivilegeEscalation, ${sc}.capabilities, ${sc}.runAsNonRoot, ${sc}.seccompProfile`,
+      ],
+    });
+  });
+
+  it('sends the warnings with a refusal too, and none for a Route', () => {
+    const bad = service('hello', { traffic: [{ latestRevision: true, percent: 70 }] });
+    const out = reviewAdmission(WebhookPaths.resourceValidation, review({ object: bad }), cfg);
+    expect(out.response.allowed).toBe(false);
+    expect(out.response.warnings).toHaveLength(1);
+    const route = {
+      apiVersion: 'serving.knative.dev/v1',
+      kind: 'Route',
+      metadata: { name: 'r', namespace: 'default' },
+      spec: { traffic: [{ configurationName: 'c', percent: 100 }] },
+    };
+    expect(reviewAdmission(WebhookPaths.resourceValidation, review({ object: route }), cfg).response).toEqual({ uid: 'uid-1', allowed: true });
   });
 
   it("refuses with Knative's message, 400 BadRequest and the field path", () => {
