@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { FeaturesConfig, GcConfig, ModulesConfig, RevisionConfig } from '../api/config/index.js';
+import type { FeaturesConfig, GcConfig, ModulesConfig, ObservabilityConfig, RevisionConfig } from '../api/config/index.js';
 import type { NetworkConfig } from '../api/config/network.js';
 import type { DomainConfig } from '../api/config/domain.js';
 import type { DigestResolver } from './digests.js';
@@ -21,6 +21,8 @@ export interface ConfigSource {
   gcConfig?(): GcConfig;
   /** config-modules (absent: no foreign module is known). */
   modulesConfig?(): ModulesConfig;
+  /** config-observability (absent: Knative's defaults, no log URL). */
+  observabilityConfig?(): ObservabilityConfig;
   readonly systemNamespace: string;
 }
 

@@ -119,6 +119,8 @@ export function digestsResolved(rev: Revision): boolean {
 export function createRevisionActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
   const keyOf = (rev: Revision): ObjectKey => ({ namespace: rev.metadata.namespace ?? '', name: rev.metadata.name ?? '' });
+  /** config-observability's log URL template, for every status the Revision's passes compute. */
+  const logUrlTemplate = (): string => config.observabilityConfig?.().loggingUrlTemplate ?? '';
 
   /** What the status of a foreign module's Revision depends on; undefined for Tidal's own (ADR 0009). */
   function moduleObservation(rev: Revision, handOver = false): ModuleObservation | undefined {
@@ -248,7 +250,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
         reason === 'ResolvingDigests' || rev.status?.conditions?.find((c) => c.type === 'ContainerHealthy')?.reason === 'ContainerMissing';
       if (!reported && !(await settlesWithin(resolution, RESOLVING_DIGESTS_GRACE_MS))) {
         const { status } = computeRevisionStatus(
-          { revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false },
+          { revision: rev, digestsResolved: false, deployment: undefined, podIsAlwaysSchedulable: false, logUrlTemplate: logUrlTemplate() },
           nowOf(deps),
         );
         // The version this write made is what the hand-over write below is preconditioned on (a foreign module's).
@@ -266,7 +268,14 @@ export function createRevisionActivities(deps: ActivityDeps) {
           `failed to resolve image to digest: ${cause instanceof Error ? cause.message : String(cause)}`,
         );
         const { status } = computeRevisionStatus(
-          { revision: rev, digestsResolved: false, resolveError, deployment: undefined, podIsAlwaysSchedulable: false },
+          {
+            revision: rev,
+            digestsResolved: false,
+            resolveError,
+            deployment: undefined,
+            podIsAlwaysSchedulable: false,
+            logUrlTemplate: logUrlTemplate(),
+          },
           nowOf(deps),
         );
         await writeStatus(kube, Resources.Revision, rev, status);
@@ -277,7 +286,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
       // A foreign module's operator waits for the digests: this write hands it ResourcesAvailable and ContainerHealthy.
       const module = moduleObservation(rev, true);
       const { status } = computeRevisionStatus(
-        { revision: resolved, digestsResolved: true, deployment: undefined, podIsAlwaysSchedulable: false, module },
+        { revision: resolved, digestsResolved: true, deployment: undefined, podIsAlwaysSchedulable: false, module, logUrlTemplate: logUrlTemplate() },
         nowOf(deps),
       );
       const current = { ...rev, metadata: { ...rev.metadata, ...(readVersion !== undefined ? { resourceVersion: readVersion } : {}) } };
@@ -355,7 +364,14 @@ export function createRevisionActivities(deps: ActivityDeps) {
       if (module) {
         // Its Deployment, pods and two conditions are its operator's: Ready from those, under a precondition.
         const { status, events: toRecord } = computeRevisionStatus(
-          { revision: rev, digestsResolved: digestsResolved(rev), deployment: undefined, podIsAlwaysSchedulable: false, module },
+          {
+            revision: rev,
+            digestsResolved: digestsResolved(rev),
+            deployment: undefined,
+            podIsAlwaysSchedulable: false,
+            module,
+            logUrlTemplate: logUrlTemplate(),
+          },
           nowOf(deps),
         );
         return statusOutcome(await writeStatusWithEvents(kube, events, Resources.Revision, rev, status, toRecord, true), status);
@@ -390,6 +406,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
           hpa: ownHpa,
           // The HPA class does not use initial-scale (the HPA starts the Deployment at 1 and lifts it to min-scale).
           minReady: { first: activeThreshold(rev, cfg, ownHpa !== undefined), then: activeThreshold(rev, cfg, true) },
+          logUrlTemplate: logUrlTemplate(),
         },
         nowOf(deps),
       );

@@ -2,6 +2,7 @@
 // are available) its Pods (spec §3.1, §3.3, §3.6 as Tidal runs it: fixed replicas, no PodAutoscaler). `Active`
 // is written once the Revision reaches its Deployment (upstream: once the PodAutoscaler exists), never before.
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
+import { revisionLogUrl } from '../api/config/observability.js';
 import {
   markContainerMissing,
   markDeploying,
@@ -57,6 +58,8 @@ export interface RevisionObservation {
   minReady?: { first: number; then: number } | undefined;
   /** Set for a Revision of a foreign module (ADR 0009): its Deployment is not Tidal's, nor are its two conditions. */
   module?: ModuleObservation | undefined;
+  /** config-observability's `logging.revision-url-template`: `status.logUrl` ('' clears it; undefined keeps it). */
+  logUrlTemplate?: string | undefined;
 }
 
 /** What the status of a foreign module's Revision depends on. */
@@ -141,6 +144,9 @@ export function computeRevisionStatus(obs: RevisionObservation, now: string): { 
   const before = beginReconcile(rev, revisionConditionSet, now);
   const status = rev.status as RevisionStatus;
   const name = rev.metadata.name ?? '';
+  // Upstream sets it on every reconcile, before anything else.
+  if (obs.logUrlTemplate === '') delete status.logUrl;
+  else if (obs.logUrlTemplate !== undefined) status.logUrl = revisionLogUrl(obs.logUrlTemplate, rev.metadata.uid ?? '');
   if (obs.resolveError !== undefined) {
     // As upstream leaves it: its resolver answers "not ready" first (ResourcesAvailable Unknown ResolvingDigests),
     // the error on a later pass; Tidal's may fail before any interim write, and ends in the same state.

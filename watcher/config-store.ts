@@ -16,6 +16,10 @@ import {
   defaultModulesConfig,
   parseModulesConfig,
   type ModulesConfig,
+  ObservabilityConfigName,
+  defaultObservabilityConfig,
+  parseObservabilityConfig,
+  type ObservabilityConfig,
   parseAutoscalerConfig,
   parseGcConfig,
   parseDefaultsConfig,
@@ -42,6 +46,7 @@ interface AllConfig extends RevisionConfig {
   features: FeaturesConfig;
   gc: GcConfig;
   modules: ModulesConfig;
+  observability: ObservabilityConfig;
 }
 
 /** Config map name → the field it fills and its parser. Each map is parsed on its own, as Knative's config store
@@ -55,6 +60,7 @@ const parsers: Record<string, { [K in keyof AllConfig]: [K, (data: Record<string
   [FeaturesConfigName]: ['features', parseFeatures],
   [GcConfigName]: ['gc', parseGcConfig],
   [ModulesConfigName]: ['modules', parseModulesConfig],
+  [ObservabilityConfigName]: ['observability', parseObservabilityConfig],
 };
 
 export class ConfigStore implements ConfigSource {
@@ -67,6 +73,7 @@ export class ConfigStore implements ConfigSource {
     features: defaultFeaturesConfig(),
     gc: defaultGcConfig(),
     modules: defaultModulesConfig(),
+    observability: defaultObservabilityConfig(),
   };
   private readonly informer: Informer;
   private readonly listeners: ((changed: ConfigMap) => void)[] = [];
@@ -108,6 +115,10 @@ export class ConfigStore implements ConfigSource {
 
   modulesConfig(): ModulesConfig {
     return this.current.modules;
+  }
+
+  observabilityConfig(): ObservabilityConfig {
+    return this.current.observability;
   }
 
   onUpdate(fn: (changed: ConfigMap) => void): void {

@@ -18,6 +18,14 @@ export {
 } from './defaults.js';
 export type { NameTemplate, TemplateMeta } from './defaults.js';
 export { BuiltinModule, ModulesConfigName, defaultModulesConfig, parseModulesConfig, type ModulesConfig } from './modules.js';
+export {
+  ObservabilityConfigName,
+  ObservabilityKeys,
+  defaultObservabilityConfig,
+  parseObservabilityConfig,
+  revisionLogUrl,
+  type ObservabilityConfig,
+} from './observability.js';
 export { FeaturesConfigName, defaultFeaturesConfig, parseFeatures, parseFeaturesConfig, type FeaturesConfig } from './features.js';
 export {
   DeploymentConfigName,

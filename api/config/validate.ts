@@ -1,6 +1,6 @@
 // The ConfigMap webhook's check (spec §9, `/config-validation`): an edit of a config map of the system namespace is
 // refused when the controller's own parser would reject it, with the offending key as the path and the parser's
-// reason as the message. Maps Tidal does not parse (config-observability, …) are accepted, and config-features never fails, as
+// reason as the message. Maps Tidal does not parse (config-certmanager, …) are accepted, and config-features never fails, as
 // upstream. Pure.
 import type { FieldError } from '../field-error.js';
 import { AutoscalerConfigName, parseAutoscalerConfig } from './autoscaler.js';
@@ -12,6 +12,7 @@ import { FeaturesConfigName, parseFeaturesConfig } from './features.js';
 import { GcConfigName, parseGcConfig } from './gc.js';
 import { ModulesConfigName, parseModulesConfig } from './modules.js';
 import { NetworkConfigName, parseNetworkConfig } from './network.js';
+import { ObservabilityConfigName, parseObservabilityConfig } from './observability.js';
 import type { Parsed } from './types.js';
 
 type Data = Readonly<Record<string, string>>;
@@ -25,10 +26,11 @@ const parsers: Readonly<Record<string, (data: Data) => Parsed<unknown>>> = {
   [FeaturesConfigName]: parseFeaturesConfig,
   [GcConfigName]: parseGcConfig,
   [ModulesConfigName]: parseModulesConfig,
+  [ObservabilityConfigName]: parseObservabilityConfig,
 };
 
 /** The config maps upstream's config webhook knows (their `_example` checksum is checked), parsed here or not. */
-const knownConfigMaps = new Set([...Object.keys(parsers), 'config-observability', 'config-logging', 'config-leader-election', 'config-certmanager']);
+const knownConfigMaps = new Set([...Object.keys(parsers), 'config-logging', 'config-leader-election', 'config-certmanager']);
 
 /** The names of the config maps whose values are validated. */
 export const ValidatedConfigMapNames: readonly string[] = Object.keys(parsers);

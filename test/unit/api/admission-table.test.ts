@@ -13,13 +13,7 @@ import {
 import { defaultAutoscalerConfig, defaultDefaultsConfig, parseDefaultsConfig } from '../../../api/config/index.js';
 import type { DefaultsConfig } from '../../../api/config/index.js';
 import type { KubeObject } from '../../../api/meta.js';
-import {
-  formatFieldErrors,
-  knativePodSpecFeatures,
-  mergeFieldErrors,
-  type FieldError,
-  type PodSpecFeatures,
-} from '../../../api/validation.js';
+import { formatFieldErrors, knativePodSpecFeatures, mergeFieldErrors, type FieldError, type PodSpecFeatures } from '../../../api/validation.js';
 import { shippedPodSpecFeatures } from '../../fixtures/shipped-config.js';
 import { docsManifests, invalidCases, seedManifests, service, validCases, type AdmissionCase } from '../../fixtures/admission-cases.js';
 
