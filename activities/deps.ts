@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { FeaturesConfig, GcConfig, ModulesConfig, ObservabilityConfig, RevisionConfig } from '../api/config/index.js';
 import type { NetworkConfig } from '../api/config/network.js';
 import type { DomainConfig } from '../api/config/domain.js';
+import type { IstioConfig } from '../api/config/istio.js';
 import type { DigestResolver } from './digests.js';
 import type { EventRecorder } from './events.js';
 import type { KubeClient } from './kube/client.js';
@@ -23,6 +24,8 @@ export interface ConfigSource {
   modulesConfig?(): ModulesConfig;
   /** config-observability (absent: Knative's defaults, no log URL). */
   observabilityConfig?(): ObservabilityConfig;
+  /** config-istio (absent: net-istio's default gateways). */
+  istioConfig?(): IstioConfig;
   readonly systemNamespace: string;
 }
 

@@ -13,7 +13,8 @@ import {
 import type { KubeObject, ObjectKey } from '../api/meta.js';
 import { isIstioIngress, NetworkingAnnotations, type Ingress, type IngressStatus } from '../api/networking.js';
 import { ingressVirtualServiceName, meshVirtualServiceName } from '../resources/istio/names.js';
-import { DEFAULT_ISTIO_GATEWAYS, makeVirtualServices } from '../resources/istio/virtual-service.js';
+import { defaultIstioConfig, qualifiedName, type IstioConfig } from '../api/config/istio.js';
+import { makeVirtualServices } from '../resources/istio/virtual-service.js';
 import { ingressProbeHash } from '../resources/probe-hash.js';
 import { gatewayTargets, probeGateways, type GatewayPodLike } from './prober.js';
 import { nowOf, type ActivityDeps } from './deps.js';
@@ -55,7 +56,13 @@ export async function programIngress(
   const key = { namespace: ing.metadata.namespace ?? '', name: ing.metadata.name ?? '' };
   // The probe routes (K-Network-Hash) are always programmed; probing itself is behind config-network's switch.
   const hash = ingressProbeHash(ing);
-  const vss = makeVirtualServices(ing, DEFAULT_ISTIO_GATEWAYS, hash);
+  // The gateways config-istio names, in every VirtualService and in the load balancers the status reports.
+  const istio = config.istioConfig?.() ?? defaultIstioConfig();
+  const vss = makeVirtualServices(
+    ing,
+    { ingressGateways: istio.ingressGateways.map(qualifiedName), localGateways: istio.localGateways.map(qualifiedName) },
+    hash,
+  );
   const live = virtualServices ?? (await readVirtualServices(kube, key.namespace, key.name));
   const now = nowOf(deps);
   const copy = cloneJson(ing);
@@ -64,7 +71,7 @@ export async function programIngress(
   markNetworkConfigured(status, now);
   const probing = config.networkConfig().ingressReadinessProbing === 'enabled' && !isIngressReady(ing);
   // Without a probe the status is known before the VirtualServices are applied (it is written after them).
-  if (!probing) markReady(status, now);
+  if (!probing) markReady(status, istio, now);
   const ready = probing ? undefined : { ...ing, status: finished(copy, before, now) };
   // The two VirtualServices are independent: applied side by side (one round trip less on the tail).
   await settleAll([
@@ -77,7 +84,7 @@ export async function programIngress(
     const hosts = [...new Set((ing.spec.rules ?? []).flatMap((r) => r.hosts ?? []))];
     const result = await probeGateways({ targets: gatewayTargets(pods.items, 8080), hosts, hash, timeoutMs: 1000 });
     probeFailures = result.failures;
-    if (probeFailures.length === 0) markReady(status, now);
+    if (probeFailures.length === 0) markReady(status, istio, now);
     else markLoadBalancerNotReady(status, now);
     finished(copy, before, now);
   }
@@ -98,14 +105,13 @@ export async function programIngress(
   return { ingress, outcome: statusOutcome(written, copy.status), virtualServices: vss.length };
 }
 
-/** The load balancers a KIngress of class istio reports once its gateways serve it. */
-function markReady(status: IngressStatus, now: string): void {
-  markLoadBalancerReady(
-    status,
-    [{ domainInternal: 'istio-ingressgateway.istio-system.svc.cluster.local' }],
-    [{ domainInternal: 'knative-local-gateway.istio-system.svc.cluster.local' }],
-    now,
-  );
+/**
+ * The load balancers a KIngress of class istio reports once its gateways serve it: the Service of the first
+ * configured gateway of each kind, or `meshOnly` when config-istio lists none (net-istio's getLBStatus).
+ */
+function markReady(status: IngressStatus, istio: IstioConfig, now: string): void {
+  const lb = (service: string | undefined) => (service ? [{ domainInternal: service }] : [{ meshOnly: true }]);
+  markLoadBalancerReady(status, lb(istio.ingressGateways[0]?.service), lb(istio.localGateways[0]?.service), now);
 }
 
 /** Ends the reconcile of `copy`'s status (observed generation, transition times) and returns it. */

@@ -36,6 +36,7 @@ import type { KubeClient } from '../activities/kube/client.js';
 import { Informer } from './informer.js';
 import { defaultNetworkConfig, NetworkConfigName, parseNetworkConfig, type NetworkConfig } from '../api/config/network.js';
 import { defaultDomainConfig, DomainConfigName, parseDomainConfig, type DomainConfig } from '../api/config/domain.js';
+import { defaultIstioConfig, IstioConfigName, parseIstioConfig, type IstioConfig } from '../api/config/istio.js';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
@@ -47,6 +48,7 @@ interface AllConfig extends RevisionConfig {
   gc: GcConfig;
   modules: ModulesConfig;
   observability: ObservabilityConfig;
+  istio: IstioConfig;
 }
 
 /** Config map name → the field it fills and its parser. Each map is parsed on its own, as Knative's config store
@@ -61,6 +63,7 @@ const parsers: Record<string, { [K in keyof AllConfig]: [K, (data: Record<string
   [GcConfigName]: ['gc', parseGcConfig],
   [ModulesConfigName]: ['modules', parseModulesConfig],
   [ObservabilityConfigName]: ['observability', parseObservabilityConfig],
+  [IstioConfigName]: ['istio', parseIstioConfig],
 };
 
 export class ConfigStore implements ConfigSource {
@@ -74,6 +77,7 @@ export class ConfigStore implements ConfigSource {
     gc: defaultGcConfig(),
     modules: defaultModulesConfig(),
     observability: defaultObservabilityConfig(),
+    istio: defaultIstioConfig(),
   };
   private readonly informer: Informer;
   private readonly listeners: ((changed: ConfigMap) => void)[] = [];
@@ -119,6 +123,10 @@ export class ConfigStore implements ConfigSource {
 
   observabilityConfig(): ObservabilityConfig {
     return this.current.observability;
+  }
+
+  istioConfig(): IstioConfig {
+    return this.current.istio;
   }
 
   onUpdate(fn: (changed: ConfigMap) => void): void {

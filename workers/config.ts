@@ -55,11 +55,8 @@ export interface TidalConfig {
   gatewayCertRenewBeforeHours: number;
   /** The watcher runs only on the holder of the Lease `leaseName` in the system namespace (workers/leadership.ts). */
   leaderElection: boolean;
+  /** The Lease's timings come from config-leader-election (workers/leader-election-config.ts). */
   leaseName: string;
-  leaseDurationSeconds: number;
-  leaseRenewDeadlineMs: number;
-  leaseRenewPeriodMs: number;
-  leaseRetryPeriodMs: number;
   /** Where the Temporal Core exports its Prometheus metrics (appended to /metrics); default a free loopback port. */
   temporalMetricsAddress: string | undefined;
   /** Readiness checks of Temporal and the API server: how often, and how long each may take. */
@@ -137,11 +134,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     gatewayCertRenewBeforeHours: int(env, 'TIDAL_GATEWAY_CERT_RENEW_BEFORE_HOURS', 24),
     leaderElection: bool(env, 'TIDAL_LEADER_ELECTION', true),
     leaseName: env.TIDAL_LEASE_NAME || 'tidal-controller',
-    // Knative's 15 s / 10 s / 2 s take 15–20 s to hand over; these hand over in ~3.5 s after a kill -9 (README).
-    leaseDurationSeconds: int(env, 'TIDAL_LEASE_DURATION_SECONDS', 3),
-    leaseRenewDeadlineMs: int(env, 'TIDAL_LEASE_RENEW_DEADLINE_MS', 2000),
-    leaseRenewPeriodMs: int(env, 'TIDAL_LEASE_RENEW_PERIOD_MS', 500),
-    leaseRetryPeriodMs: int(env, 'TIDAL_LEASE_RETRY_PERIOD_MS', 500),
     temporalMetricsAddress: env.TIDAL_TEMPORAL_METRICS_ADDRESS || undefined,
     healthIntervalMs: int(env, 'TIDAL_HEALTH_INTERVAL_MS', 2000),
     healthTimeoutMs: int(env, 'TIDAL_HEALTH_TIMEOUT_MS', 2000),

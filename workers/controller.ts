@@ -30,6 +30,7 @@ import { describeTemporal, ensureTemporalNamespace, temporalConnectOptions } fro
 import { loadWebhookSettings } from '../webhook/settings.js';
 import { runWebhook } from '../webhook/run.js';
 import { WEBHOOK_CERTS_SECRET } from '../webhook/certificates.js';
+import { loadLeaderElectionTimings } from './leader-election-config.js';
 
 /** Entity workflows this build implements; the watcher pokes only these. */
 export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>([
@@ -146,20 +147,16 @@ async function main(): Promise<void> {
   const recent: { memo?: RecentObjects | undefined } = {};
   if (clientConnection) {
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
+    const timings = await loadLeaderElectionTimings(kube, cfg.systemNamespace, log);
     // Lease requests time out within the renew deadline: a renewal that hangs longer is worth nothing.
-    const leaseKube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, timeoutMs: cfg.leaseRenewDeadlineMs, onRequest });
+    const leaseKube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, timeoutMs: timings.renewDeadlineMs, onRequest });
     const l = (leadership = new Leadership(
       {
         enabled: cfg.leaderElection,
         namespace: cfg.systemNamespace,
         leaseName: cfg.leaseName,
         identityBase: cfg.identity,
-        timings: {
-          leaseDurationMs: cfg.leaseDurationSeconds * 1000,
-          renewDeadlineMs: cfg.leaseRenewDeadlineMs,
-          renewPeriodMs: cfg.leaseRenewPeriodMs,
-          retryPeriodMs: cfg.leaseRetryPeriodMs,
-        },
+        timings,
       },
       kubeLeaseApi(leaseKube, cfg.systemNamespace, cfg.leaseName),
       (isCurrent, recentSince) => {

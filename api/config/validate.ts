@@ -10,6 +10,8 @@ import { DomainConfigName, parseDomainConfig } from './domain.js';
 import { ExampleChecksumAnnotation, ExampleKey, exampleChecksum } from './example-checksum.js';
 import { FeaturesConfigName, parseFeaturesConfig } from './features.js';
 import { GcConfigName, parseGcConfig } from './gc.js';
+import { IstioConfigName, parseIstioConfig } from './istio.js';
+import { LeaderElectionConfigName, parseLeaderElectionConfig } from './leader-election.js';
 import { ModulesConfigName, parseModulesConfig } from './modules.js';
 import { NetworkConfigName, parseNetworkConfig } from './network.js';
 import { ObservabilityConfigName, parseObservabilityConfig } from './observability.js';
@@ -27,10 +29,12 @@ const parsers: Readonly<Record<string, (data: Data) => Parsed<unknown>>> = {
   [GcConfigName]: parseGcConfig,
   [ModulesConfigName]: parseModulesConfig,
   [ObservabilityConfigName]: parseObservabilityConfig,
+  [IstioConfigName]: parseIstioConfig,
+  [LeaderElectionConfigName]: parseLeaderElectionConfig,
 };
 
 /** The config maps upstream's config webhook knows (their `_example` checksum is checked), parsed here or not. */
-const knownConfigMaps = new Set([...Object.keys(parsers), 'config-logging', 'config-leader-election', 'config-certmanager']);
+const knownConfigMaps = new Set([...Object.keys(parsers), 'config-logging', 'config-certmanager']);
 
 /** The names of the config maps whose values are validated. */
 export const ValidatedConfigMapNames: readonly string[] = Object.keys(parsers);
