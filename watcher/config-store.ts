@@ -37,6 +37,7 @@ import { Informer } from './informer.js';
 import { defaultNetworkConfig, NetworkConfigName, parseNetworkConfig, type NetworkConfig } from '../api/config/network.js';
 import { defaultDomainConfig, DomainConfigName, parseDomainConfig, type DomainConfig } from '../api/config/domain.js';
 import { defaultIstioConfig, IstioConfigName, parseIstioConfig, type IstioConfig } from '../api/config/istio.js';
+import { defaultLoggingConfig, LoggingConfigName, parseLoggingConfig, type LoggingConfig } from '../api/config/logging.js';
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 
@@ -49,6 +50,7 @@ interface AllConfig extends RevisionConfig {
   modules: ModulesConfig;
   observability: ObservabilityConfig;
   istio: IstioConfig;
+  logging: LoggingConfig;
 }
 
 /** Config map name → the field it fills and its parser. Each map is parsed on its own, as Knative's config store
@@ -64,6 +66,7 @@ const parsers: Record<string, { [K in keyof AllConfig]: [K, (data: Record<string
   [ModulesConfigName]: ['modules', parseModulesConfig],
   [ObservabilityConfigName]: ['observability', parseObservabilityConfig],
   [IstioConfigName]: ['istio', parseIstioConfig],
+  [LoggingConfigName]: ['logging', parseLoggingConfig],
 };
 
 export class ConfigStore implements ConfigSource {
@@ -78,6 +81,7 @@ export class ConfigStore implements ConfigSource {
     modules: defaultModulesConfig(),
     observability: defaultObservabilityConfig(),
     istio: defaultIstioConfig(),
+    logging: defaultLoggingConfig(),
   };
   private readonly informer: Informer;
   private readonly listeners: ((changed: ConfigMap) => void)[] = [];
@@ -127,6 +131,10 @@ export class ConfigStore implements ConfigSource {
 
   istioConfig(): IstioConfig {
     return this.current.istio;
+  }
+
+  loggingConfig(): LoggingConfig {
+    return this.current.logging;
   }
 
   onUpdate(fn: (changed: ConfigMap) => void): void {

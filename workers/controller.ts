@@ -31,6 +31,10 @@ import { loadWebhookSettings } from '../webhook/settings.js';
 import { runWebhook } from '../webhook/run.js';
 import { WEBHOOK_CERTS_SECRET } from '../webhook/certificates.js';
 import { loadLeaderElectionTimings } from './leader-election-config.js';
+import { LiveLogLevels } from './log-levels.js';
+import { LoggingConfigName } from '../api/config/logging.js';
+import { IstioConfigName } from '../api/config/istio.js';
+import { ObservabilityConfigName } from '../api/config/observability.js';
 
 /** Entity workflows this build implements; the watcher pokes only these. */
 export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>([
@@ -91,7 +95,9 @@ async function main(): Promise<void> {
   // Before the worker allocates anything worth collecting: every later limit V8 sets uses it.
   const heapGrowth = limitHeapGrowth(cfg.heapGrowingPercent);
   const webhookSettings = loadWebhookSettings();
-  const log = makeLogger(cfg.logLevel);
+  const logLevels = new LiveLogLevels(cfg.logLevel);
+  const log = makeLogger(cfg.logLevel, 'tidal', (child) => logLevels.track(child));
+  logLevels.track(log);
   const semiSpaceMB = semiSpaceFlag(process.execArgv, process.env.NODE_OPTIONS);
   log.info({ heapGrowingPercent: heapGrowth ? cfg.heapGrowingPercent : 'V8 default', semiSpaceMB: semiSpaceMB ?? 'V8 default' }, 'V8 heap growth');
   if (semiSpaceMB === undefined)
@@ -128,6 +134,10 @@ async function main(): Promise<void> {
   };
   const kube = new KubeClient({ kubeconfig: cfg.kubeconfig, fieldManager: cfg.fieldManager, onRequest });
   const configStore = new ConfigStore(kube, cfg.systemNamespace, log.child({ component: 'config' }), makeEventRecorder(kube, log));
+  // config-logging: the controller's and the webhook's levels follow it live.
+  configStore.onUpdate((cm) => {
+    if (cm.metadata.name === LoggingConfigName) logLevels.apply(configStore.loggingConfig());
+  });
   configStore.start();
 
   let leadership: Leadership | undefined;
@@ -242,13 +252,18 @@ async function main(): Promise<void> {
     setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
     configStore.onUpdate((cm) => {
       // config-gc is read only by the Configurations' garbage collection, in the Service's or the Configuration's pass.
-      // config-modules only by the status of Revisions of foreign modules (ADR 0009).
+      // config-modules and config-observability only by the status of Revisions (ADR 0009); config-istio by what
+      // programs KIngresses; config-logging by no reconciler.
+      const name = cm.metadata.name;
+      if (name === LoggingConfigName) return;
       const kinds: EntityKind[] =
-        cm.metadata.name === GcConfigName
+        name === GcConfigName
           ? ['Service', 'Configuration']
-          : cm.metadata.name === ModulesConfigName
+          : name === ModulesConfigName || name === ObservabilityConfigName
             ? ['Revision']
-            : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
+            : name === IstioConfigName
+              ? ['Route', 'Ingress', 'DomainMapping']
+              : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
       const n = l.watcher?.pokeAll(kinds, {
         source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
         reason: 'updated',

@@ -2,8 +2,9 @@
 import { pino, type Logger } from 'pino';
 import type { LogLevel, LogMetadata, Logger as TemporalLogger } from '@temporalio/common';
 
-export function makeLogger(level: string, name = 'tidal'): Logger {
-  return pino({ name, level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime });
+/** The process's logger; `onChild` sees every child logger made from it (config-logging follows them). */
+export function makeLogger(level: string, name = 'tidal', onChild?: (child: Logger) => void): Logger {
+  return pino({ name, level, base: { pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime, ...(onChild ? { onChild } : {}) });
 }
 
 export function temporalLogger(log: Logger): TemporalLogger {

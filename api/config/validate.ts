@@ -12,6 +12,7 @@ import { FeaturesConfigName, parseFeaturesConfig } from './features.js';
 import { GcConfigName, parseGcConfig } from './gc.js';
 import { IstioConfigName, parseIstioConfig } from './istio.js';
 import { LeaderElectionConfigName, parseLeaderElectionConfig } from './leader-election.js';
+import { LoggingConfigName, parseLoggingConfig } from './logging.js';
 import { ModulesConfigName, parseModulesConfig } from './modules.js';
 import { NetworkConfigName, parseNetworkConfig } from './network.js';
 import { ObservabilityConfigName, parseObservabilityConfig } from './observability.js';
@@ -31,10 +32,11 @@ const parsers: Readonly<Record<string, (data: Data) => Parsed<unknown>>> = {
   [ObservabilityConfigName]: parseObservabilityConfig,
   [IstioConfigName]: parseIstioConfig,
   [LeaderElectionConfigName]: parseLeaderElectionConfig,
+  [LoggingConfigName]: parseLoggingConfig,
 };
 
 /** The config maps upstream's config webhook knows (their `_example` checksum is checked), parsed here or not. */
-const knownConfigMaps = new Set([...Object.keys(parsers), 'config-logging', 'config-certmanager']);
+const knownConfigMaps = new Set([...Object.keys(parsers), 'config-certmanager']);
 
 /** The names of the config maps whose values are validated. */
 export const ValidatedConfigMapNames: readonly string[] = Object.keys(parsers);
