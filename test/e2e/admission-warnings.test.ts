@@ -25,7 +25,7 @@ describe('admission warnings', () => {
       apiVersion: 'serving.knative.dev/v1',
       kind: 'Service',
       metadata: { name: 'warned', namespace: 'default' },
-      spec: { template: { spec: { containers: [{ image: 'nginx:1.27', securityContext: { capabilities: { add: ['NET_ADMIN'] } } }] } } },
+      spec: { template: { spec: { containers: [{ image: 'nginx:1.27', securityContext: { capabilities: {} } }] } } },
     };
     const { stdout, stderr } = await kubectlWithStderr(['apply', '-f', '-'], JSON.stringify(manifest));
     const sc = 'spec.template.spec.containers[0].securityContext';
