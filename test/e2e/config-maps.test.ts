@@ -65,7 +65,7 @@ describe('config-observability', () => {
 });
 
 describe('config-istio', () => {
-  it('a local gateway named in config-istio binds the VirtualService and is the KIngress private load balancer', async () => {
+  it('a local gateway named in config-istio binds the VirtualService and is the KIngress private load balancer, until removed', async () => {
     await patch('config-istio', { 'local-gateway.knative-serving.edge-local': 'edge-local.istio-system.svc.cluster.local' });
     await apply(service('cm-gateways'));
     // config-domain makes every Route cluster-local: its rules are served by the local gateways.
@@ -90,6 +90,16 @@ describe('config-istio', () => {
       60_000,
     );
     expect(ing.status?.privateLoadBalancer?.ingress).toEqual([{ domainInternal: 'edge-local.istio-system.svc.cluster.local' }]);
+    // Without the key the default gateway comes back, on the existing Route's VirtualService too.
+    await patch('config-istio', { 'local-gateway.knative-serving.edge-local': null });
+    await eventually(
+      'VirtualService back on the default local gateway',
+      async () => {
+        const v = await getObject<{ spec: { gateways?: string[] } }>('virtualservices.networking.istio.io', 'cm-gateways-ingress');
+        return JSON.stringify(v?.spec.gateways) === JSON.stringify(['knative-serving/knative-local-gateway']);
+      },
+      60_000,
+    );
   });
 
   it('a gateway without a service is refused with the key and the reason', async () => {
