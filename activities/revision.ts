@@ -120,7 +120,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
   const { kube, events, config } = deps;
   const keyOf = (rev: Revision): ObjectKey => ({ namespace: rev.metadata.namespace ?? '', name: rev.metadata.name ?? '' });
   /** config-observability's log URL template, for every status the Revision's passes compute. */
-  const logUrlTemplate = (): string => config.observabilityConfig?.().loggingUrlTemplate ?? '';
+  const logUrlTemplate = (): string => config.observabilityConfig?.().loggingURLTemplate ?? '';
 
   /** What the status of a foreign module's Revision depends on; undefined for Tidal's own (ADR 0009). */
   function moduleObservation(rev: Revision, handOver = false): ModuleObservation | undefined {

@@ -20,7 +20,6 @@ export type { NameTemplate, TemplateMeta } from './defaults.js';
 export { BuiltinModule, ModulesConfigName, defaultModulesConfig, parseModulesConfig, type ModulesConfig } from './modules.js';
 export {
   ObservabilityConfigName,
-  ObservabilityKeys,
   defaultObservabilityConfig,
   parseObservabilityConfig,
   revisionLogUrl,

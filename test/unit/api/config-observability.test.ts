@@ -13,7 +13,7 @@ const refusal = (data: Record<string, string>) => validateConfigMapForAdmission(
 describe('config-observability', () => {
   it("is Knative's defaults when empty (no log URL, the JSON request log template) and reads the logging keys", () => {
     expect(parseObservabilityConfig({})).toEqual({ ok: true, value: defaultObservabilityConfig() });
-    expect(defaultObservabilityConfig().loggingUrlTemplate).toBe('');
+    expect(defaultObservabilityConfig().loggingURLTemplate).toBe('');
     const p = parseObservabilityConfig({
       'logging.revision-url-template': 'http://logs.example.com/?rev=${REVISION_UID}',
       'logging.enable-request-log': 'true',
@@ -25,7 +25,7 @@ describe('config-observability', () => {
     });
     expect(p).toMatchObject({
       ok: true,
-      value: { loggingUrlTemplate: 'http://logs.example.com/?rev=${REVISION_UID}', enableRequestLog: true, enableVarLogCollection: true },
+      value: { loggingURLTemplate: 'http://logs.example.com/?rev=${REVISION_UID}', enableRequestLog: true, enableVarLogCollection: true },
     });
   });
 
@@ -59,7 +59,12 @@ describe('config-observability', () => {
     expect(refusal({ 'logging.request-log-template': '{{.Request.Method' })).toEqual([
       { path: 'logging.request-log-template', message: 'template: requestLog: unclosed action: missing "}}"' },
     ]);
-    expect(refusal({ 'logging.enable-var-log-collection': 'yes' })[0]?.path).toBe('logging.enable-var-log-collection');
+    expect(refusal({ 'logging.enable-var-log-collection': 'yes' })).toEqual([
+      { path: 'logging.enable-var-log-collection', message: 'failed to parse "logging.enable-var-log-collection": "yes" is not a boolean' },
+    ]);
+    expect(refusal({ 'tracing-protocol': 'stdout', 'tracing-endpoint': 'x:1' })).toEqual([
+      { path: 'tracing-endpoint', message: "endpoint should not be set when protocol is 'none'" },
+    ]);
   });
 
   it("the shipped file sets nothing and its _example documents the code's defaults", () => {
