@@ -4,6 +4,7 @@ import type { FeaturesConfig, GcConfig, ModulesConfig, ObservabilityConfig, Revi
 import type { NetworkConfig } from '../api/config/network.js';
 import type { DomainConfig } from '../api/config/domain.js';
 import type { IstioConfig } from '../api/config/istio.js';
+import type { LoggingConfig } from '../api/config/logging.js';
 import type { DigestResolver } from './digests.js';
 import type { EventRecorder } from './events.js';
 import type { KubeClient } from './kube/client.js';
@@ -24,6 +25,8 @@ export interface ConfigSource {
   modulesConfig?(): ModulesConfig;
   /** config-observability (absent: Knative's defaults, no log URL). */
   observabilityConfig?(): ObservabilityConfig;
+  /** config-logging (absent: no queue-proxy logging settings). */
+  loggingConfig?(): LoggingConfig;
   /** config-istio (absent: net-istio's default gateways). */
   istioConfig?(): IstioConfig;
   readonly systemNamespace: string;

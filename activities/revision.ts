@@ -18,6 +18,8 @@ import {
 import { describeKnownModules, invalidModuleMessage, isForeignModule, moduleOf } from '../api/modules.js';
 import { activeThreshold, DEPLOYMENT_HASH_LABEL, isReserve, makeDeployment, servingReplicas, type Deployment } from '../resources/deployment.js';
 import { deploymentUpdate } from '../resources/deployment-update.js';
+import { observabilityConfigJson } from '../resources/queue-observability.js';
+import type { QueueProxyOptions } from '../resources/queue.js';
 import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus, type ModuleObservation } from '../resources/revision-status.js';
@@ -150,6 +152,18 @@ export function createRevisionActivities(deps: ActivityDeps) {
     const pods = (cached as (KubeObject & PodLike)[]).sort((a, b) => ((a.metadata.name ?? '') < (b.metadata.name ?? '') ? -1 : 1));
     for (const pod of pods) noteObject(Resources.Pod, pod, 'read', pods.length);
     return pods;
+  }
+
+  /** queue-proxy's settings from the config maps: config-observability's JSON, config-logging's for `queueproxy`. */
+  function queueProxyOptions(): QueueProxyOptions {
+    const observability = config.observabilityConfig?.();
+    const logging = config.loggingConfig?.();
+    return {
+      systemNamespace: config.systemNamespace,
+      ...(observability ? { observabilityConfig: observabilityConfigJson(observability) } : {}),
+      ...(logging?.zapLoggerConfig !== undefined ? { loggingConfig: logging.zapLoggerConfig } : {}),
+      ...(logging?.levels['queueproxy'] !== undefined ? { loggingLevel: logging.levels['queueproxy'] } : {}),
+    };
   }
 
   async function readRevision(key: ObjectKey): Promise<Revision | undefined> {
@@ -316,7 +330,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
         const service = await applyOwned(rev, Resources.KubeService, existingSvc, makeRevisionService(rev, cfg), recordLater(events));
         return { outcome: 'module', module: moduleOf(rev), service: service.action };
       }
-      const desired = makeDeployment(rev, cfg, { systemNamespace: config.systemNamespace });
+      const desired = makeDeployment(rev, cfg, queueProxyOptions());
       // Back from reserve with the HPA class: an HPA does not scale a Deployment at 0 replicas, so Tidal brings it
       // to its serving count and the HPA sizes it from there.
       if (desired.spec.replicas === undefined && existing?.spec?.replicas === 0) desired.spec.replicas = servingReplicas(rev, cfg);

@@ -252,14 +252,13 @@ async function main(): Promise<void> {
     setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
     configStore.onUpdate((cm) => {
       // config-gc is read only by the Configurations' garbage collection, in the Service's or the Configuration's pass.
-      // config-modules and config-observability only by the status of Revisions (ADR 0009); config-istio by what
-      // programs KIngresses; config-logging by no reconciler.
+      // config-modules only by the status of Revisions (ADR 0009), config-observability and config-logging by
+      // Revisions (logUrl; queue-proxy's settings); config-istio by what programs KIngresses.
       const name = cm.metadata.name;
-      if (name === LoggingConfigName) return;
       const kinds: EntityKind[] =
         name === GcConfigName
           ? ['Service', 'Configuration']
-          : name === ModulesConfigName || name === ObservabilityConfigName
+          : name === ModulesConfigName || name === ObservabilityConfigName || name === LoggingConfigName
             ? ['Revision']
             : name === IstioConfigName
               ? ['Route', 'Ingress', 'DomainMapping']

@@ -1,6 +1,7 @@
 // The Revision activities against an in-memory API server: the ContainerMissing message names the image
 // that failed; the Deployment and the revision Service follow what Tidal last applied (a dropped label leaves, an
-// edited replica count is reverted); a refused apply shows on the Revision.
+// edited replica count is reverted); a refused apply shows on the Revision; queue-proxy's settings follow the config
+// maps.
 import { describe, expect, it } from 'vitest';
 import type { DigestResolver } from '../../../activities/digests.js';
 import { createRevisionActivities, RESOLVING_DIGESTS_GRACE_MS } from '../../../activities/revision.js';
@@ -13,6 +14,9 @@ import { revision, revisionConfig, withContainers, withContainerStatuses, withRe
 import type { RevisionConfig } from '../../../api/config/types.js';
 import type { HorizontalPodAutoscaler } from '../../../resources/hpa.js';
 import { KubeFake, refused, fakeDeps } from './kube-fake.js';
+import { parseObservabilityConfig } from '../../../api/config/observability.js';
+import { parseLoggingConfig } from '../../../api/config/logging.js';
+import { DEFAULT_OBSERVABILITY_CONFIG, observabilityConfigJson } from '../../../resources/queue-observability.js';
 
 const key = { namespace: 'default', name: 'hello-00001' };
 const digest = (c: string) => `ghcr.io/example/${c}@sha256:${c.charCodeAt(0).toString(16).padStart(64, '0')}`;
@@ -431,5 +435,37 @@ describe('the HPA autoscaler class and the PodDisruptionBudget', () => {
     expect(await acts.reconcileRevisionResources(key)).toMatchObject({ hpa: 'none', pdb: 'none' });
     expect(fake.get(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')).toBeDefined();
     expect(fake.get(Resources.PodDisruptionBudget, 'default', 'hello-00001')).toBeDefined();
+  });
+});
+
+describe("reconcileRevisionResources: queue-proxy's settings from the config maps", () => {
+  const queueEnv = (fake: KubeFake) => {
+    const d = fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!;
+    const qp = d.spec.template.spec.containers.find((c) => c.name === 'queue-proxy')!;
+    return Object.fromEntries((qp.env ?? []).map((e) => [e.name, e.value]));
+  };
+
+  it("renders config-observability as OBSERVABILITY_CONFIG and config-logging's queueproxy level and zap config", async () => {
+    const fake = new KubeFake();
+    fake.seed(Resources.Revision, revision('hello-00001', 'default', resolved));
+    const { deps } = fakeDeps(fake);
+    const observability = parseObservabilityConfig({ 'metrics-protocol': 'prometheus', 'logging.enable-request-log': 'true' });
+    const logging = parseLoggingConfig({ 'loglevel.queueproxy': 'debug', 'zap-logger-config': '{"level":"warn"}' });
+    if (!observability.ok || !logging.ok) throw new Error('the test maps must parse');
+    Object.assign(deps.config, { observabilityConfig: () => observability.value, loggingConfig: () => logging.value });
+    await createRevisionActivities(deps).reconcileRevisionResources(key);
+    const env = queueEnv(fake);
+    expect(env['OBSERVABILITY_CONFIG']).toBe(observabilityConfigJson(observability.value));
+    expect(JSON.parse(env['OBSERVABILITY_CONFIG']!)).toMatchObject({ metrics: { protocol: 'prometheus' }, enableRequestLog: true });
+    expect(env['SERVING_LOGGING_LEVEL']).toBe('debug');
+    expect(env['SERVING_LOGGING_CONFIG']).toBe('{"level":"warn"}');
+  });
+
+  it('without those maps, Knative defaults: OBSERVABILITY_CONFIG of the default config, no logging settings', async () => {
+    const { fake, acts } = setup(revision('hello-00001', 'default', resolved));
+    await acts.reconcileRevisionResources(key);
+    const env = queueEnv(fake);
+    expect(env['OBSERVABILITY_CONFIG']).toBe(DEFAULT_OBSERVABILITY_CONFIG);
+    expect(env['SERVING_LOGGING_LEVEL'] ?? '').toBe('');
   });
 });
