@@ -586,7 +586,9 @@ function normalTarget(t: TrafficTarget): TrafficTarget {
   return { ...t, latestRevision: t.latestRevision ?? !t.revisionName };
 }
 
-function expectedReplicas(rev: Revision): number {
+function expectedReplicas(rev: Revision, routed: ReadonlySet<string>): number {
+  // A Revision no Route target names is reserve and holds no pods (ADR 0018).
+  if (!routed.has(rev.metadata.name ?? '')) return 0;
   // hakn: no autoscaler; max(initial-scale 1, min-scale) with config-autoscaler's min-scale 2, capped by max-scale 30.
   const min = rev.metadata.annotations?.[MinScale];
   return Math.min(30, Math.max(1, min === undefined ? 2 : Number(min)));
@@ -661,7 +663,9 @@ export function checkService(s: Snapshot, name: string, opts: { namespace: strin
       p.push(`Configuration latestCreated/latestReady ${cfg.status?.latestCreatedRevisionName}/${cfg.status?.latestReadyRevisionName}, want ${want}`);
     }
   }
-  // Every Revision has its Deployment (image, replicas) and its ClusterIP Service.
+  // Every Revision has its Deployment (image, replicas: the serving count for those the Service's traffic names, the
+  // latest ready one for latestRevision targets, and 0 for the rest) and its ClusterIP Service.
+  const routed = new Set(routeTrafficFor(svc).map((t) => t.revisionName ?? want));
   for (const r of revs) {
     const rn = r.metadata.name ?? '';
     const dep = byName(s.deployments, `${rn}-deployment`);
@@ -669,7 +673,8 @@ export function checkService(s: Snapshot, name: string, opts: { namespace: strin
     else {
       const img = dep.spec?.template?.spec?.containers?.find((c) => c.name === 'user-container')?.image;
       if (img !== r.spec.containers[0]?.image) p.push(`Deployment ${rn}-deployment image ${img} != ${r.spec.containers[0]?.image}`);
-      if (dep.spec?.replicas !== expectedReplicas(r)) p.push(`Deployment ${rn}-deployment replicas ${dep.spec?.replicas} != ${expectedReplicas(r)}`);
+      const replicas = expectedReplicas(r, routed);
+      if (dep.spec?.replicas !== replicas) p.push(`Deployment ${rn}-deployment replicas ${dep.spec?.replicas} != ${replicas}`);
     }
     const rsvc = byName(s.kservices, rn);
     if (!rsvc || !ownedBy(rsvc, r)) p.push(`Revision ${rn}: no Service owned by it`);
