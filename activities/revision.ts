@@ -16,13 +16,21 @@ import {
   type PodLike,
 } from '../api/lifecycle/revision.js';
 import { describeKnownModules, invalidModuleMessage, isForeignModule, moduleOf } from '../api/modules.js';
-import { activeThreshold, DEPLOYMENT_HASH_LABEL, isReserve, makeDeployment, servingReplicas, type Deployment } from '../resources/deployment.js';
+import {
+  activeThreshold,
+  DEPLOYMENT_HASH_LABEL,
+  holdsNoPods,
+  isReserve,
+  makeDeployment,
+  servingReplicas,
+  type Deployment,
+} from '../resources/deployment.js';
 import { deploymentUpdate } from '../resources/deployment-update.js';
 import { observabilityConfigJson } from '../resources/queue-observability.js';
 import type { QueueProxyOptions } from '../resources/queue.js';
 import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
-import { computeRevisionStatus, type ModuleObservation } from '../resources/revision-status.js';
+import { computeRevisionStatus, scaleTargetInitialized, type ModuleObservation } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { applyReportingFailures, recordLater, settleAll, type ApplyOptions, type FailureTarget, type RecordLater } from './apply.js';
 import { makeHPA, usesHPA, type HorizontalPodAutoscaler } from '../resources/hpa.js';
@@ -336,7 +344,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
       if (desired.spec.replicas === undefined && existing?.spec?.replicas === 0) desired.spec.replicas = servingReplicas(rev, cfg);
       const svc = makeRevisionService(rev, cfg);
       // A `reserve` Revision runs no pods: its HPA goes, and its Deployment is scaled to 0 (ADR 0018).
-      const hpa = usesHPA(rev, cfg) && !isReserve(rev) ? makeHPA(rev, cfg) : undefined;
+      const hpa = usesHPA(rev, cfg) && !holdsNoPods(rev) ? makeHPA(rev, cfg) : undefined;
       const pdb = makePodDisruptionBudget(rev, cfg);
       // The Deployment first (a refused Deployment stops the step before the rest), then the others side by side.
       const record = recordLater(events);
@@ -424,7 +432,10 @@ export function createRevisionActivities(deps: ActivityDeps) {
         },
         nowOf(deps),
       );
-      return statusOutcome(await writeStatusWithEvents(kube, events, Resources.Revision, rev, status, toRecord), status);
+      const outcome = statusOutcome(await writeStatusWithEvents(kube, events, Resources.Revision, rev, status, toRecord), status);
+      // A reserve Revision that has just turned initialized may now hold no pods: the workflow applies again.
+      const nowHoldsNoPods = isReserve(rev) && !scaleTargetInitialized(rev) && scaleTargetInitialized({ ...rev, status });
+      return nowHoldsNoPods && outcome.outcome === 'written' ? { ...outcome, rescale: true } : outcome;
     },
   };
 }

@@ -85,6 +85,8 @@ export interface StatusOutcome {
   reason?: string;
   /** The object's resourceVersion after the write. */
   resourceVersion?: string;
+  /** A Revision's: its children must be applied again (a reserve Revision just initialized may scale to zero). */
+  rescale?: boolean;
 }
 
 /** The outcome of a status write, for the workflow. */

@@ -10,6 +10,7 @@ import { hpaClass } from '../api/validation-autoscaling.js';
 import { deploymentHash } from './hash.js';
 import { deploymentName } from './names.js';
 import { RoutingState } from './revision.js';
+import { scaleTargetInitialized } from './revision-status.js';
 import { controllerRef } from './owner.js';
 import {
   DRAIN_PATH,
@@ -150,13 +151,22 @@ export function isReserve(rev: Revision): boolean {
 }
 
 /**
+ * A `reserve` Revision whose pods once reached their threshold (its scale target initialized) runs none. One that
+ * never got there — labelled reserve before it was first Ready, say its name reused while the old Revision's Route
+ * let it go — first reaches its serving count, as upstream's initial scale does, so it can turn Ready at all.
+ */
+export function holdsNoPods(rev: Revision): boolean {
+  return isReserve(rev) && scaleTargetInitialized(rev);
+}
+
+/**
  * hakn's fixed replica count (there is no autoscaler to grow the Deployment later):
  * `max(initialScale, minScale)`, capped by maxScale when that is > 0 — or 0 for a `reserve` Revision. Each comes
  * from the Revision annotation (`autoscaling.knative.dev/initial-scale`, `/min-scale`, `/max-scale`, or their legacy
  * camelCase keys) when it is a non-negative integer, else from config-autoscaler.
  */
 export function desiredReplicas(rev: Revision, cfg: RevisionConfig): number {
-  return isReserve(rev) ? 0 : servingReplicas(rev, cfg);
+  return holdsNoPods(rev) ? 0 : servingReplicas(rev, cfg);
 }
 
 /** The replicas the Revision runs while a Route references it: `max(initialScale, minScale)`, capped by maxScale. */
@@ -173,7 +183,7 @@ export function servingReplicas(rev: Revision, cfg: RevisionConfig): number {
  */
 export function activeThreshold(rev: Revision, cfg: RevisionConfig, initialized: boolean): number {
   const { initial, min, max } = scaleBounds(rev, cfg);
-  const floor = isReserve(rev) ? 0 : min;
+  const floor = holdsNoPods(rev) ? 0 : min;
   const threshold = Math.max(floor, initialized ? 1 : initial);
   return max > 0 ? Math.min(threshold, max) : threshold;
 }
@@ -367,7 +377,7 @@ export function makeDeployment(rev: Revision, cfg: RevisionConfig, opts: Deploym
   // leaves it to the HPA's writes), so Tidal never fights the autoscaler. A `reserve` Revision has no HPA: 0 replicas.
   const hpa = (rev.metadata.annotations?.['autoscaling.knative.dev/class'] ?? cfg.autoscaler.podAutoscalerClass) === hpaClass;
   const spec: DeploymentSpec = {
-    ...(hpa && !isReserve(rev) ? {} : { replicas: desiredReplicas(rev, cfg) }),
+    ...(hpa && !holdsNoPods(rev) ? {} : { replicas: desiredReplicas(rev, cfg) }),
     selector: { matchLabels: revisionSelector(rev) },
     progressDeadlineSeconds: progressDeadlineSeconds(rev, cfg),
     revisionHistoryLimit: 0,

@@ -19,6 +19,12 @@ function describeResources(res: Extract<ResourcesOutcome, { outcome: 'applied' }
 export async function revisionWorkflow(input: EntityInput): Promise<string> {
   const key: ObjectKey = { namespace: input.namespace, name: input.name };
   const id = `${key.namespace}/${key.name}`;
+  // A reserve Revision whose pods have just reached their threshold for the first time holds none from now on
+  // (ADR 0018): its children are applied once more, in the same pass.
+  const scaleReserve = async (): Promise<string> => {
+    const res = await step(`scale reserve Revision ${id} to zero`).reconcileRevisionResources(key);
+    return res.outcome === 'applied' ? `reserve: ${describeResources(res)}` : 'reserve';
+  };
   return runEntity(
     input,
     async (st): Promise<PassResult> => {
@@ -26,11 +32,12 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
       if (st.statusOnly && st.facts.digests === 'resolved') {
         const status = await step(`update Revision ${id} status`).updateRevisionStatus(key);
         if (status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
+        const rescaled = status.rescale ? `; ${await scaleReserve()}` : '';
         return {
           gone: false,
           statusOnly: true,
           settled: isSettled(status),
-          summary: `Deployment's or pods' status changed; ${describeStatus(status)}`,
+          summary: `Deployment's or pods' status changed; ${describeStatus(status)}${rescaled}`,
         };
       }
       // Digests are resolved once per Revision (§3.1); later passes skip the step.
@@ -70,6 +77,7 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
         res.outcome === 'applied' ? res.service === 'notOwned' : undefined,
       );
       if (res.outcome === 'gone' || status.outcome === 'gone') return { gone: true, summary: 'Revision deleted' };
+      const rescaled = status.rescale ? `; ${await scaleReserve()}` : '';
       const resources =
         res.outcome === 'applied'
           ? describeResources(res)
@@ -79,7 +87,7 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
       return {
         gone: false,
         settled: isSettled(status),
-        summary: `${digestNote}; ${resources}; ${describeStatus(status)}`,
+        summary: `${digestNote}; ${resources}; ${describeStatus(status)}${rescaled}`,
         // A Revision waiting for digests (recreated under the same name) must not be marked resolved.
         facts: { digests: res.outcome === 'applied' || res.outcome === 'module' ? 'resolved' : '' },
       };

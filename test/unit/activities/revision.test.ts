@@ -10,7 +10,15 @@ import { podLikeOf, revisionConditionSet, type PodLike } from '../../../api/life
 import type { KubeObject } from '../../../api/meta.js';
 import type { Revision } from '../../../api/serving.js';
 import type { Deployment } from '../../../resources/deployment.js';
-import { revision, revisionConfig, withContainers, withContainerStatuses, withRevAnnotations, withRevLabels } from '../../fixtures/revision.js';
+import {
+  revision,
+  revisionConfig,
+  withContainers,
+  withContainerStatuses,
+  withRevAnnotations,
+  withRevLabels,
+  withScaleTargetInitialized,
+} from '../../fixtures/revision.js';
 import type { RevisionConfig } from '../../../api/config/types.js';
 import type { HorizontalPodAutoscaler } from '../../../resources/hpa.js';
 import { KubeFake, refused, fakeDeps } from './kube-fake.js';
@@ -382,12 +390,10 @@ describe('the HPA autoscaler class and the PodDisruptionBudget', () => {
   it('a reserve Revision of the HPA class loses its HPA and is scaled to 0; routed again, the HPA comes back', async () => {
     const { fake, acts, recorded } = setupWith(revision('hello-00001', 'default', resolved, withRevAnnotations(hpaClass)), hakn());
     await acts.reconcileRevisionResources(key);
-    fake.edit<Revision>(
-      Resources.Revision,
-      'default',
-      'hello-00001',
-      (r) => void (r.metadata.labels!['serving.knative.dev/routingState'] = 'reserve'),
-    );
+    fake.edit<Revision>(Resources.Revision, 'default', 'hello-00001', (r) => {
+      r.metadata.labels!['serving.knative.dev/routingState'] = 'reserve';
+      withScaleTargetInitialized(r);
+    });
     expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', hpa: 'deleted', replicas: 0 });
     expect(fake.get(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')).toBeUndefined();
     expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBe(0);
@@ -400,6 +406,22 @@ describe('the HPA autoscaler class and the PodDisruptionBudget', () => {
     );
     expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', hpa: 'created' });
     expect(fake.get<HorizontalPodAutoscaler>(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')!.spec.minReplicas).toBe(3);
+  });
+
+  it('a Revision labelled reserve before it was ever Ready reaches its serving count first, then holds no pods', async () => {
+    const { fake, acts } = setupWith(
+      revision('hello-00001', 'default', resolved, withRevLabels({ 'serving.knative.dev/routingState': 'reserve' })),
+      hakn(),
+    );
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'created', replicas: 2 });
+    fake.edit<KubeObject & { status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
+      d.status = { replicas: 2, readyReplicas: 2, availableReplicas: 2, updatedReplicas: 2, conditions: [{ type: 'Available', status: 'True' }] };
+    });
+    // Its pods reached the threshold: Ready, and the workflow is told to apply again.
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'True', rescale: true });
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', replicas: 0 });
+    // Initialized for good: later status passes ask for nothing more.
+    expect(await acts.updateRevisionStatus(key)).not.toHaveProperty('rescale');
   });
 
   it('an HPA-class Revision is Ready only once min-scale pods are ready, not at the Deployment’s first pod', async () => {

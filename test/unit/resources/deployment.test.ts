@@ -3,6 +3,7 @@ import type { Container } from '../../../api/serving.js';
 import {
   activeThreshold,
   desiredReplicas,
+  holdsNoPods,
   makeDeployment,
   makePodSpec,
   makeRevisionAnnotations,
@@ -22,6 +23,7 @@ import {
   withContainers,
   withRevAnnotations,
   withRevLabels,
+  withScaleTargetInitialized,
   withUserContainer,
   withoutQueueProxy,
 } from '../../fixtures/revision.js';
@@ -267,6 +269,7 @@ describe('makeDeployment (spec §3.2)', () => {
         'default',
         withRevLabels({ 'serving.knative.dev/routingState': 'reserve' }),
         withRevAnnotations({ 'autoscaling.knative.dev/min-scale': '3', ...annotations }),
+        withScaleTargetInitialized,
       );
     expect(desiredReplicas(reserve(), revisionConfig())).toBe(0);
     expect(makeDeployment(reserve(), revisionConfig(), opts).spec.replicas).toBe(0);
@@ -285,6 +288,25 @@ describe('makeDeployment (spec §3.2)', () => {
     ).not.toHaveProperty('replicas');
   });
 
+  it('a reserve Revision whose pods never reached their threshold first runs its serving count, so it can turn Ready', () => {
+    const never = revision(
+      'hello-00002',
+      'default',
+      withRevLabels({ 'serving.knative.dev/routingState': 'reserve' }),
+      withRevAnnotations({ 'autoscaling.knative.dev/min-scale': '3' }),
+    );
+    expect(holdsNoPods(never)).toBe(false);
+    expect(desiredReplicas(never, revisionConfig())).toBe(3);
+    expect(activeThreshold(never, revisionConfig(), false)).toBe(3);
+    const hpaNever = revision(
+      'hello-00002',
+      'default',
+      withRevLabels({ 'serving.knative.dev/routingState': 'reserve' }),
+      withRevAnnotations({ 'autoscaling.knative.dev/class': 'hpa.autoscaling.knative.dev' }),
+    );
+    expect(makeDeployment(hpaNever, revisionConfig(), opts).spec).not.toHaveProperty('replicas');
+  });
+
   it('activeThreshold (upstream): max(min-scale, initial-scale) until first initialized, max(min-scale, 1) after; no min-scale when reserve', () => {
     const cfg = (initialScale: number, minScale: number, maxScale: number) =>
       revisionConfig((c) => void (c.autoscaler = { ...c.autoscaler, initialScale, minScale, maxScale }));
@@ -295,7 +317,14 @@ describe('makeDeployment (spec §3.2)', () => {
     expect(activeThreshold(rev(), cfg(1, 0, 0), true)).toBe(1);
     expect(activeThreshold(rev(), cfg(5, 2, 3), false)).toBe(3);
     expect(activeThreshold(rev('active', { 'autoscaling.knative.dev/min-scale': '4' }), cfg(1, 2, 0), true)).toBe(4);
-    expect(activeThreshold(rev('reserve', { 'autoscaling.knative.dev/min-scale': '4' }), cfg(1, 2, 0), true)).toBe(1);
+    const initializedReserve = revision(
+      'r',
+      'ns',
+      withRevLabels({ 'serving.knative.dev/routingState': 'reserve' }),
+      withRevAnnotations({ 'autoscaling.knative.dev/min-scale': '4' }),
+      withScaleTargetInitialized,
+    );
+    expect(activeThreshold(initializedReserve, cfg(1, 2, 0), true)).toBe(1);
   });
 
   it('checklist 26: replicas (hakn) = max(initial-scale, min-scale) capped by max-scale, annotations over config', () => {
