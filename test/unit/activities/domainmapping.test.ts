@@ -12,6 +12,9 @@ import type { ClusterDomainClaim, DomainMapping } from '../../../api/domainmappi
 import { Resources } from '../../../api/kinds.js';
 import type { Ingress } from '../../../api/networking.js';
 import type { Condition, Service } from '../../../api/serving.js';
+import type { KubeObject } from '../../../api/meta.js';
+import { DEFAULT_INGRESS_GATEWAY_SERVICE, ingressGatewayName } from '../../../resources/istio/ingress-tls.js';
+import { tlsSecret } from '../../fixtures/tls.js';
 import { KubeFake } from './kube-fake.js';
 
 const NS = 'default';
@@ -178,6 +181,7 @@ describe('reconcileDomainMapping', () => {
 
   it('a core Service resolves to its cluster name; spec.tls makes the URL https and is CertificateExternallyProvided', async () => {
     const { fake, act } = setup();
+    const secret = fake.seed(Resources.Secret, tlsSecret(NS, 'coffee-cert', [NAME]));
     fake.seed(
       Resources.DomainMapping,
       mapping((d) => {
@@ -198,6 +202,14 @@ describe('reconcileDomainMapping', () => {
       message: 'TLS certificate was provided externally',
     });
     expect(fake.get<Ingress>(Resources.KIngress, NS, NAME)?.spec.tls).toEqual([{ hosts: [NAME], secretName: 'coffee-cert', secretNamespace: NS }]);
+    // The certificate reaches the gateway: copied into istio-system and named by the mapping's own Gateway.
+    const gateway = fake.get<KubeObject & { spec: { servers: { tls?: { credentialName?: string } }[] } }>(
+      Resources.Gateway,
+      NS,
+      ingressGatewayName(NAME, DEFAULT_INGRESS_GATEWAY_SERVICE),
+    );
+    expect(gateway?.spec.servers[0]?.tls?.credentialName).toBe(`${NAME}-${secret.metadata.uid}`);
+    expect(fake.get(Resources.Secret, 'istio-system', `${NAME}-${secret.metadata.uid}`)).toBeDefined();
   });
 
   it('a mapping stored bypassing the webhook: the same rules on its status, and nothing claimed or routed', async () => {
