@@ -11,7 +11,8 @@ import { reconciledByOwner, reconcilingOwner } from '../api/delegation.js';
  * Kinds the watcher follows. `Deployment`, `HorizontalPodAutoscaler`, `PodDisruptionBudget`, `Pod` and
  * `RevisionService` (Kubernetes Services labelled `serving.knative.dev/revision`) are the objects Tidal owns for
  * Revisions; `KubeService` the placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`);
- * `VirtualService` the Istio VirtualServices of KIngresses (labelled `networking.internal.knative.dev/ingress`).
+ * `VirtualService` the Istio VirtualServices of KIngresses (labelled `networking.internal.knative.dev/ingress`);
+ * `Certificate` the Knative Certificates of Routes and DomainMappings (external-domain-tls).
  */
 export type WatchedKind =
   | 'Service'
@@ -27,7 +28,8 @@ export type WatchedKind =
   | 'RevisionService'
   | 'VirtualService'
   | 'DomainMapping'
-  | 'ClusterDomainClaim';
+  | 'ClusterDomainClaim'
+  | 'Certificate';
 
 export interface PokeTarget {
   kind: EntityKind;
@@ -136,6 +138,10 @@ export function pokeTargets(
     case 'VirtualService':
       // Programmed from its KIngress, by the pass that reconciles the KIngress (a Route's or a DomainMapping's).
       out.push(controllingOwner(obj, 'Ingress', Resources.KIngress.group));
+      break;
+    case 'Certificate':
+      // Its readiness (and a renewal's notAfter) decides its owner's spec.tls, URL scheme and CertificateProvisioned.
+      out.push(controllingOwner(obj, 'Route'), controllingOwner(obj, 'DomainMapping'));
       break;
     case 'Pod': {
       const rev = obj.metadata.labels?.[Labels.revision];

@@ -69,6 +69,8 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   VirtualService: { type: Resources.VirtualService, labelSelector: 'networking.internal.knative.dev/ingress' },
   DomainMapping: { type: Resources.DomainMapping },
   ClusterDomainClaim: { type: Resources.ClusterDomainClaim },
+  // A Route's or DomainMapping's Certificate: its status change pokes its owner.
+  Certificate: { type: Resources.Certificate },
 };
 
 /** A child an owner has under a name made of its own (`pokeMissingChildren`); `when`: only for such owners. */

@@ -199,6 +199,7 @@ async function main(): Promise<void> {
               'VirtualService',
               'DomainMapping',
               'ClusterDomainClaim',
+              'Certificate',
             ],
             relistMs: cfg.relistSeconds * 1000,
             maxBackoffMs: 30_000,
