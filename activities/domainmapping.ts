@@ -51,7 +51,7 @@ import {
 import { apiErrorMessage, applyReportingFailures, exactSpecInSync, isPermanentApiError } from './apply.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { programIngress } from './ingress.js';
-import { reconcileCertificate } from './knative-certificate.js';
+import { certificateContext, reconcileCertificate } from './knative-certificate.js';
 import { isConflict } from './kube/errors.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
@@ -193,7 +193,7 @@ export function createDomainMappingActivities(deps: ActivityDeps) {
           // external-domain-tls: the mapping's own Certificate (upstream `tls`), before its target is resolved.
           const desired = makeDomainMappingCertificate(dm, net.certificateClass);
           const certName = desired.metadata.name ?? '';
-          const res = await reconcileCertificate(kube, dm, desired, (_o, type, reason, message) => record(type, reason, message));
+          const res = await reconcileCertificate(certificateContext(deps), dm, desired, (_o, type, reason, message) => record(type, reason, message));
           if (res.outcome === 'notOwned') {
             markCertificateNotOwned(status, certName, now);
             certificateError = `domain mapping "${key.name}" does not own Certificate "${certName}"`;

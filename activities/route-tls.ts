@@ -31,8 +31,7 @@ import {
 } from '../resources/certificate.js';
 import { DefaultClusterDomain } from '../resources/ingress.js';
 import type { RecordLater } from './apply.js';
-import type { KubeClient } from './kube/client.js';
-import { reconcileCertificate } from './knative-certificate.js';
+import { reconcileCertificate, type CertificateContext } from './knative-certificate.js';
 
 export interface RouteTLS {
   /** The KIngress's spec.tls: one entry per Ready Certificate. */
@@ -56,7 +55,8 @@ export interface RouteTLSInput {
   record: RecordLater;
 }
 
-export async function reconcileRouteTLS(kube: KubeClient, input: RouteTLSInput): Promise<RouteTLS> {
+export async function reconcileRouteTLS(ctx: CertificateContext, input: RouteTLSInput): Promise<RouteTLS> {
+  const { kube } = ctx;
   const { route, status, net, now, record } = input;
   const out: RouteTLS = { tls: [], schemes: new Map() };
   if (!externalDomainTLSEnabled(route.metadata.annotations, net.externalDomainTls)) {
@@ -82,7 +82,7 @@ export async function reconcileRouteTLS(kube: KubeClient, input: RouteTLSInput):
   const found = await Promise.all(
     desired.map(async (want) => {
       const wildcard = wildcards?.items.find((c) => wildcardCertificateMatches(want.spec.dnsNames, c));
-      return wildcard ? ({ outcome: 'ok', cert: wildcard } as const) : reconcileCertificate(kube, route, want, record);
+      return wildcard ? ({ outcome: 'ok', cert: wildcard } as const) : reconcileCertificate(ctx, route, want, record);
     }),
   );
   for (const [i, want] of desired.entries()) {

@@ -67,6 +67,7 @@ import { applyIfChanged, recordLater, exactSpecInSync, needsApply, settleAll, ty
 import type { SeenConfiguration } from './configuration.js';
 import { programIngress, readVirtualServices, type BesideIngress } from './ingress.js';
 import { reconcileRouteTLS, withScheme, type RouteTLS } from './route-tls.js';
+import { certificateContext } from './knative-certificate.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { listOwnWrites, writtenSoFar, type WrittenVersions } from './written.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
@@ -554,7 +555,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       markTrafficAssigned(status, now);
       // external-domain-tls: the Route's Certificates are made (or found) first; each URL takes the scheme its
       // certificate gives, and a Ready one's Secret goes into the KIngress's spec.tls.
-      certs = await reconcileRouteTLS(kube, {
+      certs = await reconcileRouteTLS(certificateContext(deps), {
         route,
         status,
         external: Object.fromEntries(names.map((name) => [name, hosts[name]?.external ?? []])),

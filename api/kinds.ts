@@ -36,6 +36,7 @@ export const Resources = {
   VirtualService: rt('networking.istio.io', 'v1beta1', 'VirtualService', 'virtualservices'),
   Gateway: rt('networking.istio.io', 'v1beta1', 'Gateway', 'gateways'),
   Certificate: rt('networking.internal.knative.dev', 'v1alpha1', 'Certificate', 'certificates'),
+  CertManagerCertificate: rt('cert-manager.io', 'v1', 'Certificate', 'certificates'),
   MutatingWebhookConfiguration: rt('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false),
   ValidatingWebhookConfiguration: rt(
     'admissionregistration.k8s.io',

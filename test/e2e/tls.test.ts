@@ -44,7 +44,8 @@ beforeAll(async () => {
   before = { network: await read('config-network'), domain: await read('config-domain') };
   // A public domain for this file's Service only (hakn's default domain is under the cluster domain: no certificates).
   await patchCm('config-domain', { 'tls.example': 'selector:\n  tidal.dev/e2e: tls\n' });
-  await patchCm('config-network', { 'external-domain-tls': 'Enabled' });
+  // A certificate class whose controller this test plays (cert-manager's class is programmed by Tidal itself).
+  await patchCm('config-network', { 'external-domain-tls': 'Enabled', 'certificate-class': 'test.certificate.networking.knative.dev' });
   await apply({
     apiVersion: 'serving.knative.dev/v1',
     kind: 'Service',
@@ -56,7 +57,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await kubectl(['delete', 'ksvc', NAME, '--ignore-not-found']);
   const restore = (now: Record<string, string>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, now[k] ?? null]));
-  await patchCm('config-network', restore(before.network, ['external-domain-tls', 'http-protocol']));
+  await patchCm('config-network', restore(before.network, ['external-domain-tls', 'http-protocol', 'certificate-class']));
   await patchCm('config-domain', restore(before.domain, ['tls.example']));
 });
 

@@ -214,7 +214,12 @@ describe('reconcileDomainMapping', () => {
   });
 
   it('external-domain-tls on: a Certificate of the mapping; HTTP until it is Ready, then spec.tls and https', async () => {
-    const { fake, act, recorded } = setup({ 'autocreate-cluster-domain-claims': 'true', 'external-domain-tls': 'Enabled' });
+    const { fake, act, recorded } = setup({
+      'autocreate-cluster-domain-claims': 'true',
+      'external-domain-tls': 'Enabled',
+      // A class whose controller the test plays (cert-manager's is programmed by Tidal itself).
+      'certificate-class': 'test.certificate.networking.knative.dev',
+    });
     fake.seed(Resources.Service, ksvc());
     fake.seed(Resources.DomainMapping, mapping());
     expect(await act.reconcileDomainMapping(key)).toMatchObject({ url: 'http://coolcoffee.company' });

@@ -13,19 +13,22 @@ import { parseDomainConfig } from '../../../api/config/domain.js';
 import { defaultFeaturesConfig } from '../../../api/config/features.js';
 import { parseNetworkConfig } from '../../../api/config/network.js';
 import { Resources } from '../../../api/kinds.js';
+import type { KubeObject } from '../../../api/meta.js';
 import type { Ingress } from '../../../api/networking.js';
 import type { Condition, Configuration, Revision, Route, TrafficTarget } from '../../../api/serving.js';
 import { KubeFake } from './kube-fake.js';
 
 const NS = 'default';
 const OTHER_CLASS = 'contour.ingress.networking.knative.dev';
+const CERT_CLASS = 'test.certificate.networking.knative.dev';
 const ready = (): Condition[] => [{ type: 'Ready', status: 'True', lastTransitionTime: '2026-11-23T09:00:00Z' }];
 
 function harness(net: Record<string, string>, domain: Record<string, string> = { 'example.com': '' }) {
   const kube = new KubeFake();
   const recorded: string[] = [];
   const events: EventRecorder = { record: async (_o, type, reason, message) => void recorded.push(`${type} ${reason} ${message}`) };
-  const n = parseNetworkConfig({ 'ingress-class': OTHER_CLASS, ...net });
+  // Certificates of a class whose controller the test plays (writing their status); cert-manager's is Tidal's own.
+  const n = parseNetworkConfig({ 'ingress-class': OTHER_CLASS, 'certificate-class': CERT_CLASS, ...net });
   const d = parseDomainConfig(domain);
   if (!n.ok || !d.ok) throw new Error('config');
   const config = {
@@ -226,6 +229,35 @@ describe('Route external-domain TLS', () => {
       message: `There is an existing certificate ${name} that we don't own.`,
     });
     expect(h.ingress()).toBeUndefined();
+  });
+
+  it("cert-manager's class: Tidal applies the cert-manager Certificate (issuer from config-certmanager) and mirrors its Ready", async () => {
+    const h = harness({ 'external-domain-tls': 'Enabled', 'certificate-class': 'cert-manager.certificate.networking.knative.dev' });
+    h.kube.seed(Resources.ConfigMap, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'config-certmanager', namespace: 'knative-serving' },
+      data: { issuerRef: 'kind: ClusterIssuer\nname: tidal-ca\n' },
+    } as KubeObject);
+    const route = h.seedRoute();
+    await h.pass();
+    const name = `route-${route.metadata.uid}`;
+    type CM = KubeObject & { spec: { issuerRef: unknown; dnsNames: string[] }; status?: unknown };
+    const cm = h.kube.get<CM>(Resources.CertManagerCertificate, NS, name)!;
+    expect(cm.spec.issuerRef).toEqual({ kind: 'ClusterIssuer', name: 'tidal-ca' });
+    expect(cm.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Certificate', name, controller: true });
+    expect(h.cert(name)?.status?.conditions?.[0]).toMatchObject({ type: 'Ready', status: 'Unknown', reason: 'NoCertManagerCertCondition' });
+    expect(cond(h.route(), 'CertificateProvisioned')?.reason).toBe('HTTPDowngrade');
+
+    // cert-manager issues it.
+    h.kube.edit<CM>(Resources.CertManagerCertificate, NS, name, (c) => {
+      c.status = { conditions: [{ type: 'Ready', status: 'True', reason: 'Ready' }], notAfter: '2027-03-01T00:00:00Z' };
+    });
+    await h.pass();
+    expect(h.cert(name)?.status).toMatchObject({ notAfter: '2027-03-01T00:00:00Z', conditions: [{ type: 'Ready', status: 'True' }] });
+    expect(cond(h.route(), 'CertificateProvisioned')?.status).toBe('True');
+    expect(h.ingress()?.spec.tls).toEqual([{ hosts: ['hello.default.example.com'], secretName: name, secretNamespace: NS }]);
+    expect(h.route().status?.url).toBe('https://hello.default.example.com');
   });
 
   it('withScheme sets the scheme of a URL whose host is listed', () => {

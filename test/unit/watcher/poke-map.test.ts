@@ -97,6 +97,22 @@ describe('pokeTargets (design.md §4)', () => {
     expect(pokeTargets('Certificate', owned('Certificate', 'x', 'Route', 'web', 'other.io/v1'), withDm)).toEqual([]);
   });
 
+  it('a cert-manager Certificate pokes the Route or DomainMapping its labels name (copied from its Knative Certificate)', () => {
+    const withDm = new Set<EntityKind>([...all, 'DomainMapping']);
+    const cm = (labels: Record<string, string>): KubeObject => ({
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: 'c', namespace: 'ns', labels },
+    });
+    expect(pokeTargets('CertManagerCertificate', cm({ 'serving.knative.dev/route': 'web' }), withDm)).toEqual([
+      { kind: 'Route', key: { namespace: 'ns', name: 'web' } },
+    ]);
+    expect(pokeTargets('CertManagerCertificate', cm({ 'serving.knative.dev/domainMappingUID': 'a.example' }), withDm)).toEqual([
+      { kind: 'DomainMapping', key: { namespace: 'ns', name: 'a.example' } },
+    ]);
+    expect(pokeTargets('CertManagerCertificate', cm({}), withDm)).toEqual([]);
+  });
+
   it('a Pod pokes the Revision named by its label', () => {
     const pod: KubeObject = {
       apiVersion: 'v1',
