@@ -200,6 +200,11 @@ export interface StackOptions {
   unthrottled?: boolean;
   /** Pods each kwok Node admits (default 110, a kubelet's default); benchmarks raise it instead of adding Nodes. */
   podsPerNode?: number;
+  /**
+   * cert-manager (dev/cert-manager.ts): its CRDs and controller, a CA ClusterIssuer `tidal-ca` and config-certmanager
+   * naming it, before Tidal's controller starts (so it follows cert-manager's Certificates). Tidal's control plane only.
+   */
+  certManager?: boolean;
   log?: (line: string) => void;
 }
 
@@ -604,6 +609,17 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     60_000,
     kwok,
   );
+
+  if (opts.certManager && !upstream) {
+    const { startCertManager } = await import('./cert-manager.js');
+    await startCertManager({
+      kubeconfig,
+      kubectl: (args, input) => kubectl(info, args, input),
+      start: (name, bin, args) => ensure(name, bin, args),
+      waitFor,
+      log,
+    });
+  }
 
   const node = opts.realNode ? await startRealNodeAndIngress(info, opts.realNode, log) : undefined;
 
