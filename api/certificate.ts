@@ -3,7 +3,7 @@
 // readiness. Plain JSON, safe inside workflows.
 import { ConditionReady, conditionSet } from './conditions.js';
 import type { KubeObject, ObjectMeta } from './meta.js';
-import type { NETWORKING_INTERNAL_API_VERSION} from './networking.js';
+import type { NETWORKING_INTERNAL_API_VERSION } from './networking.js';
 import { NETWORKING_PUBLIC_GROUP } from './networking.js';
 import type { Status } from './serving.js';
 
