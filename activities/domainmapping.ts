@@ -20,10 +20,17 @@ import {
   markReferenceNotResolved,
   markReferenceResolved,
   markTLSNotEnabled,
+  markCertificateNotOwned,
+  markCertificateNotReady,
+  markCertificateProvisionFailed,
+  markCertificateReady,
+  markHTTPDowngrade,
   propagateIngressStatus,
 } from '../api/lifecycle/domainmapping.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
+import { isCertificateReady } from '../api/certificate.js';
 import { isIstioIngress, type Ingress } from '../api/networking.js';
+import { externalDomainTLSEnabled, makeDomainMappingCertificate, makeIngressTLS } from '../resources/certificate.js';
 import type { Addressable } from '../api/serving.js';
 import { setDomainMappingDefaults, validateDomainMapping } from '../api/validation-domainmapping.js';
 import {
@@ -44,6 +51,7 @@ import {
 import { apiErrorMessage, applyReportingFailures, ownedWhole, isPermanentApiError } from './apply.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { programIngress } from './ingress.js';
+import { certificateContext, reconcileCertificate } from './knative-certificate.js';
 import { isConflict } from './kube/errors.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
@@ -163,6 +171,7 @@ export function createDomainMappingActivities(deps: ActivityDeps) {
       let claim: ClaimAction = 'skipped';
       let target: ResolvedTarget | undefined;
       let ingressAction: 'created' | 'updated' | 'unchanged' | 'notOwned' | 'none' = 'none';
+      let certificateError: string | undefined;
       const errs = validateDomainMapping(dm);
       const metaErrs = errs.filter((e) => e.path.startsWith('metadata.'));
       const refErrs = errs.filter((e) => !e.path.startsWith('metadata.'));
@@ -170,15 +179,41 @@ export function createDomainMappingActivities(deps: ActivityDeps) {
         // The webhook would have refused it: nothing is claimed or routed for a name that is not a valid domain.
         markInvalidSpec(status, formatFieldErrors(metaErrs), now);
       } else {
+        const certificates = !dm.spec.tls && externalDomainTLSEnabled(dm.metadata.annotations, net.externalDomainTls);
         if (dm.spec.tls) {
           markCertificateNotRequired(status, now);
           scheme = 'https';
-        } else {
+        } else if (!certificates) {
           markTLSNotEnabled(status, now);
         }
         claim = await reconcileClaim(dm, status, now);
         if (claim === 'missing' || claim === 'notOwned') record('Warning', 'InternalError', claimNotOwnedMessage(dm));
-        if (claim !== 'missing' && claim !== 'notOwned' && claim !== 'failed') {
+        let tls = domainMappingTLS(dm);
+        if (certificates && claim !== 'missing' && claim !== 'notOwned' && claim !== 'failed') {
+          // external-domain-tls: the mapping's own Certificate (upstream `tls`), before its target is resolved.
+          const desired = makeDomainMappingCertificate(dm, net.certificateClass);
+          const certName = desired.metadata.name ?? '';
+          const res = await reconcileCertificate(certificateContext(deps), dm, desired, (_o, type, reason, message) => record(type, reason, message));
+          if (res.outcome === 'notOwned') {
+            markCertificateNotOwned(status, certName, now);
+            certificateError = `domain mapping "${key.name}" does not own Certificate "${certName}"`;
+          } else if (res.outcome === 'failed') {
+            markCertificateProvisionFailed(status, certName, now);
+            certificateError = res.message;
+          } else {
+            if (desired.spec.dnsNames.includes(key.name)) scheme = 'https';
+            if (isCertificateReady(res.cert)) {
+              markCertificateReady(status, now);
+              tls = [makeIngressTLS(res.cert, desired.spec.dnsNames)];
+            } else if (net.httpProtocol === 'enabled') {
+              scheme = 'http';
+              markHTTPDowngrade(status, res.cert.metadata.name ?? '', now);
+            } else {
+              markCertificateNotReady(status, res.cert.metadata.name ?? '', now);
+            }
+          }
+        }
+        if (claim !== 'missing' && claim !== 'notOwned' && claim !== 'failed' && certificateError === undefined) {
           if (refErrs.length > 0) {
             target = { ok: false, message: formatFieldErrors(refErrs) };
           } else {
@@ -193,7 +228,7 @@ export function createDomainMappingActivities(deps: ActivityDeps) {
             const ingressClass = domainMappingIngressClass(dm, net.ingressClass);
             const desired = makeDomainMappingIngress(dm, target, ingressClass, {
               httpOption: domainMappingHTTPOption(net.httpProtocol),
-              tls: domainMappingTLS(dm),
+              tls,
             });
             const existing = await kube.get<Ingress>(Resources.KIngress, key.namespace, desired.metadata.name ?? '');
             if (existing && !isControlledBy(existing, dm.metadata.uid)) {
@@ -240,6 +275,8 @@ export function createDomainMappingActivities(deps: ActivityDeps) {
         },
         'domain mapping reconciled',
       );
+      // As upstream, a Certificate that is not the mapping's or cannot be written fails the pass (retried with backoff).
+      if (certificateError !== undefined) throw new Error(certificateError);
       const t = refType(dm.spec.ref);
       return {
         ...statusOutcome(written, copy.status),

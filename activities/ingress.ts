@@ -1,4 +1,5 @@
-// Programming a KIngress of class istio: its VirtualServices `<name>-ingress` and `<name>-mesh`, then its status —
+// Programming a KIngress of class istio: its TLS Gateways and Secret copies (activities/ingress-tls.ts), its
+// VirtualServices `<name>-ingress` and `<name>-mesh`, then its status —
 // inside the pass of the Route that owns it (ADR 0005), or by the Ingress workflow for a KIngress no Route owns.
 // Ready follows a successful apply, or with config-network's readiness probing on, gateways that serve it.
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
@@ -7,6 +8,7 @@ import {
   ingressConditionSet,
   isIngressReady,
   markLoadBalancerNotReady,
+  markIngressNotReady,
   markLoadBalancerReady,
   markNetworkConfigured,
 } from '../api/lifecycle/ingress.js';
@@ -15,12 +17,18 @@ import { isIstioIngress, NetworkingAnnotations, type Ingress, type IngressStatus
 import { ingressVirtualServiceName, meshVirtualServiceName } from '../resources/istio/names.js';
 import { defaultIstioConfig, qualifiedName, type IstioConfig } from '../api/config/istio.js';
 import { makeVirtualServices } from '../resources/istio/virtual-service.js';
+import type { IngressTLSPlan } from '../resources/istio/ingress-tls.js';
 import { ingressProbeHash } from '../resources/probe-hash.js';
+import { applyIngressTLS, readIngressTLS } from './ingress-tls.js';
 import { gatewayTargets, probeGateways, type GatewayPodLike } from './prober.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { applyIfChanged, ownedWhole, settleAll } from './apply.js';
 import type { KubeClient } from './kube/client.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
+
+/** Ready Unknown when programming failed (net-istio `notReconciledReason` / `notReconciledMessage`). */
+export const ReconcileIngressFailed = 'ReconcileIngressFailed';
+export const ReconcileIngressFailedMessage = 'Ingress reconciliation failed';
 
 export type IngressOutcome = { outcome: 'gone' } | { outcome: 'otherClass'; ingressClass: string } | (StatusOutcome & { virtualServices: number });
 
@@ -58,16 +66,24 @@ export async function programIngress(
   const hash = ingressProbeHash(ing);
   // The gateways config-istio names, in every VirtualService and in the load balancers the status reports.
   const istio = config.istioConfig?.() ?? defaultIstioConfig();
-  const vss = makeVirtualServices(
-    ing,
-    { ingressGateways: istio.ingressGateways.map(qualifiedName), localGateways: istio.localGateways.map(qualifiedName) },
-    hash,
-  );
-  const live = virtualServices ?? (await readVirtualServices(kube, key.namespace, key.name));
+  const gateways = { ingressGateways: istio.ingressGateways.map(qualifiedName), localGateways: istio.localGateways.map(qualifiedName) };
   const now = nowOf(deps);
   const copy = cloneJson(ing);
   const before = beginReconcile(copy, ingressConditionSet, now);
   const status = copy.status as IngressStatus;
+  // spec.tls and `httpOption: Redirected` give the Ingress Gateways of its own, applied before the VirtualServices
+  // that match on them (net-istio's order); a Secret that cannot be read fails the pass, as upstream.
+  let tls: IngressTLSPlan | undefined;
+  try {
+    tls = await readIngressTLS(kube, ing, gateways.ingressGateways);
+    if (tls) await applyIngressTLS(kube, ing, tls);
+  } catch (err) {
+    markIngressNotReady(status, ReconcileIngressFailed, ReconcileIngressFailedMessage, now);
+    await writeStatus(kube, Resources.KIngress, ing, finished(copy, before, now));
+    throw new Error(`Ingress ${key.namespace}/${key.name}: ${(err as Error).message}`, { cause: err });
+  }
+  const vss = makeVirtualServices(ing, tls ? { ...gateways, ingressGateways: tls.externalGateways } : gateways, hash);
+  const live = virtualServices ?? (await readVirtualServices(kube, key.namespace, key.name));
   markNetworkConfigured(status, now);
   const probing = config.networkConfig().ingressReadinessProbing === 'enabled' && !isIngressReady(ing);
   // Without a probe the status is known before the VirtualServices are applied (it is written after them).
@@ -76,6 +92,7 @@ export async function programIngress(
   // The two VirtualServices are independent: applied side by side (one round trip less on the tail).
   await settleAll([
     ...vss.map((vs) => applyIfChanged(kube, Resources.VirtualService, live.get(vs.metadata.name ?? ''), vs, ownedWhole())),
+    tls ? undefined : applyIngressTLS(kube, ing, undefined, live.get(ingressVirtualServiceName(key.name))),
     ready ? beside.virtualServices?.(ready) : undefined,
   ]);
   let probeFailures: string[] = [];

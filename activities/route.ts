@@ -11,7 +11,6 @@ import { Labels } from '../api/labels.js';
 import {
   isRouteFailed,
   isRouteReady,
-  markCertificateNotEnabled,
   markDomainNameError,
   markEndpointNotOwned,
   markIngressNotConfigured,
@@ -26,7 +25,7 @@ import {
   type RouteStatus,
 } from '../api/lifecycle/route.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
-import { IstioIngressClassName, isIstioIngress, NetworkingAnnotations, type Ingress } from '../api/networking.js';
+import { IstioIngressClassName, isIstioIngress, NetworkingAnnotations, type HTTPOption, type Ingress } from '../api/networking.js';
 import { isIngressReady } from '../api/lifecycle/ingress.js';
 import type { Configuration, Revision, Route } from '../api/serving.js';
 import { clusterLocalHost, domainNameErrorMessage, routeAddressURL, routeURL, tagURL, targetDomain, targetVisibility } from '../resources/domains.js';
@@ -68,6 +67,8 @@ import {
 import { applyIfChanged, recordLater, ownedWhole, needsApply, settleAll, type RecordLater } from './apply.js';
 import type { SeenConfiguration } from './configuration.js';
 import { programIngress, readVirtualServices, type BesideIngress } from './ingress.js';
+import { reconcileRouteTLS, withScheme, type RouteTLS } from './route-tls.js';
+import { certificateContext } from './knative-certificate.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { listOwnWrites, writtenSoFar, type WrittenVersions } from './written.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
@@ -506,6 +507,7 @@ export function createRouteActivities(deps: ActivityDeps) {
     let statusWritten: Promise<string | undefined> | undefined;
     let programmed = false; // the KIngress carries `plan` (its events and summary are news only then)
     let previousRollout: Rollout | undefined;
+    let certs: RouteTLS | undefined;
 
     /** Ends the pass's status and writes it, after the moved placeholders and the labeler's bookkeeping. */
     const writeRouteStatus = async (): Promise<string | undefined> => {
@@ -557,6 +559,19 @@ export function createRouteActivities(deps: ActivityDeps) {
       markBadTrafficTarget(status, error, now);
     } else {
       markTrafficAssigned(status, now);
+      // external-domain-tls: the Route's Certificates are made (or found) first; each URL takes the scheme its
+      // certificate gives, and a Ready one's Secret goes into the KIngress's spec.tls.
+      certs = await reconcileRouteTLS(certificateContext(deps), {
+        route,
+        status,
+        external: Object.fromEntries(names.map((name) => [name, hosts[name]?.external ?? []])),
+        net,
+        dom,
+        now,
+        record,
+      });
+      if (status.url) status.url = withScheme(status.url, certs.schemes);
+      for (const [name, u] of Object.entries(tagUrls)) tagUrls[name] = withScheme(u, certs.schemes);
       status.traffic = statusTraffic(traffic, tagUrls);
       status.address = { url: routeAddressURL(route) };
       const ingressClass = ingressClassForRoute(route, net.ingressClass);
@@ -640,12 +655,12 @@ export function createRouteActivities(deps: ActivityDeps) {
       if (!once) placeholders = await reconcilePlaceholders(route, desiredPlaceholders(currentIngress), { live, record, labelled });
       const pointAt = (ingress: Ingress) =>
         (moved ??= track(reconcilePlaceholders(route, desiredPlaceholders(ingress), { live, record, ...(once ? { labelled } : {}) })));
+      const ingressOptions = { tagHeaderBasedRouting, tls: certs.tls, httpOption: httpOptionOf(net.httpProtocol) };
       if (placeholders?.notOwned) {
         if (placeholders.notOwned.kind === 'Service') markServiceNotOwned(status, placeholders.notOwned.name, now);
         else markEndpointNotOwned(status, placeholders.notOwned.name, now);
-      } else {
-        markCertificateNotEnabled(status, now);
-        const desired = makeIngress(route, traffic, hosts, ingressClass, { rollout: plan.rollout, tagHeaderBasedRouting });
+      } else if (certs.notOwned === undefined && certs.failed === undefined) {
+        const desired = makeIngress(route, traffic, hosts, ingressClass, { ...ingressOptions, rollout: plan.rollout });
         const existing = currentIngress;
         if (existing && !isControlledBy(existing, route.metadata.uid)) {
           ingressAction = 'notOwned';
@@ -688,7 +703,7 @@ export function createRouteActivities(deps: ActivityDeps) {
                 kube,
                 Resources.KIngress,
                 ingress,
-                makeIngress(route, traffic, hosts, ingressClass, { rollout: observed.rollout, tagHeaderBasedRouting }),
+                makeIngress(route, traffic, hosts, ingressClass, { ...ingressOptions, rollout: observed.rollout }),
                 ownedWhole(),
               );
               ingressResourceVersion = again.obj.metadata.resourceVersion;
@@ -713,6 +728,13 @@ export function createRouteActivities(deps: ActivityDeps) {
     const written = await (statusWritten ??= writeRouteStatus());
     // Each step and control action of the rollout as an Event on the Route.
     for (const e of programmed ? (plan?.events ?? []) : []) record(route, e.type, e.reason, e.message);
+    if (certs?.notOwned !== undefined) {
+      // As a placeholder held by another object (below): reported, and retried until the foreign Certificate goes.
+      const message = `route "${key.name}" does not own Certificate "${certs.notOwned}"`;
+      await events.record(route, 'Warning', 'InternalError', message);
+      if (!opts.reportNotOwned) throw new Error(message);
+    }
+    if (certs?.failed !== undefined) throw new Error(certs.failed);
     if (placeholders?.notOwned) {
       // As upstream, the pass fails after reporting it (status and one InternalError Event), so it is retried with
       // backoff until the foreign object goes: nothing pokes the Route when a Service it does not own changes.
@@ -729,6 +751,7 @@ export function createRouteActivities(deps: ActivityDeps) {
       ...(touched ? { placeholders: touched } : {}),
       ...(domainError !== undefined ? { domainError } : {}),
       ...(placeholders?.notOwned ? { notOwned: `${placeholders.notOwned.kind} ${placeholders.notOwned.name}` } : {}),
+      ...(certs?.notOwned !== undefined ? { notOwned: `Certificate ${certs.notOwned}` } : {}),
       written: writtenSoFar(wrote),
       ...(rollout ? { rollout } : {}),
     };
@@ -788,6 +811,11 @@ export function rolloutSummary(prev: Rollout | undefined, plan: RolloutPlan, now
   const next = plan.nextWakeAtMs;
   const summary = `${parts.join('; ')}${plan.paused ? ', paused' : ''}${next !== undefined ? `, next step at ${timeOfDay(next)}` : ''}`;
   return next === undefined ? { summary } : { summary, nextStepAtMs: next, nextStepInMs: Math.max(0, next - nowMs) };
+}
+
+/** config-network `http-protocol` as the KIngress's httpOption (the Route's own annotation wins in makeIngress). */
+function httpOptionOf(httpProtocol: 'enabled' | 'redirected' | 'disabled'): HTTPOption {
+  return httpProtocol === 'redirected' ? 'Redirected' : 'Enabled';
 }
 
 /** Both report the same load balancer (or neither reports one). */

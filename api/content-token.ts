@@ -29,6 +29,8 @@ const sourceKinds: { group: string; plural: string; kind: string }[] = [
   { group: 'networking.istio.io', plural: 'virtualservices', kind: 'VirtualService' },
   { group: SERVING_GROUP, plural: 'domainmappings', kind: 'DomainMapping' },
   { group: 'networking.internal.knative.dev', plural: 'clusterdomainclaims', kind: 'ClusterDomainClaim' },
+  { group: 'networking.internal.knative.dev', plural: 'certificates', kind: 'Certificate' },
+  { group: 'cert-manager.io', plural: 'certificates', kind: 'CertManagerCertificate' },
 ];
 
 /** `<Kind>/<namespace>/<name>` as the watcher names the source of a poke; undefined for types it does not watch. */

@@ -34,6 +34,9 @@ export const Resources = {
   Lease: rt('coordination.k8s.io', 'v1', 'Lease', 'leases'),
   KIngress: rt('networking.internal.knative.dev', 'v1alpha1', 'Ingress', 'ingresses'),
   VirtualService: rt('networking.istio.io', 'v1beta1', 'VirtualService', 'virtualservices'),
+  Gateway: rt('networking.istio.io', 'v1beta1', 'Gateway', 'gateways'),
+  Certificate: rt('networking.internal.knative.dev', 'v1alpha1', 'Certificate', 'certificates'),
+  CertManagerCertificate: rt('cert-manager.io', 'v1', 'Certificate', 'certificates'),
   MutatingWebhookConfiguration: rt('admissionregistration.k8s.io', 'v1', 'MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', false),
   ValidatingWebhookConfiguration: rt(
     'admissionregistration.k8s.io',

@@ -33,6 +33,8 @@ async function up(inCluster: boolean, realNode: boolean): Promise<void> {
     controller: true,
     controllerInCluster: inCluster,
     controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile },
+    // A real node serves Routes for real: cert-manager with the stack's CA issuer gives them real certificates.
+    certManager: realNode,
     log: say,
   });
   const sample = realNode ? 'helloworld' : 'nginx';

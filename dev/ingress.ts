@@ -20,6 +20,8 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
  */
 export const TRAEFIK_PUBLIC_PORT = 8180;
 export const TRAEFIK_PRIVATE_PORT = 8181;
+/** Public rules over TLS (the KIngresses' spec.tls certificates). */
+export const TRAEFIK_SECURE_PORT = 8183;
 export const TRAEFIK_ADMIN_PORT = 8182;
 /** The Services whose names Traefik writes into KIngress status (the Route's placeholder Service points at them). */
 export const INGRESS_NAMESPACE = 'tidal-ingress';
@@ -28,7 +30,7 @@ export const IngressServices = { public: 'traefik-public', private: 'traefik-pri
 export interface IngressStack {
   dir: string;
   kubeconfig: string;
-  ports: { apiserver: number; ingress?: number };
+  ports: { apiserver: number; ingress?: number; ingressTls?: number };
   bins: { KUBECTL: string };
 }
 
@@ -117,6 +119,7 @@ export async function startTraefik(stack: IngressStack, node: RealNode, log: (s:
         caFile: path.join(pki, 'ca.crt'),
         webPort: TRAEFIK_PUBLIC_PORT,
         privatePort: TRAEFIK_PRIVATE_PORT,
+        ...(stack.ports.ingressTls !== undefined ? { securePort: TRAEFIK_SECURE_PORT } : {}),
         adminPort: TRAEFIK_ADMIN_PORT,
         publicServiceHost: `${IngressServices.public}.${INGRESS_NAMESPACE}`,
         privateServiceHost: `${IngressServices.private}.${INGRESS_NAMESPACE}`,

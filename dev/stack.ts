@@ -41,6 +41,8 @@ export interface StackPorts {
   /** With a real node: the ingress's public and cluster-local entry points on 127.0.0.1. */
   ingress?: number;
   ingressPrivate?: number;
+  /** With a real node: the ingress's public entry point over TLS on 127.0.0.1 (unset: none). */
+  ingressTls?: number;
 }
 
 /** Replicas the webhook balancer knows about: replica i has webhook port `controllerWebhook + i`. */
@@ -71,6 +73,7 @@ export const devPorts: StackPorts = {
   controllerWebhook: 8444,
   ingress: 8080,
   ingressPrivate: 8081,
+  ingressTls: 8082,
 };
 
 /** The test stack's ports, clear of a running `npm run up`. */
@@ -107,6 +110,7 @@ export const realTestPorts: StackPorts = {
   controllerWebhook: 19844,
   ingress: 19080,
   ingressPrivate: 19081,
+  ingressTls: 19082,
 };
 
 /** The ephemeral port range, where an outgoing connection can take a port a moment before a process listens on it. */
@@ -200,6 +204,11 @@ export interface StackOptions {
   unthrottled?: boolean;
   /** Pods each kwok Node admits (default 110, a kubelet's default); benchmarks raise it instead of adding Nodes. */
   podsPerNode?: number;
+  /**
+   * cert-manager (dev/cert-manager.ts): its CRDs and controller, a CA ClusterIssuer `tidal-ca` and config-certmanager
+   * naming it, before Tidal's controller starts (so it follows cert-manager's Certificates). Tidal's control plane only.
+   */
+  certManager?: boolean;
   log?: (line: string) => void;
 }
 
@@ -607,6 +616,17 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
     kwok,
   );
 
+  if (opts.certManager && !upstream) {
+    const { startCertManager } = await import('./cert-manager.js');
+    await startCertManager({
+      kubeconfig,
+      kubectl: (args, input) => kubectl(info, args, input),
+      start: (name, bin, args) => ensure(name, bin, args),
+      waitFor,
+      log,
+    });
+  }
+
   const node = opts.realNode ? await startRealNodeAndIngress(info, opts.realNode, log) : undefined;
 
   if (upstream) {
@@ -676,7 +696,7 @@ async function startRealNodeAndIngress(info: StackInfo, rn: NonNullable<StackOpt
   const p = info.ports;
   if (p.ingress === undefined || p.ingressPrivate === undefined) throw new Error('a real node needs ports.ingress and ports.ingressPrivate');
   writeFileSync(path.join(info.dir, REAL_NODE_MARKER), JSON.stringify({ apiserverPort: p.apiserver }));
-  const { TRAEFIK_PUBLIC_PORT, TRAEFIK_PRIVATE_PORT, startTraefik } = await import('./ingress.js');
+  const { TRAEFIK_PUBLIC_PORT, TRAEFIK_PRIVATE_PORT, TRAEFIK_SECURE_PORT, startTraefik } = await import('./ingress.js');
   const node = await startRealNode(
     {
       dir: info.dir,
@@ -686,6 +706,7 @@ async function startRealNodeAndIngress(info: StackInfo, rn: NonNullable<StackOpt
       inbound: [
         { name: 'ingress', port: p.ingress, targetPort: TRAEFIK_PUBLIC_PORT },
         { name: 'ingress-private', port: p.ingressPrivate, targetPort: TRAEFIK_PRIVATE_PORT },
+        ...(p.ingressTls !== undefined ? [{ name: 'ingress-tls', port: p.ingressTls, targetPort: TRAEFIK_SECURE_PORT }] : []),
       ],
       log,
     },

@@ -13,8 +13,11 @@ export const TRAEFIK_VERSION = 'v3.7.13';
 /** The KIngress class Traefik serves: config-network `ingress-class` (or a Route's annotation) must name it. */
 export const TRAEFIK_INGRESS_CLASS = 'traefik.ingress.networking.knative.dev';
 
-/** Entry point names: rules with visibility ExternalIP go to `web`, ClusterLocal ones to `private`. */
-export const TraefikEntryPoints = { public: 'web', private: 'private', admin: 'traefik' } as const;
+/**
+ * Entry point names: rules with visibility ExternalIP go to `web` (and `websecure`, where TLS is served), ClusterLocal
+ * ones to `private`.
+ */
+export const TraefikEntryPoints = { public: 'web', secure: 'websecure', private: 'private', admin: 'traefik' } as const;
 
 export interface TraefikConfigOptions {
   /** `https://127.0.0.1:<port>`. */
@@ -31,6 +34,11 @@ export interface TraefikConfigOptions {
   webPort: number;
   /** Listen port for cluster-local KIngress rules. */
   privatePort: number;
+  /**
+   * Listen port for public KIngress rules over TLS: the certificates of their spec.tls (HTTP is served there too, as
+   * on `webPort`). Unset: no such entry point (TLS is still served on `webPort`).
+   */
+  securePort?: number;
   /** Listen port for GET /ping (200 once Traefik serves, 503 while it stops) and the read-only API under /api. */
   adminPort: number;
   /**
@@ -76,7 +84,7 @@ export function traefikStaticConfig(o: TraefikConfigOptions): string {
     ...(o.tokenFile ? { token: readFileSync(o.tokenFile, 'utf8').trim() } : {}),
     ...(o.namespaces?.length ? { namespaces: o.namespaces } : {}),
     // Without public entry points Traefik attaches public rules to every entry point, the admin one included.
-    publicEntrypoints: [ep.public],
+    publicEntrypoints: o.securePort !== undefined ? [ep.public, ep.secure] : [ep.public],
     // Without private entry points Traefik drops ClusterLocal rules.
     privateEntrypoints: [ep.private],
   };
@@ -98,6 +106,7 @@ export function traefikStaticConfig(o: TraefikConfigOptions): string {
     experimental: { knative: true },
     entryPoints: {
       [ep.public]: entry(o.webPort),
+      ...(o.securePort !== undefined ? { [ep.secure]: entry(o.securePort) } : {}),
       [ep.private]: entry(o.privatePort),
       [ep.admin]: { address: `${host}:${o.adminPort}` },
     },

@@ -11,7 +11,9 @@ import { reconciledByOwner, reconcilingOwner } from '../api/delegation.js';
  * Kinds the watcher follows. `Deployment`, `HorizontalPodAutoscaler`, `PodDisruptionBudget`, `Pod` and
  * `RevisionService` (Kubernetes Services labelled `serving.knative.dev/revision`) are the objects Tidal owns for
  * Revisions; `KubeService` the placeholder Services of Routes (Kubernetes Services labelled `serving.knative.dev/route`);
- * `VirtualService` the Istio VirtualServices of KIngresses (labelled `networking.internal.knative.dev/ingress`).
+ * `VirtualService` the Istio VirtualServices of KIngresses (labelled `networking.internal.knative.dev/ingress`);
+ * `Certificate` the Knative Certificates of Routes and DomainMappings (external-domain-tls); `CertManagerCertificate`
+ * cert-manager's Certificates made for them (labelled `networking.knative.dev/certificate-type`, as theirs).
  */
 export type WatchedKind =
   | 'Service'
@@ -27,7 +29,9 @@ export type WatchedKind =
   | 'RevisionService'
   | 'VirtualService'
   | 'DomainMapping'
-  | 'ClusterDomainClaim';
+  | 'ClusterDomainClaim'
+  | 'Certificate'
+  | 'CertManagerCertificate';
 
 export interface PokeTarget {
   kind: EntityKind;
@@ -137,6 +141,18 @@ export function pokeTargets(
       // Programmed from its KIngress, by the pass that reconciles the KIngress (a Route's or a DomainMapping's).
       out.push(controllingOwner(obj, 'Ingress', Resources.KIngress.group));
       break;
+    case 'Certificate':
+      // Its readiness (and a renewal's notAfter) decides its owner's spec.tls, URL scheme and CertificateProvisioned.
+      out.push(controllingOwner(obj, 'Route'), controllingOwner(obj, 'DomainMapping'));
+      break;
+    case 'CertManagerCertificate': {
+      // It carries its Knative Certificate's labels: the Route's name, or the DomainMapping's (upstream's label key).
+      const route = obj.metadata.labels?.[Labels.route];
+      const mapping = obj.metadata.labels?.['serving.knative.dev/domainMappingUID'];
+      if (route) out.push({ kind: 'Route', key: { namespace: ns, name: route } });
+      if (mapping) out.push({ kind: 'DomainMapping', key: { namespace: ns, name: mapping } });
+      break;
+    }
     case 'Pod': {
       const rev = obj.metadata.labels?.[Labels.revision];
       if (rev) out.push({ kind: 'Revision', key: { namespace: ns, name: rev } });

@@ -69,6 +69,10 @@ const watchedTypes: Record<WatchedKind, { type: ResourceType; labelSelector?: st
   VirtualService: { type: Resources.VirtualService, labelSelector: 'networking.internal.knative.dev/ingress' },
   DomainMapping: { type: Resources.DomainMapping },
   ClusterDomainClaim: { type: Resources.ClusterDomainClaim },
+  // A Route's or DomainMapping's Certificate: its status change pokes its owner.
+  Certificate: { type: Resources.Certificate },
+  // cert-manager's Certificates of Knative Certificates of its class (they carry the certificate-type label).
+  CertManagerCertificate: { type: Resources.CertManagerCertificate, labelSelector: 'networking.knative.dev/certificate-type' },
 };
 
 /** A child an owner has under a name made of its own (`pokeMissingChildren`); `when`: only for such owners. */

@@ -16,6 +16,7 @@ import { KubeClient } from '../activities/kube/client.js';
 import { RecentObjects } from '../activities/kube/recent-objects.js';
 import { Poker } from '../watcher/poker.js';
 import { Watcher } from '../watcher/watcher.js';
+import { servesCertManager } from '../watcher/cert-manager.js';
 import { Leadership } from './leadership.js';
 import { kubeLeaseApi } from '../watcher/lease-api.js';
 import { loadConfig, type TidalConfig } from './config.js';
@@ -155,6 +156,9 @@ async function main(): Promise<void> {
   let eagerClient: Client | undefined;
   // The steps' memory of recent objects (stepClient), which the leader's watcher feeds.
   const recent: { memo?: RecentObjects | undefined } = {};
+  // cert-manager's Certificates are followed when the API server serves them (a cluster that runs cert-manager).
+  const certManagerServed = cfg.runWatcher ? await servesCertManager(kube) : false;
+  if (certManagerServed) log.info('cert-manager.io/v1 is served: following cert-manager Certificates');
   if (clientConnection) {
     const client = new Client({ connection: clientConnection, namespace: cfg.temporalNamespace });
     const timings = await loadLeaderElectionTimings(kube, cfg.systemNamespace, log);
@@ -206,6 +210,8 @@ async function main(): Promise<void> {
               'VirtualService',
               'DomainMapping',
               'ClusterDomainClaim',
+              'Certificate',
+              ...(certManagerServed ? (['CertManagerCertificate'] as const) : []),
             ],
             relistMs: cfg.relistSeconds * 1000,
             maxBackoffMs: 30_000,

@@ -23,8 +23,8 @@ export const domainMappingConditionSet = conditionSet(
   DomainMappingConditionCertificateProvisioned,
 );
 
-/** CertificateProvisioned message when auto-TLS is off (upstream `AutoTLSNotEnabledMessage`). */
-export const AutoTLSNotEnabledMessage = 'autoTLS is not enabled';
+/** CertificateProvisioned message when external-domain-tls is off (upstream `ExternalDomainTLSNotEnabledMessage`). */
+export const ExternalDomainTLSNotEnabledMessage = 'external-domain-tls is not enabled';
 /** CertificateProvisioned message for `spec.tls` (upstream `TLSCertificateProvidedExternally`). */
 export const TLSCertificateProvidedExternally = 'TLS certificate was provided externally';
 /** Reason of DomainClaimed False for a claim that is missing or another namespace's. */
@@ -48,7 +48,58 @@ export function isDomainMappingFailed(dm: Pick<DomainMapping, 'metadata' | 'stat
 }
 
 export function markTLSNotEnabled(status: DomainMappingStatus, now: string): void {
-  domainMappingConditionSet.markTrueWithReason(status, DomainMappingConditionCertificateProvisioned, 'TLSNotEnabled', AutoTLSNotEnabledMessage, now);
+  domainMappingConditionSet.markTrueWithReason(
+    status,
+    DomainMappingConditionCertificateProvisioned,
+    'TLSNotEnabled',
+    ExternalDomainTLSNotEnabledMessage,
+    now,
+  );
+}
+
+export function markCertificateReady(status: DomainMappingStatus, now: string): void {
+  domainMappingConditionSet.markTrue(status, DomainMappingConditionCertificateProvisioned, now);
+}
+
+export function markCertificateNotReady(status: DomainMappingStatus, certificateName: string, now: string): void {
+  domainMappingConditionSet.markUnknown(
+    status,
+    DomainMappingConditionCertificateProvisioned,
+    'CertificateNotReady',
+    `Certificate ${certificateName} is not ready.`,
+    now,
+  );
+}
+
+export function markCertificateNotOwned(status: DomainMappingStatus, certificateName: string, now: string): void {
+  domainMappingConditionSet.markFalse(
+    status,
+    DomainMappingConditionCertificateProvisioned,
+    'CertificateNotOwned',
+    `There is an existing certificate ${certificateName} that we don't own.`,
+    now,
+  );
+}
+
+export function markCertificateProvisionFailed(status: DomainMappingStatus, certificateName: string, now: string): void {
+  domainMappingConditionSet.markFalse(
+    status,
+    DomainMappingConditionCertificateProvisioned,
+    'CertificateProvisionFailed',
+    `Certificate ${certificateName} failed to be provisioned.`,
+    now,
+  );
+}
+
+/** Plain HTTP is served while the certificate is not ready: True `HTTPDowngrade`. */
+export function markHTTPDowngrade(status: DomainMappingStatus, certificateName: string, now: string): void {
+  domainMappingConditionSet.markTrueWithReason(
+    status,
+    DomainMappingConditionCertificateProvisioned,
+    'HTTPDowngrade',
+    `Certificate ${certificateName} is not ready downgrade HTTP.`,
+    now,
+  );
 }
 
 export function markCertificateNotRequired(status: DomainMappingStatus, now: string): void {

@@ -126,7 +126,11 @@ describe('DomainMapping', () => {
     expect(dm.status?.address?.url).toBe('http://coolcoffee.company');
     expect(dm.metadata.finalizers).toContain('domainmappings.serving.knative.dev');
     for (const type of ['DomainClaimed', 'ReferenceResolved', 'IngressReady']) expect(cond(dm, type)?.status).toBe('True');
-    expect(cond(dm, 'CertificateProvisioned')).toMatchObject({ status: 'True', reason: 'TLSNotEnabled', message: 'autoTLS is not enabled' });
+    expect(cond(dm, 'CertificateProvisioned')).toMatchObject({
+      status: 'True',
+      reason: 'TLSNotEnabled',
+      message: 'external-domain-tls is not enabled',
+    });
 
     // kubectl get dm: the printer columns URL / READY / REASON.
     const table = await kubectl(['get', 'dm', 'coolcoffee.company']);

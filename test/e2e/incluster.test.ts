@@ -179,8 +179,10 @@ describe('deploy/ on the API server', () => {
     // Narrowed grants and grants left out on purpose.
     expect(await canI('patch', 'mutatingwebhookconfigurations/webhook.serving.knative.dev', 'default')).toBe('yes');
     expect(await canI('patch', 'mutatingwebhookconfigurations/another', 'default')).toBe('no');
+    // istio-system: the gateway certificate and the KIngresses' TLS Secret copies (names with the origin's uid).
     expect(await canI('patch', 'secrets/tls-cert', 'istio-system')).toBe('yes');
-    expect(await canI('patch', 'secrets/other', 'istio-system')).toBe('no');
+    expect(await canI('patch', 'secrets/hello-0f1e2d3c', 'istio-system')).toBe('yes');
+    expect(await canI('patch', 'secrets/other', 'default')).toBe('no');
     expect(await canI('patch', 'secrets/webhook-certs', 'knative-serving')).toBe('yes');
     expect(await canI('list', 'secrets', 'default')).toBe('no');
     expect(await canI('delete', 'revisions.serving.knative.dev', 'default')).toBe('yes'); // revision GC

@@ -39,6 +39,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     nodes: 2,
     controller: true,
     controllerEnv,
+    // A real issuer for the certificate class cert-manager.certificate.networking.knative.dev (test/e2e/cert-manager.test.ts).
+    certManager: true,
     log,
   });
   // Knative's revision GC defaults, not hakn's shipped ones (deploy/config/config-gc.yaml deletes inactive Revisions

@@ -72,6 +72,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     realNode,
     controller: true,
     controllerEnv,
+    // cert-manager with the stack's CA issuer: Routes of the certificate class cert-manager get real certificates.
+    certManager: true,
     log,
   });
   log(`stack with a real node up in ${Math.round((Date.now() - started) / 1000)}s`);

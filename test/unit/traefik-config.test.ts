@@ -50,6 +50,13 @@ describe('traefikStaticConfig', () => {
     expect(c.accessLog).toBeUndefined();
   });
 
+  it('with a secure port: a websecure entry point on loopback that public rules (and their TLS twins) also use', () => {
+    const c = load(traefikStaticConfig({ ...base, securePort: 8443 }));
+    expect(c.entryPoints['websecure']).toEqual({ address: '127.0.0.1:8443', transport: { respondingTimeouts: { readTimeout: '600s' } } });
+    expect(c.providers.knative['publicEntrypoints']).toEqual(['web', 'websecure']);
+    expect(load(traefikStaticConfig(base)).entryPoints['websecure']).toBeUndefined();
+  });
+
   it('inlines the token read from its file, trimmed', () => {
     const tokenFile = path.join(dir, 'token');
     writeFileSync(tokenFile, 'eyJhbGciOi.abc.def\n');

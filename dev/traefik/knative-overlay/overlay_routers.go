@@ -127,9 +127,16 @@ func addRouter(conf *dynamic.HTTPConfiguration, ingress *knativenetworkingv1alph
 		conf.Routers[routerKey+"-tls"] = &dynamic.Router{
 			EntryPoints: router.EntryPoints,
 			Rule:        router.Rule,
-			Middlewares: router.Middlewares,
+			Middlewares: slices.Clone(router.Middlewares),
 			Service:     router.Service,
 			TLS:         &dynamic.RouterTLSConfig{},
+		}
+		// httpOption Redirected: plain HTTP answers with a permanent redirect to the same URL over https (what
+		// net-istio's httpsRedirect does); the TLS twin serves.
+		if ingress.Spec.HTTPOption == knativenetworkingv1alpha1.HTTPOptionRedirected {
+			redirectKey := routerKey + "-redirect-https"
+			conf.Middlewares[redirectKey] = &dynamic.Middleware{RedirectScheme: &dynamic.RedirectScheme{Scheme: "https", Permanent: true}}
+			router.Middlewares = append([]string{redirectKey}, router.Middlewares...)
 		}
 	}
 	conf.Services[routerKey+"-wrr"] = service

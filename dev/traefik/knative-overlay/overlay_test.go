@@ -324,3 +324,34 @@ func TestOverlaySameRouter(t *testing.T) {
 	got.EntryPoints = []string{"private"}
 	assert.False(t, sameRouter(want, got))
 }
+
+func TestOverlayRedirected(t *testing.T) {
+	newConf := func() *dynamic.HTTPConfiguration {
+		return &dynamic.HTTPConfiguration{Routers: map[string]*dynamic.Router{}, Middlewares: map[string]*dynamic.Middleware{}, Services: map[string]*dynamic.Service{}}
+	}
+	route := pathRoute{hosts: []string{"hello.example.com"}, appendHeaders: map[string]string{"K-Test": "1"}}
+	ing := ingress("hello", 1, rule(knativenetworkingv1alpha1.IngressVisibilityExternalIP, []string{"hello.example.com"}))
+	ing.Spec.TLS = []knativenetworkingv1alpha1.IngressTLS{{Hosts: []string{"hello.example.com"}, SecretName: "cert", SecretNamespace: testNS}}
+
+	// TLS with HTTP enabled: the plain router and its TLS twin serve alike.
+	conf := newConf()
+	addRouter(conf, ing, "k", []string{"web"}, route, &dynamic.Service{})
+	assert.Equal(t, []string{"k-append-headers"}, conf.Routers["k"].Middlewares)
+	assert.Equal(t, []string{"k-append-headers"}, conf.Routers["k-tls"].Middlewares)
+
+	// Redirected: plain HTTP redirects to https, permanently; the TLS twin serves.
+	ing.Spec.HTTPOption = knativenetworkingv1alpha1.HTTPOptionRedirected
+	conf = newConf()
+	addRouter(conf, ing, "k", []string{"web"}, route, &dynamic.Service{})
+	assert.Equal(t, []string{"k-redirect-https", "k-append-headers"}, conf.Routers["k"].Middlewares)
+	assert.Equal(t, &dynamic.RedirectScheme{Scheme: "https", Permanent: true}, conf.Middlewares["k-redirect-https"].RedirectScheme)
+	assert.Equal(t, []string{"k-append-headers"}, conf.Routers["k-tls"].Middlewares)
+	assert.NotNil(t, conf.Routers["k-tls"].TLS)
+
+	// Redirected without TLS: nothing to redirect to.
+	ing.Spec.TLS = nil
+	conf = newConf()
+	addRouter(conf, ing, "k", []string{"web"}, route, &dynamic.Service{})
+	assert.Equal(t, []string{"k-append-headers"}, conf.Routers["k"].Middlewares)
+	assert.Nil(t, conf.Routers["k-tls"])
+}

@@ -12,6 +12,10 @@ import type { ClusterDomainClaim, DomainMapping } from '../../../api/domainmappi
 import { Resources } from '../../../api/kinds.js';
 import type { Ingress } from '../../../api/networking.js';
 import type { Condition, Service } from '../../../api/serving.js';
+import type { Certificate } from '../../../api/certificate.js';
+import type { KubeObject } from '../../../api/meta.js';
+import { DEFAULT_INGRESS_GATEWAY_SERVICE, ingressGatewayName } from '../../../resources/istio/ingress-tls.js';
+import { tlsSecret } from '../../fixtures/tls.js';
 import { KubeFake } from './kube-fake.js';
 
 const NS = 'default';
@@ -75,7 +79,7 @@ describe('reconcileDomainMapping', () => {
     expect(dm?.status?.url).toBe('http://coolcoffee.company');
     expect(dm?.status?.address).toEqual({ url: 'http://coolcoffee.company' });
     for (const t of ['DomainClaimed', 'ReferenceResolved', 'IngressReady', 'Ready']) expect(cond(dm, t)?.status).toBe('True');
-    expect(cond(dm, 'CertificateProvisioned')).toEqual({ status: 'True', reason: 'TLSNotEnabled', message: 'autoTLS is not enabled' });
+    expect(cond(dm, 'CertificateProvisioned')).toEqual({ status: 'True', reason: 'TLSNotEnabled', message: 'external-domain-tls is not enabled' });
     expect(claim(fake)?.spec).toEqual({ namespace: NS });
     const ing = fake.get<Ingress>(Resources.KIngress, NS, NAME);
     expect(ing?.spec.rules?.[0]?.http?.paths[0]?.rewriteHost).toBe('coolcoffee-company.default.svc.cluster.local');
@@ -178,6 +182,7 @@ describe('reconcileDomainMapping', () => {
 
   it('a core Service resolves to its cluster name; spec.tls makes the URL https and is CertificateExternallyProvided', async () => {
     const { fake, act } = setup();
+    const secret = fake.seed(Resources.Secret, tlsSecret(NS, 'coffee-cert', [NAME]));
     fake.seed(
       Resources.DomainMapping,
       mapping((d) => {
@@ -198,6 +203,65 @@ describe('reconcileDomainMapping', () => {
       message: 'TLS certificate was provided externally',
     });
     expect(fake.get<Ingress>(Resources.KIngress, NS, NAME)?.spec.tls).toEqual([{ hosts: [NAME], secretName: 'coffee-cert', secretNamespace: NS }]);
+    // The certificate reaches the gateway: copied into istio-system and named by the mapping's own Gateway.
+    const gateway = fake.get<KubeObject & { spec: { servers: { tls?: { credentialName?: string } }[] } }>(
+      Resources.Gateway,
+      NS,
+      ingressGatewayName(NAME, DEFAULT_INGRESS_GATEWAY_SERVICE),
+    );
+    expect(gateway?.spec.servers[0]?.tls?.credentialName).toBe(`${NAME}-${secret.metadata.uid}`);
+    expect(fake.get(Resources.Secret, 'istio-system', `${NAME}-${secret.metadata.uid}`)).toBeDefined();
+  });
+
+  it('external-domain-tls on: a Certificate of the mapping; HTTP until it is Ready, then spec.tls and https', async () => {
+    const { fake, act, recorded } = setup({
+      'autocreate-cluster-domain-claims': 'true',
+      'external-domain-tls': 'Enabled',
+      // A class whose controller the test plays (cert-manager's is programmed by Tidal itself).
+      'certificate-class': 'test.certificate.networking.knative.dev',
+    });
+    fake.seed(Resources.Service, ksvc());
+    fake.seed(Resources.DomainMapping, mapping());
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ url: 'http://coolcoffee.company' });
+    const cert = fake.get<Certificate>(Resources.Certificate, NS, NAME);
+    expect(cert?.spec).toEqual({ dnsNames: [NAME], domain: NAME, secretName: NAME });
+    expect(cert?.metadata.labels).toEqual({
+      'serving.knative.dev/domainMappingUID': NAME,
+      'networking.knative.dev/certificate-type': 'external-domain',
+    });
+    expect(cert?.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'DomainMapping', name: NAME, controller: true });
+    expect(cond(stored(fake), 'CertificateProvisioned')).toEqual({
+      status: 'True',
+      reason: 'HTTPDowngrade',
+      message: `Certificate ${NAME} is not ready downgrade HTTP.`,
+    });
+    expect(recorded.map((e) => e.message)).toContain(`Created Certificate ${NS}/${NAME}`);
+    expect(fake.get<Ingress>(Resources.KIngress, NS, NAME)?.spec.tls).toBeUndefined();
+
+    // The certificate's controller writes the Secret and reports the Certificate Ready.
+    fake.seed(Resources.Secret, tlsSecret(NS, NAME, [NAME]));
+    fake.edit<Certificate>(Resources.Certificate, NS, NAME, (c) => {
+      c.status = { observedGeneration: c.metadata.generation ?? 1, conditions: [{ type: 'Ready', status: 'True' }] };
+    });
+    expect(await act.reconcileDomainMapping(key)).toMatchObject({ ready: 'True', url: 'https://coolcoffee.company' });
+    expect(cond(stored(fake), 'CertificateProvisioned')).toEqual({ status: 'True' });
+    expect(fake.get<Ingress>(Resources.KIngress, NS, NAME)?.spec.tls).toEqual([{ hosts: [NAME], secretName: NAME, secretNamespace: NS }]);
+  });
+
+  it('external-domain-tls on and the mapping opts out: no Certificate, TLSNotEnabled', async () => {
+    const { fake, act } = setup({ 'autocreate-cluster-domain-claims': 'true', 'external-domain-tls': 'Enabled' });
+    fake.seed(Resources.Service, ksvc());
+    fake.seed(
+      Resources.DomainMapping,
+      mapping((d) => void (d.metadata.annotations = { 'networking.knative.dev/disable-external-domain-tls': 'true' })),
+    );
+    await act.reconcileDomainMapping(key);
+    expect(fake.list(Resources.Certificate, NS)).toEqual([]);
+    expect(cond(stored(fake), 'CertificateProvisioned')).toEqual({
+      status: 'True',
+      reason: 'TLSNotEnabled',
+      message: 'external-domain-tls is not enabled',
+    });
   });
 
   it('a mapping stored bypassing the webhook: the same rules on its status, and nothing claimed or routed', async () => {

@@ -30,7 +30,7 @@ describe('DomainMapping condition set', () => {
     domainMappingConditionSet.initialize(s, now);
     expect(s.conditions?.map((c) => c.type)).toEqual(['CertificateProvisioned', 'DomainClaimed', 'IngressReady', 'Ready', 'ReferenceResolved']);
     markTLSNotEnabled(s, now);
-    expect(cond(s, 'CertificateProvisioned')).toEqual({ status: 'True', reason: 'TLSNotEnabled', message: 'autoTLS is not enabled' });
+    expect(cond(s, 'CertificateProvisioned')).toEqual({ status: 'True', reason: 'TLSNotEnabled', message: 'external-domain-tls is not enabled' });
     markDomainClaimed(s, now);
     markReferenceResolved(s, now);
     expect(cond(s, 'Ready')?.status).toBe('Unknown');

@@ -83,6 +83,36 @@ describe('pokeTargets (design.md §4)', () => {
     expect(pokeTargets('VirtualService', owned('VirtualService', 'x', 'Ingress', 'web', 'networking.k8s.io/v1'), withIngress)).toEqual([]);
   });
 
+  it("a Certificate pokes its Route's reconciler (the Service above it) or its DomainMapping", () => {
+    const withDm = new Set<EntityKind>([...all, 'DomainMapping']);
+    const route = owned('Route', 'web', 'Service', 'web');
+    const service: KubeObject = { apiVersion: 'serving.knative.dev/v1', kind: 'Service', metadata: { name: 'web', namespace: 'ns' } };
+    const lookup = (kind: string) => (kind === 'Route' ? route : kind === 'Service' ? service : undefined);
+    expect(pokeTargets('Certificate', owned('Certificate', 'route-u', 'Route', 'web'), withDm, lookup)).toEqual([
+      { kind: 'Service', key: { namespace: 'ns', name: 'web' } },
+    ]);
+    expect(
+      pokeTargets('Certificate', owned('Certificate', 'a.example', 'DomainMapping', 'a.example', 'serving.knative.dev/v1beta1'), withDm),
+    ).toEqual([{ kind: 'DomainMapping', key: { namespace: 'ns', name: 'a.example' } }]);
+    expect(pokeTargets('Certificate', owned('Certificate', 'x', 'Route', 'web', 'other.io/v1'), withDm)).toEqual([]);
+  });
+
+  it('a cert-manager Certificate pokes the Route or DomainMapping its labels name (copied from its Knative Certificate)', () => {
+    const withDm = new Set<EntityKind>([...all, 'DomainMapping']);
+    const cm = (labels: Record<string, string>): KubeObject => ({
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: { name: 'c', namespace: 'ns', labels },
+    });
+    expect(pokeTargets('CertManagerCertificate', cm({ 'serving.knative.dev/route': 'web' }), withDm)).toEqual([
+      { kind: 'Route', key: { namespace: 'ns', name: 'web' } },
+    ]);
+    expect(pokeTargets('CertManagerCertificate', cm({ 'serving.knative.dev/domainMappingUID': 'a.example' }), withDm)).toEqual([
+      { kind: 'DomainMapping', key: { namespace: 'ns', name: 'a.example' } },
+    ]);
+    expect(pokeTargets('CertManagerCertificate', cm({}), withDm)).toEqual([]);
+  });
+
   it('a Pod pokes the Revision named by its label', () => {
     const pod: KubeObject = {
       apiVersion: 'v1',
