@@ -94,6 +94,7 @@ class Rand {
 const Images = ['docker.io/library/nginx:1.25', 'docker.io/library/nginx:1.26', 'docker.io/library/nginx:1.27', 'docker.io/library/nginx:1.28'];
 const Tags = ['a', 'b', 'canary', 'old'];
 const MinScale = 'autoscaling.knative.dev/min-scale';
+const RoutingStateLabel = 'serving.knative.dev/routingState';
 const Visibility = 'networking.knative.dev/visibility';
 const NoteAnnotation = 'conv.tidal.dev/note';
 const HijackHost = 'hijacked.invalid';
@@ -586,9 +587,21 @@ function normalTarget(t: TrafficTarget): TrafficTarget {
   return { ...t, latestRevision: t.latestRevision ?? !t.revisionName };
 }
 
-function expectedReplicas(rev: Revision, routed: ReadonlySet<string>): number {
-  // A Revision no Route target names is reserve and holds no pods (ADR 0018).
-  if (!routed.has(rev.metadata.name ?? '')) return 0;
+/**
+ * What is wrong with a Revision's routing state: one a Route target names is `active`; one none names is not (it
+ * is `reserve` once a Route let it go, or still `pending` if none ever named it, as upstream's labeler leaves it).
+ */
+function routingStateProblem(rev: Revision, routed: ReadonlySet<string>): string | undefined {
+  const state = rev.metadata.labels?.[RoutingStateLabel];
+  const name = rev.metadata.name ?? '';
+  if (routed.has(name) && state !== 'active') return `Revision ${name} routed but routingState ${state}`;
+  if (!routed.has(name) && state === 'active') return `Revision ${name} not routed but routingState active`;
+  return undefined;
+}
+
+function expectedReplicas(rev: Revision): number {
+  // A reserve Revision holds no pods (ADR 0018); a pending one keeps its count, as upstream's PodAutoscaler does.
+  if (rev.metadata.labels?.[RoutingStateLabel] === 'reserve') return 0;
   // hakn: no autoscaler; max(initial-scale 1, min-scale) with config-autoscaler's min-scale 2, capped by max-scale 30.
   const min = rev.metadata.annotations?.[MinScale];
   return Math.min(30, Math.max(1, min === undefined ? 2 : Number(min)));
@@ -663,17 +676,19 @@ export function checkService(s: Snapshot, name: string, opts: { namespace: strin
       p.push(`Configuration latestCreated/latestReady ${cfg.status?.latestCreatedRevisionName}/${cfg.status?.latestReadyRevisionName}, want ${want}`);
     }
   }
-  // Every Revision has its Deployment (image, replicas: the serving count for those the Service's traffic names, the
-  // latest ready one for latestRevision targets, and 0 for the rest) and its ClusterIP Service.
+  // Every Revision has its routing state (active exactly when the Service's traffic names it, or it is the latest
+  // ready one for a latestRevision target), its Deployment (image, replicas: 0 when reserve) and its ClusterIP Service.
   const routed = new Set(routeTrafficFor(svc).map((t) => t.revisionName ?? want));
   for (const r of revs) {
     const rn = r.metadata.name ?? '';
+    const routing = routingStateProblem(r, routed);
+    if (routing) p.push(routing);
     const dep = byName(s.deployments, `${rn}-deployment`);
     if (!dep || !ownedBy(dep, r)) p.push(`Revision ${rn}: no Deployment owned by it`);
     else {
       const img = dep.spec?.template?.spec?.containers?.find((c) => c.name === 'user-container')?.image;
       if (img !== r.spec.containers[0]?.image) p.push(`Deployment ${rn}-deployment image ${img} != ${r.spec.containers[0]?.image}`);
-      const replicas = expectedReplicas(r, routed);
+      const replicas = expectedReplicas(r);
       if (dep.spec?.replicas !== replicas) p.push(`Deployment ${rn}-deployment replicas ${dep.spec?.replicas} != ${replicas}`);
     }
     const rsvc = byName(s.kservices, rn);
