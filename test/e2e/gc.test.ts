@@ -4,36 +4,21 @@
 // defaults (test/harness/e2e-setup.ts: other files read old Revisions); this file sets hakn's shipped values
 // (deploy/config/config-gc.yaml) and its own, and puts the defaults back at the end.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import type { temporal } from '@temporalio/proto';
 import type { Configuration, Revision, TrafficTarget } from '../../api/serving.js';
-import { repoRoot } from '../../dev/stack.js';
+import { gcKeys, setGcArgs, shippedGc } from '../harness/config-gc.js';
 import { apply, eventsOf, getObject, kubectl, kubectlJson, stack, temporalClient } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 import { runHistories } from '../harness/history.js';
 
 const log = (s: string) => console.error(`[gc] ${s}`);
-const gcKeys = ['min-non-active-revisions', 'max-non-active-revisions', 'retain-since-create-time', 'retain-since-last-active-time'] as const;
-
 /** hakn's values, as shipped. */
-const hakn = (parse(readFileSync(`${repoRoot}/deploy/config/config-gc.yaml`, 'utf8')) as { data: Record<string, string> }).data;
-const haknKeys = Object.fromEntries(gcKeys.map((k) => [k, hakn[k] ?? null]));
+const haknKeys = Object.fromEntries(gcKeys.map((k) => [k, shippedGc[k] ?? null]));
 
 /** Sets config-gc's four keys (null: absent, Knative's default). */
-const setGc = (data: Record<string, string | null>) =>
-  kubectl([
-    'patch',
-    'configmap',
-    'config-gc',
-    '-n',
-    'knative-serving',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ data: Object.fromEntries(gcKeys.map((k) => [k, data[k] ?? null])) }),
-  ]);
+const setGc = (data: Record<string, string | null>) => kubectl(setGcArgs(data));
 
 const ksvc = (name: string, image: string, traffic?: TrafficTarget[]) => ({
   apiVersion: 'serving.knative.dev/v1',

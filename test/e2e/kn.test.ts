@@ -3,31 +3,16 @@
 // shipped config-gc (deploy/config/config-gc.yaml) is set for the file's duration: it must keep the Revision that
 // served before the current one, so the split and the rollback right after an update find it.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import type { Revision, TrafficTarget } from '../../api/serving.js';
-import { repoRoot } from '../../dev/stack.js';
+import { setGcArgs, shippedGc } from '../harness/config-gc.js';
 import { getObject, kubectl, kubectlJson, stack } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 const exec = promisify(execFile);
-const gcKeys = ['min-non-active-revisions', 'max-non-active-revisions', 'retain-since-create-time', 'retain-since-last-active-time'] as const;
-const shipped = (parse(readFileSync(`${repoRoot}/deploy/config/config-gc.yaml`, 'utf8')) as { data: Record<string, string> }).data;
-
 /** Sets config-gc's four keys (absent: Knative's default, as the e2e stack runs). */
-const setGc = (data: Record<string, string | undefined>) =>
-  kubectl([
-    'patch',
-    'configmap',
-    'config-gc',
-    '-n',
-    'knative-serving',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ data: Object.fromEntries(gcKeys.map((k) => [k, data[k] ?? null])) }),
-  ]);
+const setGc = (data: Record<string, string | undefined>) => kubectl(setGcArgs(data));
 
 /** Runs `kn` against the test stack; rejects with its output when it exits non-zero. */
 async function kn(args: string[]): Promise<string> {
@@ -56,8 +41,8 @@ async function servedTraffic(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  expect(shipped['min-non-active-revisions']).toBe('1');
-  await setGc(shipped);
+  expect(shippedGc['min-non-active-revisions']).toBe('1');
+  await setGc(shippedGc);
 });
 
 afterAll(async () => {

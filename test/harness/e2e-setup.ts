@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
 import type { TestProject } from 'vitest/node';
 import { kubectl, repoRoot, stackDown, stackUp, testPorts, type Binaries } from '../../dev/stack.js';
+import { setGcArgs } from './config-gc.js';
 
 const dir = path.join(repoRoot, '.tidal', 'test');
 
@@ -43,20 +44,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     certManager: true,
     log,
   });
-  // Knative's revision GC defaults, not hakn's shipped ones (deploy/config/config-gc.yaml deletes inactive Revisions
-  // at once): several files read Revisions their Service no longer routes to. test/e2e/gc.test.ts sets hakn's values
-  // for its own Services and puts these back.
-  const gcKeys = ['min-non-active-revisions', 'max-non-active-revisions', 'retain-since-create-time', 'retain-since-last-active-time'];
-  await kubectl(info, [
-    'patch',
-    'configmap',
-    'config-gc',
-    '-n',
-    'knative-serving',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ data: Object.fromEntries(gcKeys.map((k) => [k, null])) }),
-  ]);
+  // Knative's revision GC defaults, not hakn's shipped ones (deploy/config/config-gc.yaml keeps one inactive Revision):
+  // several files read Revisions their Service no longer routes to. gc.test.ts and kn.test.ts set the shipped values
+  // for their own Services and put these back.
+  await kubectl(info, setGcArgs({}));
   // The example module operator's module (examples/module-operator, test/e2e/modules.test.ts): known, as an
   // administrator installing that operator would list it.
   await kubectl(info, [
