@@ -280,8 +280,8 @@ export function createRouteActivities(deps: ActivityDeps) {
    * The labeler's reads (spec §4.7, upstream `syncRoutingMeta`): the Revisions and Configurations that `status.traffic
    * ∪ spec.traffic` references (see `routingTargets`), and whether a settled pass must clear. It need not when the
    * stored Route was already settled at its generation and named the same targets: the last settled pass cleared
-   * everything else, and only this Route's own labeler adds it anywhere, so the two namespace-wide lists would find
-   * nothing.
+   * everything else, and only this Route's own labeler adds it anywhere — but for a Revision created since, which
+   * its Configuration marked — so the two namespace-wide lists would find nothing.
    */
   async function routingOf(
     key: ObjectKey,
@@ -312,7 +312,17 @@ export function createRouteActivities(deps: ActivityDeps) {
     );
     const targets = routingTargets(traffic, revCache, cfgCache);
     const storedSettled = isRouteReady(stored) || isRouteFailed(stored);
-    const clear = !(storedSettled && sameRoutingTargets(routingTargets(storedTraffic, revCache, cfgCache), targets));
+    // A Configuration copies its routes annotation onto each Revision it creates (upstream's MakeRevision): a new one
+    // the traffic does not name lists this Route without this Route's labeler having put it there, and must be cleared.
+    const unnamedLatest = await Promise.all(
+      [...targets.configurations].map(async (name) => {
+        const latest = cfgCache[name]?.status?.latestCreatedRevisionName;
+        if (!latest || targets.revisions.has(latest)) return false;
+        const rev = await getRev(latest);
+        return rev !== undefined && listsRoute(rev, key.name);
+      }),
+    );
+    const clear = !(storedSettled && sameRoutingTargets(routingTargets(storedTraffic, revCache, cfgCache), targets)) || unnamedLatest.includes(true);
     return { targets, getRev, configurations: cfgCache, clear };
   }
 

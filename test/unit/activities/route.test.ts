@@ -783,6 +783,28 @@ describe('labeler: a Revision the Route stops routing to becomes reserve (revisi
   });
 });
 
+describe('labeler: a new Revision its Configuration marked with the Route, which the traffic does not name', () => {
+  it('is cleared by the next settled pass, though the Route names the same targets: it becomes reserve', async () => {
+    const h = harness(ISTIO);
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('pinned', [{ revisionName: 'cfg-00001', percent: 100 }]));
+    await h.pass('pinned');
+    expect(ok(await h.pass('pinned')).ready).toBe('True');
+    // The Configuration creates cfg-00002 and copies its routes annotation onto it, active (upstream's MakeRevision).
+    const born = revision('cfg-00002', 'cfg');
+    born.metadata.labels = { ...born.metadata.labels, 'serving.knative.dev/routingState': 'active' };
+    born.metadata.annotations = { ...born.metadata.annotations, 'serving.knative.dev/routes': 'pinned' };
+    h.kube.seed(Resources.Revision, born);
+    h.kube.edit<Configuration>(Resources.Configuration, NS, 'cfg', (c) => (c.status = { ...c.status, latestCreatedRevisionName: 'cfg-00002' }));
+    expect(ok(await h.pass('pinned')).ready).toBe('True');
+    expect(h.route('pinned').status?.traffic?.map((t) => t.revisionName)).toEqual(['cfg-00001']);
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00002')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
+    expect(h.annotation(Resources.Revision, 'cfg-00002')).toBeUndefined();
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+  });
+});
+
 describe('a reserve Revision scaled to zero gets traffic only once its pods are up (ADR 0018)', () => {
   const setActive = (h: H, name: string, status: Condition['status'], reason?: string) =>
     h.kube.edit<Revision>(Resources.Revision, NS, name, (r) => {
