@@ -32,8 +32,8 @@ import { deploymentName } from '../resources/names.js';
 import { makeRevisionService } from '../resources/revision-service.js';
 import { computeRevisionStatus, scaleTargetInitialized, type ModuleObservation } from '../resources/revision-status.js';
 import { nowOf, type ActivityDeps } from './deps.js';
-import { applyReportingFailures, recordLater, settleAll, type ApplyOptions, type FailureTarget, type RecordLater } from './apply.js';
-import { makeHPA, usesHPA, type HorizontalPodAutoscaler } from '../resources/hpa.js';
+import { applyReportingFailures, ownedWhole, recordLater, settleAll, type ApplyOptions, type FailureTarget, type RecordLater } from './apply.js';
+import { makeHPA, usesHPA, withHpaDefaults, type HorizontalPodAutoscaler } from '../resources/hpa.js';
 import { makePodDisruptionBudget, type PodDisruptionBudget } from '../resources/pdb.js';
 import { statusOutcome, writeStatus, writeStatusWithEvents, type StatusOutcome } from './status.js';
 import { firstAttempt } from './attempt.js';
@@ -66,6 +66,13 @@ const deploymentCreateRefused: NonNullable<FailureTarget['createRefused']> = {
   reason: ReasonDeploying,
   message: (name, apiMessage) => `failed to create deployment ${JSON.stringify(name)}: ${apiMessage}`,
 };
+/**
+ * The HPA is wholly the Revision's, as upstream's HPA reconciler updates the whole object: a field, label or
+ * annotation someone else adds is removed (the API server's defaults are no edit). The Revision's Service keeps
+ * foreign fields (upstream's private Service sets only its ports and selector), and its PodDisruptionBudget, hakn's,
+ * follows the same rule.
+ */
+const hpaOwned = ownedWhole<HorizontalPodAutoscaler>(withHpaDefaults);
 /** How the Revision's Deployment is applied: upstream's update rule and shape. */
 const deploymentOwned: ApplyOptions<Deployment> = { inSync: deploymentInSync, replaceOver: deploymentUpdate };
 
@@ -218,8 +225,9 @@ export function createRevisionActivities(deps: ActivityDeps) {
     existing: T | undefined,
     desired: T | undefined,
     record: RecordLater,
+    opts: ApplyOptions<T> = {},
   ): Promise<OptionalChildAction> {
-    if (desired) return (await applyOwned(rev, type, existing, desired, record)).action;
+    if (desired) return (await applyOwned(rev, type, existing, desired, record, opts)).action;
     if (!existing || !isControlledBy(existing, rev.metadata.uid)) return 'none';
     await kube.delete(type, keyOf(rev).namespace, keyOf(rev).name);
     record(rev, 'Normal', 'Deleted', `Deleted ${type.kind} "${existing.metadata.name ?? ''}"`);
@@ -351,7 +359,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
       const deployment = await applyOwned(rev, Resources.Deployment, existing, desired, record, deploymentOwned);
       const [service, hpaAction, pdbAction] = await settleAll([
         applyOwned(rev, Resources.KubeService, existingSvc, svc, record),
-        reconcileOptional(rev, Resources.HorizontalPodAutoscaler, existingHpa, hpa, record),
+        reconcileOptional(rev, Resources.HorizontalPodAutoscaler, existingHpa, hpa, record, hpaOwned),
         reconcileOptional(rev, Resources.PodDisruptionBudget, existingPdb, pdb, record),
       ] as const);
       return {

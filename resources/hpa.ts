@@ -41,6 +41,18 @@ export interface HorizontalPodAutoscaler extends KubeObject {
   status?: { currentReplicas?: number; desiredReplicas?: number; conditions?: { type: string; status: string; reason?: string }[] };
 }
 
+/**
+ * The HPA with the defaults the API server stores filled in (autoscaling/v2 SetDefaults: minReplicas 1, and 80 % CPU
+ * when no metric is given), so the owner's comparison sees only what someone else changed. Upstream's HPA reconciler
+ * updates the whole object when its spec differs from the desired one.
+ */
+export function withHpaDefaults(hpa: HorizontalPodAutoscaler): HorizontalPodAutoscaler {
+  const metrics: MetricSpec[] = hpa.spec.metrics?.length
+    ? hpa.spec.metrics
+    : [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
+  return { ...hpa, spec: { ...hpa.spec, minReplicas: hpa.spec.minReplicas ?? 1, metrics } };
+}
+
 /** The Revision's autoscaler class: its `autoscaling.knative.dev/class` annotation, else config-autoscaler's. */
 export function autoscalerClass(rev: Revision, cfg: RevisionConfig): string {
   return rev.metadata.annotations?.[AutoscalingAnnotations.class] ?? cfg.autoscaler.podAutoscalerClass;

@@ -387,6 +387,27 @@ describe('the HPA autoscaler class and the PodDisruptionBudget', () => {
     expect(recorded.map((e) => e.message)).toContain('Deleted HorizontalPodAutoscaler "hello-00001"');
   });
 
+  it("the HPA is the Revision's whole: a foreign label, annotation and spec field go; the API server's defaults are no edit", async () => {
+    const { fake, acts } = setupWith(revision('hello-00001', 'default', resolved, withRevAnnotations(hpaClass)), hakn());
+    await acts.reconcileRevisionResources(key);
+    // The API server's defaults (no metric named: 80 % CPU) change nothing.
+    fake.edit<HorizontalPodAutoscaler>(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001', (h) => {
+      h.spec.metrics ??= [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } } }];
+    });
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ hpa: 'unchanged' });
+    fake.edit<HorizontalPodAutoscaler & { spec: { behavior?: unknown } }>(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001', (h) => {
+      h.metadata.labels = { ...h.metadata.labels, team: 'payments' };
+      h.metadata.annotations = { ...h.metadata.annotations, note: 'by hand' };
+      h.spec.behavior = { scaleDown: { stabilizationWindowSeconds: 600 } };
+    });
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ hpa: 'updated' });
+    const hpa = fake.get<HorizontalPodAutoscaler & { spec: { behavior?: unknown } }>(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')!;
+    expect(hpa.metadata.labels?.['team']).toBeUndefined();
+    expect(hpa.metadata.annotations?.['note']).toBeUndefined();
+    expect(hpa.spec.behavior).toBeUndefined();
+    expect(hpa.spec.minReplicas).toBe(3);
+  });
+
   it('a reserve Revision of the HPA class loses its HPA and is scaled to 0; routed again, the HPA comes back', async () => {
     const { fake, acts, recorded } = setupWith(revision('hello-00001', 'default', resolved, withRevAnnotations(hpaClass)), hakn());
     await acts.reconcileRevisionResources(key);
