@@ -25,8 +25,8 @@ import { semanticEqual } from '../api/validation.js';
 import { stableStringify } from '../resources/hash.js';
 import type { ActivityDeps } from './deps.js';
 import type { EventRecorder } from './events.js';
-import type { KubeClient } from './kube/client.js';
-import { KubeApiError } from './kube/errors.js';
+import type { KubeClient } from '../kube/client.js';
+import { KubeApiError } from '../kube/errors.js';
 import { failureStatus, markedStatus, writeStatus } from './status.js';
 
 /** Annotation on every child Tidal applies: hash of the desired object it last applied (see the file comment). */

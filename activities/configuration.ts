@@ -10,7 +10,7 @@ import { makeRevision } from '../resources/revision.js';
 import { findRevisionForGeneration, isRevisionNameTaken } from '../resources/revision-lookup.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { apiErrorMessage, isPermanentApiError } from './apply.js';
-import { isConflict } from './kube/errors.js';
+import { isConflict } from '../kube/errors.js';
 import { statusOutcome, writeStatus, writeStatusWithEvents, type StatusOutcome } from './status.js';
 import { listOwnWrites, writtenSoFar, type WrittenVersions } from './written.js';
 

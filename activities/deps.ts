@@ -5,10 +5,10 @@ import type { NetworkConfig } from '../api/config/network.js';
 import type { DomainConfig } from '../api/config/domain.js';
 import type { IstioConfig } from '../api/config/istio.js';
 import type { LoggingConfig } from '../api/config/logging.js';
-import type { DigestResolver } from './digests.js';
+import type { DigestResolver } from '../registry/digest-resolver.js';
 import type { EventRecorder } from './events.js';
-import type { KubeClient } from './kube/client.js';
-import type { CachedVersion } from './kube/recent-objects.js';
+import type { KubeClient } from '../kube/client.js';
+import type { CachedVersion } from '../kube/recent-objects.js';
 import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 

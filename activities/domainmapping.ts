@@ -52,7 +52,7 @@ import { apiErrorMessage, applyReportingFailures, ownedWhole, isPermanentApiErro
 import { nowOf, type ActivityDeps } from './deps.js';
 import { programIngress } from './ingress.js';
 import { certificateContext, reconcileCertificate } from './knative-certificate.js';
-import { isConflict } from './kube/errors.js';
+import { isConflict } from '../kube/errors.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 /** What the claim step found or did. */

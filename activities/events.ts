@@ -13,8 +13,8 @@
 import { createHash } from 'node:crypto';
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
-import type { KubeClient } from './kube/client.js';
-import { isConflict, isNotFound } from './kube/errors.js';
+import type { KubeClient } from '../kube/client.js';
+import { isConflict, isNotFound } from '../kube/errors.js';
 import type { Logger } from 'pino';
 
 export type EventType = 'Normal' | 'Warning';

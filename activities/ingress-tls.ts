@@ -18,7 +18,7 @@ import {
 } from '../resources/istio/ingress-tls.js';
 import { qualifiedGatewayName } from '../resources/istio/names.js';
 import { applyIfChanged, ownedWhole, settleAll } from './apply.js';
-import type { KubeClient } from './kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 
 type SecretObject = KubeObject & { type?: string; data?: Record<string, string> };
 

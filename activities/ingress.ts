@@ -23,7 +23,7 @@ import { applyIngressTLS, readIngressTLS } from './ingress-tls.js';
 import { gatewayTargets, probeGateways, type GatewayPodLike } from './prober.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { applyIfChanged, ownedWhole, settleAll } from './apply.js';
-import type { KubeClient } from './kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 import { statusOutcome, writeStatus, type StatusOutcome } from './status.js';
 
 /** Ready Unknown when programming failed (net-istio `notReconciledReason` / `notReconciledMessage`). */

@@ -16,7 +16,7 @@ import {
   type CertManagerCertificate,
 } from '../resources/certmanager.js';
 import { applyIfChanged, ownedWhole, type RecordLater } from './apply.js';
-import type { KubeClient } from './kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 import { nowOf, type ActivityDeps } from './deps.js';
 import { writeStatus } from './status.js';
 

@@ -7,6 +7,8 @@ import { ABSENT, echoOf, mergeObservations, observationOf, sourceOf } from '../a
 import type { ResourceType } from '../api/kinds.js';
 import { resourceVersionNumber, type KubeObject } from '../api/meta.js';
 import type { OwnWriteLog } from './deps.js';
+import { installStepHooks } from '../kube/step-hooks.js';
+import { firstAttempt } from './attempt.js';
 
 /**
  * Observations of one activity: source → `<uid> <spec> <status>` (a part is `-` if it changed under the activity),
@@ -246,3 +248,6 @@ function runningWorkflowId(): string | undefined {
     return undefined;
   }
 }
+
+// The Kubernetes client reports to the running step through these hooks.
+installStepHooks({ object: noteObject, written: noteWritten, absent: noteAbsent, live: stepLive, signal: stepSignal, firstAttempt });

@@ -14,7 +14,7 @@ import { parseRolloutAnnotation } from '../resources/rollout.js';
 import { RoutingState } from '../resources/revision.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { ActivityDeps } from './deps.js';
-import { isConflict } from './kube/errors.js';
+import { isConflict } from '../kube/errors.js';
 import { listOwnWrites, type WrittenVersions } from './written.js';
 
 /** The Event reason of a collected Revision (upstream's collector records none; this one is Tidal's). */

@@ -40,7 +40,7 @@ import {
   type PlaceholderEndpoints,
   type PlaceholderService,
 } from '../resources/placeholder-service.js';
-import { isNotFound } from './kube/errors.js';
+import { isNotFound } from '../kube/errors.js';
 import {
   applyRolloutToTraffic,
   buildRollout,

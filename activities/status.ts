@@ -5,7 +5,7 @@ import type { KubeObject } from '../api/meta.js';
 import type { Status } from '../api/serving.js';
 import type { StatusEvent } from '../resources/configuration-status.js';
 import type { EventRecorder } from './events.js';
-import type { KubeClient } from './kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 
 /**
  * Writes `status` for `obj` unless it equals what is stored; returns the new resourceVersion, if it wrote. With

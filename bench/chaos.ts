@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { Resources } from '../api/kinds.js';
-import { KubeClient } from '../activities/kube/client.js';
+import { KubeClient } from '../kube/client.js';
 import { ProcessTable } from '../dev/processes.js';
 import { replicaPorts, repoRoot, stackDown, stackUp, startController, type StackPorts } from '../dev/stack.js';
 import { addKwokNodes, SuiteLabel } from '../test/harness/convergence.js';

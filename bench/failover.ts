@@ -6,7 +6,7 @@
 // restart the killed replica as a follower and go again. Prints p50/p95/max of each. It asserts nothing.
 import path from 'node:path';
 import { rmSync } from 'node:fs';
-import { KubeClient } from '../activities/kube/client.js';
+import { KubeClient } from '../kube/client.js';
 import { Resources } from '../api/kinds.js';
 import type { Service } from '../api/serving.js';
 import { ProcessTable } from '../dev/processes.js';

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { Resources, type ResourceType } from '../api/kinds.js';
 import { asTemplate, instantiate, type Workload } from './workload-copies.js';
-import { KubeClient } from '../activities/kube/client.js';
+import { KubeClient } from '../kube/client.js';
 import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { ProcessTable } from '../dev/processes.js';
 import { makeLogger } from '../workers/logger.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { Resources } from '../api/kinds.js';
 import type { Revision, Service } from '../api/serving.js';
-import { KubeClient, type WatchEvent } from '../activities/kube/client.js';
+import { KubeClient, type WatchEvent } from '../kube/client.js';
 import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { envNumber, fmtMs, percentile, sleep, table, progressLog } from './measure.js';
 import { createService, service } from './services.js';

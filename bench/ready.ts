@@ -14,7 +14,7 @@ import path from 'node:path';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { Resources } from '../api/kinds.js';
-import { KubeClient } from '../activities/kube/client.js';
+import { KubeClient } from '../kube/client.js';
 import { repoRoot, stackDown, stackUp, startController, type StackInfo } from '../dev/stack.js';
 import { ProcessTable } from '../dev/processes.js';
 import { makeLogger } from '../workers/logger.js';

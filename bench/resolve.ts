@@ -2,8 +2,8 @@
 // docker-registry, TLS), anonymous and with htpasswd credentials from a pull secret.
 import path from 'node:path';
 import { rmSync } from 'node:fs';
-import { makeRegistryResolver } from '../activities/registry/resolver.js';
-import type { KubeClient } from '../activities/kube/client.js';
+import { makeRegistryResolver } from '../registry/resolver.js';
+import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../api/meta.js';
 import { pushImage } from '../dev/oci-images.js';
 import { startRegistry, stopRegistry } from '../dev/registry.js';

@@ -18,7 +18,7 @@ import type { ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { Ingress } from '../api/networking.js';
 import type { Service } from '../api/serving.js';
-import { KubeClient, type WatchEvent } from '../activities/kube/client.js';
+import { KubeClient, type WatchEvent } from '../kube/client.js';
 import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { nsToMsCeil, parseRolloutAnnotation, type Rollout } from '../resources/rollout.js';
 import { envList, envNumber, fmtMs, percentile, sleep, table, progressLog } from './measure.js';

@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { Resources } from '../api/kinds.js';
 import type { Service } from '../api/serving.js';
-import { KubeClient } from '../activities/kube/client.js';
+import { KubeClient } from '../kube/client.js';
 import { ProcessTable } from '../dev/processes.js';
 import { repoRoot, stackDown, stackUp, startController, type StackInfo } from '../dev/stack.js';
 import { makeLogger } from '../workers/logger.js';

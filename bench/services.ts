@@ -1,8 +1,8 @@
 // The Service the benchmarks create, and how they create it.
 import { Resources } from '../api/kinds.js';
 import type { Service } from '../api/serving.js';
-import type { KubeClient } from '../activities/kube/client.js';
-import { isConflict, KubeApiError } from '../activities/kube/errors.js';
+import type { KubeClient } from '../kube/client.js';
+import { isConflict, KubeApiError } from '../kube/errors.js';
 import { sleep } from './measure.js';
 
 /** A Service on a Docker Hub image: the local stack skips resolving those, so no registry is involved. */

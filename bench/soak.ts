@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { Resources } from '../api/kinds.js';
-import { KubeClient } from '../activities/kube/client.js';
+import { KubeClient } from '../kube/client.js';
 import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { cleanUp, runConvergence, SuiteLabel } from '../test/harness/convergence.js';
 import { benchPorts } from './ports.js';

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { Resources, type ResourceType } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { Service } from '../api/serving.js';
-import type { KubeClient } from '../activities/kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 import { Informer } from '../watcher/informer.js';
 import { sleep } from './measure.js';
 

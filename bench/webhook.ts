@@ -10,7 +10,7 @@ import https from 'node:https';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { defaultAutoscalerConfig, defaultDefaultsConfig } from '../api/config/index.js';
-import { makeWebhookCertificates, type WebhookCertificates } from '../webhook/certificates.js';
+import { makeWebhookCertificates, type WebhookCertificates } from '../pki/webhook-certificates.js';
 import { WebhookServer } from '../webhook/server.js';
 
 const requests = Number(process.env.BENCH_WEBHOOK_REQUESTS ?? 5000);

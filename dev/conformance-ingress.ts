@@ -12,7 +12,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { subtestsOf, type SuiteRun, type TargetRun } from './conformance-report.js';
-import { runSuite, testResources } from './conformance.js';
+import { runSuite, testResources } from './conformance-suite.js';
 import { INGRESS_NAMESPACE, IngressServices, TRAEFIK_PUBLIC_PORT } from './ingress.js';
 import { buildKnativeBinaries, buildKnativeImages, NETWORKING_PREFIX, pushKnativeImages, queueImageRef } from './knative-images.js';
 import { startStackRegistry, stopRegistry } from './registry.js';

@@ -9,7 +9,8 @@ import { IMAGE_UID } from './image.js';
 import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import path from 'node:path';
 import type { ProcessRecord, ProcessTable } from './processes.js';
-import { kubectl, repoRoot, type StackInfo, type StackPorts } from './stack.js';
+import { kubectl, repoRoot } from './kubectl.js';
+import type { StackInfo, StackPorts } from './stack.js';
 
 export const IN_CLUSTER_SA = 'system:serviceaccount:knative-serving:controller';
 export const serviceAccountMount = '/var/run/secrets/kubernetes.io/serviceaccount';

@@ -3,22 +3,21 @@
 // `stackUp` is idempotent (healthy processes are reused); `stackDown` stops exactly what was started.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
-import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { controllerMalloc } from './allocator.js';
 import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import { ensurePki, writeKubeconfig } from './pki.js';
-import { isAlive, ProcessTable, tail, type ProcessRecord } from './processes.js';
+import { ProcessTable, type ProcessRecord } from './processes.js';
 import { startTemporalPostgres, stopTemporalPostgres, temporalModeFromEnv } from './temporal-postgres.js';
 import type { RealNode } from './node.js';
 
 const run = promisify(execFile);
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export { kubectl, repoRoot } from './kubectl.js';
+export { httpOk, portOpen, waitFor, yamlFiles } from './probes.js';
+import { httpOk, portOpen, waitFor, yamlFiles } from './probes.js';
+import { kubectl, repoRoot } from './kubectl.js';
 
 export interface StackPorts {
   etcdClient: number;
@@ -266,53 +265,7 @@ export async function ensureToolchain(log: (s: string) => void = console.error, 
   return bins;
 }
 
-/**
- * Polls `check` every 250 ms until it says true. Fails after `timeoutMs`, or at once when `rec`'s process has exited
- * (nothing restarts it meanwhile), with the last lines of its log.
- */
-export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, rec?: ProcessRecord): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      /* not yet */
-    }
-    const exited = rec !== undefined && !isAlive(rec.pid);
-    if (exited || Date.now() > deadline) {
-      const why = exited ? 'exited' : `did not become healthy in ${timeoutMs / 1000}s`;
-      throw new Error(`${what} ${why}${rec ? `; last lines of ${rec.log}:\n${tail(rec.log)}` : ''}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
-/** GET `url` (http or https, any certificate): true on 200, false on anything else within 2 s. */
-export function httpOk(url: string, opts: https.RequestOptions = {}): Promise<boolean> {
-  return new Promise((resolve) => {
-    const mod = url.startsWith('https:') ? https : http;
-    const req = mod.get(url, { timeout: 2000, rejectUnauthorized: false, ...opts }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
-    });
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => {
-      req.destroy();
-      resolve(false);
-    });
-  });
-}
-
-export async function kubectl(info: Pick<StackInfo, 'kubeconfig' | 'bins'>, args: string[], input?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(info.bins.KUBECTL, ['--kubeconfig', info.kubeconfig, ...args], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`kubectl ${args.join(' ')}: ${stderr || err.message}`)) : resolve(stdout),
-    );
-    if (input !== undefined) {
-      child.stdin?.end(input);
-    }
-  });
-}
 
 /** A kwok Node (32 CPUs, 256 GiB, 110 pods unless told): kwok makes pods scheduled onto it Running and Ready. */
 export function kwokNode(name: string, pods = 110) {
@@ -655,13 +608,6 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
 /** The default domain of a stack with a real node: `<route>.<namespace>.127.0.0.1.sslip.io`. */
 export const REAL_NODE_DOMAIN = '127.0.0.1.sslip.io';
 
-/** The YAML files of a folder, sorted. */
-export function yamlFiles(dir: string): string[] {
-  return readdirSync(dir)
-    .filter((f) => /\.ya?ml$/.test(f))
-    .sort()
-    .map((f) => path.join(dir, f));
-}
 
 /**
  * The config maps of `files` as one List, with `overrides` (config map name → keys) merged into their data; a null
@@ -775,16 +721,6 @@ export async function startWebhookFront(info: StackInfo, procs: ProcessTable, lo
   await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], docs.map((d) => JSON.stringify(d)).join('\n---\n'));
 }
 
-/** Whether something accepts a TCP connection on 127.0.0.1:`port`. */
-export function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port }, () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.on('error', () => resolve(false));
-  });
-}
 
 /**
  * Tidal's controller (watcher + worker) as a background process: the built dist/controller.js on plain node with the

@@ -20,7 +20,9 @@ import { parseAllDocuments } from 'yaml';
 import type { KnativeBinaries } from './knative-images.js';
 import type { RealNode } from './node.js';
 import type { ProcessTable } from './processes.js';
-import { httpOk, kubectl, portOpen, repoRoot, waitFor, yamlFiles, type StackInfo, type StackPorts } from './stack.js';
+import { kubectl, repoRoot } from './kubectl.js';
+import { httpOk, portOpen, waitFor, yamlFiles } from './probes.js';
+import type { StackInfo, StackPorts } from './stack.js';
 
 const run = promisify(execFile);
 

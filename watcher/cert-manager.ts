@@ -1,8 +1,8 @@
 // Whether the API server serves cert-manager's Certificates (cert-manager.io/v1): the watcher follows them only then,
 // so a cluster without cert-manager costs no informer that can never list.
 import { Resources } from '../api/kinds.js';
-import type { KubeClient } from '../activities/kube/client.js';
-import { KubeApiError } from '../activities/kube/errors.js';
+import type { KubeClient } from '../kube/client.js';
+import { KubeApiError } from '../kube/errors.js';
 
 export async function servesCertManager(kube: KubeClient): Promise<boolean> {
   try {

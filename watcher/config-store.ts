@@ -32,7 +32,7 @@ import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { ConfigSource } from '../activities/deps.js';
 import type { EventRecorder } from '../activities/events.js';
-import type { KubeClient } from '../activities/kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 import { Informer } from './informer.js';
 import { defaultNetworkConfig, NetworkConfigName, parseNetworkConfig, type NetworkConfig } from '../api/config/network.js';
 import { defaultDomainConfig, DomainConfigName, parseDomainConfig, type DomainConfig } from '../api/config/domain.js';

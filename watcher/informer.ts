@@ -4,8 +4,8 @@
 import type { Logger } from 'pino';
 import type { ResourceType } from '../api/kinds.js';
 import { resourceVersionNumber, type KubeObject } from '../api/meta.js';
-import type { KubeClient, WatchEvent } from '../activities/kube/client.js';
-import { isGone } from '../activities/kube/errors.js';
+import type { KubeClient, WatchEvent } from '../kube/client.js';
+import { isGone } from '../kube/errors.js';
 
 export type ChangeType = 'added' | 'updated' | 'deleted';
 

@@ -3,8 +3,8 @@
 // renewal that hangs longer than the renew deadline is worthless.
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
-import type { KubeClient } from '../activities/kube/client.js';
-import { isConflict } from '../activities/kube/errors.js';
+import type { KubeClient } from '../kube/client.js';
+import { isConflict } from '../kube/errors.js';
 import { LeaseConflict, type LeaseApi, type LeaseObject } from './leader-election.js';
 
 export function kubeLeaseApi(kube: KubeClient, namespace: string, name: string): LeaseApi {

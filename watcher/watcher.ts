@@ -13,7 +13,7 @@ import { deploymentName, kingressName } from '../resources/names.js';
 import { ingressVirtualServiceName, meshVirtualServiceName } from '../resources/istio/names.js';
 import { podLikeOf, readinessOf, type PodLike } from '../api/lifecycle/revision.js';
 import { resourceVersionNumber, type KubeObject, type ObjectKey } from '../api/meta.js';
-import type { KubeClient } from '../activities/kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 import type { MetadataCache } from '../activities/deps.js';
 import { Informer, type ChangeType } from './informer.js';
 import { reconciledByOwner } from '../api/delegation.js';

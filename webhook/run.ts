@@ -5,10 +5,10 @@ import type { Registry } from 'prom-client';
 import { defaultModulesConfig } from '../api/config/modules.js';
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
-import type { KubeClient } from '../activities/kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 import type { ConfigSource } from '../activities/deps.js';
-import { certificatesOfSecret, ensureWebhookCertificates } from './cert-secret.js';
-import { WEBHOOK_CERTS_SECRET, webhookCertificatesProblem, type WebhookCertificates } from './certificates.js';
+import { certificatesOfSecret, ensureWebhookCertificates } from '../pki/webhook-secret.js';
+import { WEBHOOK_CERTS_SECRET, webhookCertificatesProblem, type WebhookCertificates } from '../pki/webhook-certificates.js';
 import { WebhookServer } from './server.js';
 import type { WebhookSettings } from './settings.js';
 

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { Histogram, type Registry } from 'prom-client';
 import { reviewAdmission, reviewResponse, WebhookPaths, type AdmissionConfig, type AdmissionReview, type WebhookPath } from './admission-review.js';
-import type { WebhookCertificates } from './certificates.js';
+import type { WebhookCertificates } from '../pki/webhook-certificates.js';
 
 export interface WebhookServerOptions {
   port: number;

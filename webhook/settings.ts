@@ -1,5 +1,5 @@
 // The webhook's part of the controller's environment, validated at start-up like the rest (workers/config.ts).
-import { bool, int } from '../workers/config.js';
+import { bool, int } from '../api/config/env.js';
 
 export interface WebhookSettings {
   /** TIDAL_WEBHOOK: serve admission in this process (default true; false for a worker-only process). */

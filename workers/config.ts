@@ -1,6 +1,7 @@
 // Process configuration from the environment, validated once at start-up.
 import { defaultHeapGrowingPercent } from './heap-growth.js';
 import { loadTemporalSettings, type TemporalSettings } from './temporal.js';
+import { bool, int } from '../api/config/env.js';
 
 export interface TidalConfig {
   kubeconfig: string | undefined;
@@ -62,22 +63,6 @@ export interface TidalConfig {
   /** Readiness checks of Temporal and the API server: how often, and how long each may take. */
   healthIntervalMs: number;
   healthTimeoutMs: number;
-}
-
-export function int(env: NodeJS.ProcessEnv, name: string, def: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}=${raw}: expected a non-negative integer`);
-  return n;
-}
-
-export function bool(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return def;
-  if (/^(1|true|yes)$/i.test(raw)) return true;
-  if (/^(0|false|no)$/i.test(raw)) return false;
-  throw new Error(`${name}=${raw}: expected true or false`);
 }
 
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], def: T): T {

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { defaultLeaderElectionConfig, LeaderElectionConfigName, parseLeaderElectionConfig } from '../api/config/leader-election.js';
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
-import type { KubeClient } from '../activities/kube/client.js';
+import type { KubeClient } from '../kube/client.js';
 import type { LeaderElectionTimings } from '../watcher/leader-election.js';
 
 export async function loadLeaderElectionTimings(kube: KubeClient, systemNamespace: string, log: Logger): Promise<LeaderElectionTimings> {

@@ -6,8 +6,8 @@ import pino from 'pino';
 import { Resources } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import type { Revision } from '../../api/serving.js';
-import { KubeClient } from '../../activities/kube/client.js';
-import { isConflict } from '../../activities/kube/errors.js';
+import { KubeClient } from '../../kube/client.js';
+import { isConflict } from '../../kube/errors.js';
 import { Informer } from '../../watcher/informer.js';
 import {
   FieldManager,

@@ -4,7 +4,7 @@
 // Revision made twice, and /readyz must have said 503 while Temporal was down.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../api/kinds.js';
-import { KubeClient } from '../../activities/kube/client.js';
+import { KubeClient } from '../../kube/client.js';
 import { replicaPorts, startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
 import { stack } from '../harness/cluster.js';

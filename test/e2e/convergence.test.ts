@@ -8,7 +8,7 @@ import path from 'node:path';
 import { copyFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../api/kinds.js';
-import { KubeClient } from '../../activities/kube/client.js';
+import { KubeClient } from '../../kube/client.js';
 import { replicaPorts, startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
 import { apply, getObject, kubectl, stack, temporalClient } from '../harness/cluster.js';

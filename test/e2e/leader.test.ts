@@ -2,7 +2,7 @@
 // `knative-serving/tidal-controller` and pokes; the others serve as workers and webhooks only. kill -9 of the leader
 // hands over to another replica, and a change made right after the kill converges; SIGTERM releases the Lease.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubeClient } from '../../activities/kube/client.js';
+import { KubeClient } from '../../kube/client.js';
 import type { Configuration, Service } from '../../api/serving.js';
 import { replicaPorts, startController, testPorts, type StackInfo, type StackPorts } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../api/kinds.js';
 import type { Ingress } from '../../api/networking.js';
 import type { Condition, Route, Service } from '../../api/serving.js';
-import { KubeClient } from '../../activities/kube/client.js';
+import { KubeClient } from '../../kube/client.js';
 import { startController, temporalGoEnv, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
 import { parseRolloutAnnotation, type Rollout } from '../../resources/rollout.js';

@@ -7,8 +7,8 @@ import { kwokNode } from '../../dev/stack.js';
 import { Resources, type ResourceType } from '../../api/kinds.js';
 import type { KubeObject } from '../../api/meta.js';
 import type { Condition, Configuration, Revision, Route, Service, TrafficTarget } from '../../api/serving.js';
-import { KubeClient } from '../../activities/kube/client.js';
-import { KubeApiError } from '../../activities/kube/errors.js';
+import { KubeClient } from '../../kube/client.js';
+import { KubeApiError } from '../../kube/errors.js';
 
 export interface ConvergenceOptions {
   kube: KubeClient;

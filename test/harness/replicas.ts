@@ -1,7 +1,7 @@
 // Controller replicas as the leader tests, the failover bench and the chaos run see them: each replica's metrics
 // endpoint (who leads, how many pokes it delivered) and the Lease the replicas campaign for.
 import { Resources } from '../../api/kinds.js';
-import type { KubeClient } from '../../activities/kube/client.js';
+import type { KubeClient } from '../../kube/client.js';
 import type { LeaseObject } from '../../watcher/leader-election.js';
 
 /** One metric's samples from a replica's /metrics (name → summed value over its labels, and the labelled lines). */

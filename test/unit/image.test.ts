@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJemalloc, JEMALLOC_CONF } from '../../dev/allocator.js';
 import { assembleImage, IMAGE_UID, pushImageLayout, writeLayout, type BuiltImage } from '../../dev/image.js';
 import { startRegistry, stopRegistry, type RegistryInfo } from '../../dev/registry.js';
-import { makeRegistryResolver } from '../../activities/registry/resolver.js';
+import { makeRegistryResolver } from '../../registry/resolver.js';
 import { build, isBuildFresh } from '../../workers/build.js';
 import { CONTROLLER_NODE_FLAGS } from '../../workers/node-flags.js';
 import { freePort } from '../harness/free-port.js';

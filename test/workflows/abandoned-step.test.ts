@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { Context } from '@temporalio/activity';
-import { KubeClient } from '../../activities/kube/client.js';
+import { KubeClient } from '../../kube/client.js';
 import { withObservations } from '../../activities/observe.js';
 import { Resources } from '../../api/kinds.js';
 import { OwnWrites } from '../../watcher/own-writes.js';

@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { createActivities } from '../../activities/index.js';
 import type { ActivityDeps, ConfigSource } from '../../activities/deps.js';
-import type { KubeClient, WatchEvent } from '../../activities/kube/client.js';
+import type { KubeClient, WatchEvent } from '../../kube/client.js';
 import { parseDomainConfig } from '../../api/config/domain.js';
 import { defaultFeaturesConfig } from '../../api/config/features.js';
 import { parseNetworkConfig } from '../../api/config/network.js';

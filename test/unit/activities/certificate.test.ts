@@ -5,14 +5,11 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import {
-  certificateNeedsRenewal,
-  createCertificateActivities,
-  makeSelfSignedCertificate,
-  type SecretObject,
-} from '../../../activities/certificate.js';
+import { createCertificateActivities, type SecretObject } from '../../../activities/certificate.js';
+import { certificateNeedsRenewal } from '../../../pki/x509.js';
+import { makeSelfSignedCertificate } from '../../../pki/self-signed.js';
 import type { ActivityDeps } from '../../../activities/deps.js';
-import type { KubeClient } from '../../../activities/kube/client.js';
+import type { KubeClient } from '../../../kube/client.js';
 import type { ResourceType } from '../../../api/kinds.js';
 
 const NOW = new Date('2025-03-01T12:00:00.000Z');
@@ -24,8 +21,9 @@ describe('node-forge', () => {
     const script = [
       "import { createRequire } from 'node:module';",
       "const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes('/node-forge/'));",
-      "const cert = await import('./activities/certificate.ts');",
-      "await import('./webhook/certificates.ts');",
+      "const cert = await import('./pki/self-signed.ts');",
+      "await import('./activities/certificate.ts');",
+      "await import('./pki/webhook-certificates.ts');",
       'const before = loaded();',
       'await cert.makeSelfSignedCertificate({ validityHours: 1, now: new Date() });',
       'console.log(JSON.stringify({ before, after: loaded() }));',

@@ -9,14 +9,14 @@
 import pino from 'pino';
 import type { RevisionConfig } from '../../../api/config/index.js';
 import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
-import type { DigestResolver } from '../../../activities/digests.js';
+import type { DigestResolver } from '../../../registry/digest-resolver.js';
 import type { EventRecorder } from '../../../activities/events.js';
 import { revisionConfig as testRevisionConfig } from '../../fixtures/revision.js';
 import type { ResourceType } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
-import { KubeApiError } from '../../../activities/kube/errors.js';
+import { KubeApiError } from '../../../kube/errors.js';
 import { noteObject, noteWritten } from '../../../activities/observe.js';
-import type { KubeClient } from '../../../activities/kube/client.js';
+import type { KubeClient } from '../../../kube/client.js';
 import { parseDomainConfig } from '../../../api/config/domain.js';
 import { defaultFeaturesConfig } from '../../../api/config/features.js';
 import { parseNetworkConfig } from '../../../api/config/network.js';

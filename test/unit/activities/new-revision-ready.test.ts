@@ -8,7 +8,7 @@ import { podLikeOf, revisionConditionSet } from '../../../api/lifecycle/revision
 import type { KubeObject } from '../../../api/meta.js';
 import type { Revision } from '../../../api/serving.js';
 import { revision, withContainers, withRevAnnotations } from '../../fixtures/revision.js';
-import type { DigestResolver } from '../../../activities/digests.js';
+import type { DigestResolver } from '../../../registry/digest-resolver.js';
 import { KubeFake, fakeDeps } from './kube-fake.js';
 
 const key = { namespace: 'default', name: 'hello-00001' };

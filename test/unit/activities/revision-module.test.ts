@@ -4,7 +4,7 @@
 // truth about a Revision whose module annotations bypassed the webhook.
 import { describe, expect, it } from 'vitest';
 import { createRevisionActivities } from '../../../activities/revision.js';
-import { isConflict } from '../../../activities/kube/errors.js';
+import { isConflict } from '../../../kube/errors.js';
 import type { ConfigSource } from '../../../activities/deps.js';
 import { Resources } from '../../../api/kinds.js';
 import { revisionConditionSet } from '../../../api/lifecycle/revision.js';

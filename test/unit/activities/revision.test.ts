@@ -3,7 +3,7 @@
 // edited replica count is reverted); a refused apply shows on the Revision; queue-proxy's settings follow the config
 // maps.
 import { describe, expect, it } from 'vitest';
-import type { DigestResolver } from '../../../activities/digests.js';
+import type { DigestResolver } from '../../../registry/digest-resolver.js';
 import { createRevisionActivities, RESOLVING_DIGESTS_GRACE_MS } from '../../../activities/revision.js';
 import { Resources } from '../../../api/kinds.js';
 import { podLikeOf, revisionConditionSet, type PodLike } from '../../../api/lifecycle/revision.js';

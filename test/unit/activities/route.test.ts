@@ -7,7 +7,7 @@ import type { ActivityDeps, ConfigSource, MetadataCache } from '../../../activit
 import type { WrittenVersions } from '../../../activities/written.js';
 import { observing } from '../../../activities/observe.js';
 import type { EventRecorder } from '../../../activities/events.js';
-import type { KubeClient } from '../../../activities/kube/client.js';
+import type { KubeClient } from '../../../kube/client.js';
 import { createRouteActivities, RouteFinalizer, type RouteOutcome } from '../../../activities/route.js';
 import { parseDomainConfig, type DomainConfig } from '../../../api/config/domain.js';
 import { defaultFeaturesConfig, parseFeatures } from '../../../api/config/features.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createCombinedActivities, type PartSteps } from '../../../activities/combined.js';
 import { createConfigurationActivities } from '../../../activities/configuration.js';
-import type { KubeClient } from '../../../activities/kube/client.js';
+import type { KubeClient } from '../../../kube/client.js';
 import { withObservations } from '../../../activities/observe.js';
 import { createRouteActivities } from '../../../activities/route.js';
 import { createServiceActivities } from '../../../activities/service.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseChallenges } from '../../../activities/registry/auth.js';
+import { parseChallenges } from '../../../registry/auth.js';
 
 describe('parseChallenges (WWW-Authenticate)', () => {
   it.each([

@@ -1,8 +1,8 @@
 // The registry resolver against an in-process fake registry (plain HTTP, listed as insecure).
 import { afterEach, describe, expect, it } from 'vitest';
-import { MANIFEST_MEDIA_TYPES } from '../../../activities/registry/client.js';
-import { RegistryError } from '../../../activities/registry/errors.js';
-import { makeRegistryResolver, type RegistryResolver } from '../../../activities/registry/resolver.js';
+import { MANIFEST_MEDIA_TYPES } from '../../../registry/client.js';
+import { RegistryError } from '../../../registry/errors.js';
+import { makeRegistryResolver, type RegistryResolver } from '../../../registry/resolver.js';
 import {
   closedPort,
   digestOf,

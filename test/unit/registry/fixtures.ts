@@ -1,7 +1,7 @@
 // Fake Kubernetes reads and pull-secret builders for the registry tests.
 import type { ResourceType } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
-import type { ResolveContext } from '../../../activities/digests.js';
+import type { ResolveContext } from '../../../registry/digest-resolver.js';
 
 export interface FakeKube {
   objects: Map<string, KubeObject>;

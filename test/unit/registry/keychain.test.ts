@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keyMatches, loadKeychain, matchCredentials, parsePullSecret, type KeychainEntry } from '../../../activities/registry/keychain.js';
+import { keyMatches, loadKeychain, matchCredentials, parsePullSecret, type KeychainEntry } from '../../../registry/keychain.js';
 import { basicAuth, dockerConfigJsonSecret, dockercfgSecret, fakeKube, serviceAccount } from './fixtures.js';
 
 describe('keyMatches (kubelet keyring rules)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatReference, parseReference } from '../../../activities/registry/reference.js';
+import { formatReference, parseReference } from '../../../registry/reference.js';
 
 const SHA = 'sha256:' + '0123456789abcdef'.repeat(4);
 

@@ -3,8 +3,8 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import forge from 'node-forge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RegistryError } from '../../../activities/registry/errors.js';
-import { makeRegistryResolver } from '../../../activities/registry/resolver.js';
+import { RegistryError } from '../../../registry/errors.js';
+import { makeRegistryResolver } from '../../../registry/resolver.js';
 import { digestOf, manifest, startFakeRegistry, type FakeRegistry } from './fake-registry.js';
 import { basicAuth, dockerConfigJsonSecret, fakeKube, resolveCtx } from './fixtures.js';
 

@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Resources, type ResourceType } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
-import type { KubeClient, ListResult, RequestOptions, WatchEvent } from '../../../activities/kube/client.js';
-import { KubeApiError } from '../../../activities/kube/errors.js';
+import type { KubeClient, ListResult, RequestOptions, WatchEvent } from '../../../kube/client.js';
+import { KubeApiError } from '../../../kube/errors.js';
 import { Informer, type ChangeType, type InformerOptions } from '../../../watcher/informer.js';
 
 type WatchOpts = RequestOptions & { namespace?: string; resourceVersion: string; timeoutSeconds?: number };

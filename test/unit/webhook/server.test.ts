@@ -7,7 +7,7 @@ import tls from 'node:tls';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultAutoscalerConfig, defaultDefaultsConfig } from '../../../api/config/index.js';
-import { makeWebhookCertificates, type WebhookCertificates } from '../../../webhook/certificates.js';
+import { makeWebhookCertificates, type WebhookCertificates } from '../../../pki/webhook-certificates.js';
 import { WebhookServer } from '../../../webhook/server.js';
 
 const config = () => ({

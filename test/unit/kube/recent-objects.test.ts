@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
-import { KubeClient } from '../../../activities/kube/client.js';
-import { RecentObjects, type CachedVersion } from '../../../activities/kube/recent-objects.js';
+import { KubeClient } from '../../../kube/client.js';
+import { RecentObjects, type CachedVersion } from '../../../kube/recent-objects.js';
 
 const route = (rv: string, generation = 1): KubeObject => ({
   apiVersion: 'serving.knative.dev/v1',

@@ -4,9 +4,9 @@
 // Secret changes, so whatever certificate a replica serves meanwhile is trusted.
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
-import type { KubeClient } from '../activities/kube/client.js';
-import { isConflict } from '../activities/kube/errors.js';
-import { certificateNotAfter } from '../activities/certificate.js';
+import type { KubeClient } from '../kube/client.js';
+import { isConflict } from '../kube/errors.js';
+import { certificateNotAfter } from './x509.js';
 import {
   makeWebhookCertificates,
   mergeCaBundle,
@@ -14,7 +14,7 @@ import {
   WEBHOOK_CERTS_SECRET,
   webhookCertificatesProblem,
   type WebhookCertificates,
-} from './certificates.js';
+} from './webhook-certificates.js';
 
 /** The webhook configurations whose caBundle carries the CA: Knative's names. */
 export const WebhookConfigurations = [

@@ -9,8 +9,8 @@ import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../../api/kinds.js';
-import { KubeClient } from '../../../activities/kube/client.js';
-import { KubeApiError } from '../../../activities/kube/errors.js';
+import { KubeClient } from '../../../kube/client.js';
+import { KubeApiError } from '../../../kube/errors.js';
 import { ensurePki, writeKubeconfig, type Pki } from '../../../dev/pki.js';
 
 interface Seen {

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fromKubeconfigFile, inCluster, loadKubeCredentials } from '../../../activities/kube/kubeconfig.js';
+import { fromKubeconfigFile, inCluster, loadKubeCredentials } from '../../../kube/kubeconfig.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n';
 const CERT = '-----BEGIN CERTIFICATE-----\nclient\n-----END CERTIFICATE-----\n';

@@ -4,7 +4,7 @@
 // old CA beside the new one until the next renewal, so replicas that still serve the old certificate stay trusted.
 import { X509Certificate } from 'node:crypto';
 import type Forge from 'node-forge';
-import { certificateNotAfter, forge, keyMatchesCertificate, newCertificateKeys, signCertificate } from '../activities/certificate.js';
+import { certificateNotAfter, forge, keyMatchesCertificate, newCertificateKeys, signCertificate } from './x509.js';
 
 export const WEBHOOK_CERTS_SECRET = 'webhook-certs';
 export const WEBHOOK_SERVICE = 'webhook';

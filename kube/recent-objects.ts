@@ -8,9 +8,9 @@
 // not delivered yet). Any change by someone else reaches the watch cache before the poke it causes, so a pass poked
 // by that change reads it from the API server. A retried step reads from the API server too. Entries are kept as the
 // response's JSON text (parsed again on each hit: callers may change what they get) and expire after `ttlMs`.
-import type { ResourceType } from '../../api/kinds.js';
-import { resourceVersionNumber as versionNumber, type KubeObject } from '../../api/meta.js';
-import { firstAttempt } from '../attempt.js';
+import type { ResourceType } from '../api/kinds.js';
+import { resourceVersionNumber as versionNumber, type KubeObject } from '../api/meta.js';
+import { stepHooks } from './step-hooks.js';
 
 /** What the watcher's cache knows of one object (MetadataCache.versionOf). */
 export interface CachedVersion {
@@ -62,7 +62,7 @@ export class RecentObjects implements ObjectMemo {
     this.ttlMs = opts.ttlMs ?? 30_000;
     this.maxEntries = opts.maxEntries ?? 1_000;
     this.now = opts.now ?? (() => performance.now());
-    this.firstAttempt = opts.firstAttempt ?? firstAttempt;
+    this.firstAttempt = opts.firstAttempt ?? (() => stepHooks().firstAttempt());
   }
 
   get size(): number {

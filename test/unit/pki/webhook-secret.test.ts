@@ -2,9 +2,9 @@ import { X509Certificate } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ResourceType } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
-import { KubeApiError } from '../../../activities/kube/errors.js';
-import { splitPemBundle, webhookCertificatesProblem } from '../../../webhook/certificates.js';
-import { ensureWebhookCertificates, type CertKube } from '../../../webhook/cert-secret.js';
+import { KubeApiError } from '../../../kube/errors.js';
+import { splitPemBundle, webhookCertificatesProblem } from '../../../pki/webhook-certificates.js';
+import { ensureWebhookCertificates, type CertKube } from '../../../pki/webhook-secret.js';
 
 type Obj = KubeObject & Record<string, unknown>;
 

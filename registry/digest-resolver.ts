@@ -1,5 +1,5 @@
 // Tag-to-digest resolution behind an interface, so activities and tests choose the implementation; the real one is
-// `makeRegistryResolver` in registry/resolver.ts (reference parsing, skipping and credentials live there).
+// `makeRegistryResolver` in resolver.ts (reference parsing, skipping and credentials live there).
 
 export interface ResolveContext {
   namespace: string;

@@ -6,9 +6,9 @@
 // repository. Docker Hub's spellings (`docker.io`, `index.docker.io`, `registry-1.docker.io`,
 // `https://index.docker.io/v1/`) are one host. The most specific key wins (longest path, then exact host); equally
 // specific keys keep secret order, and the client tries them in that order.
-import type { ResourceType } from '../../api/kinds.js';
-import { Resources } from '../../api/kinds.js';
-import type { KubeObject } from '../../api/meta.js';
+import type { ResourceType } from '../api/kinds.js';
+import { Resources } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from '../kube/client.js';
 import { RegistryError } from './errors.js';
 import type { Credential } from './auth.js';

@@ -4,10 +4,10 @@
 import http from 'node:http';
 import https from 'node:https';
 import { loadKubeCredentials, type KubeCredentials } from './kubeconfig.js';
-import { resourcePath, type ResourceType } from '../../api/kinds.js';
-import type { KubeObject } from '../../api/meta.js';
+import { resourcePath, type ResourceType } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
 import { KubeApiError } from './errors.js';
-import { noteAbsent, noteObject, noteWritten, stepLive, stepSignal } from '../observe.js';
+import { stepHooks } from './step-hooks.js';
 import type { ObjectMemo } from './recent-objects.js';
 
 export interface ListResult<T> {
@@ -80,7 +80,7 @@ export class KubeClient {
     if (res.status === 404) {
       this.memo?.forget(type, namespace, name);
       // Absence is an observation too: a step that found nothing must not let a later step's find look settled.
-      noteAbsent(type, namespace, name);
+      stepHooks().absent(type, namespace, name);
       return undefined;
     }
     return this.noted(type, this.parse<T>('GET', resourcePath(type, namespace, name), res, type), 'read');
@@ -94,7 +94,7 @@ export class KubeClient {
     for (const item of list.items) {
       item.apiVersion ??= apiVersion;
       item.kind ??= type.kind;
-      noteObject(type, item, 'read', list.items.length);
+      stepHooks().object(type, item, 'read', list.items.length);
     }
     return { items: list.items, resourceVersion: list.metadata.resourceVersion };
   }
@@ -222,10 +222,10 @@ export class KubeClient {
     this.agent.destroy();
   }
 
-  /** Every object read or written is reported to the running activity's observations (activities/observe.ts). */
+  /** Every object read or written is reported to the running step (step-hooks.ts). */
   private noted<T>(type: ResourceType, obj: T, how: 'read' | 'write' | 'create' | 'status', written = false): T {
-    noteObject(type, obj as KubeObject, how);
-    if (written || how === 'status') noteWritten(type, obj as KubeObject, how === 'status');
+    stepHooks().object(type, obj as KubeObject, how);
+    if (written || how === 'status') stepHooks().written(type, obj as KubeObject, how === 'status');
     return obj;
   }
 
@@ -260,10 +260,10 @@ export class KubeClient {
   }
 
   private request(method: string, path: string, body?: string, contentType?: string): Promise<RawResponse> {
-    // A step whose attempt was abandoned writes nothing more (activities/observe.ts `stepLive`), and what it has under
+    // A step whose attempt was abandoned writes nothing more (step-hooks.ts `live`), and what it has under
     // way is cut off: the attempt that counts runs elsewhere, on fresher reads.
-    if (method !== 'GET') stepLive();
-    const step = stepSignal();
+    if (method !== 'GET') stepHooks().live();
+    const step = stepHooks().signal();
     const timeout = AbortSignal.timeout(this.timeoutMs);
     const signal = step ? AbortSignal.any([timeout, step]) : timeout;
     const started = performance.now();

@@ -2,7 +2,7 @@
 // `registries-skipping-tag-resolving` give '' (the Deployment keeps the tag); everything else becomes
 // `<registry>/<repository>@sha256:…` (Docker Hub as `index.docker.io/library/nginx@sha256:…`, Knative's form)
 // within the per-image timeout, with credentials from the Revision's and its ServiceAccount's pull secrets.
-import type { DigestResolver, ResolveContext } from '../digests.js';
+import type { DigestResolver, ResolveContext } from './digest-resolver.js';
 import type { KubeClient } from '../kube/client.js';
 import { RegistryClient, credentialStrings } from './client.js';
 import { RegistryError, redact } from './errors.js';
