@@ -12,6 +12,9 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY api ./api
 COPY resources ./resources
+COPY kube ./kube
+COPY registry ./registry
+COPY pki ./pki
 COPY workflows ./workflows
 COPY activities ./activities
 COPY watcher ./watcher

@@ -1,5 +1,7 @@
 // Lint: typescript-eslint with type information everywhere, and fences that keep deterministic code pure.
 import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 const nodeBuiltins = [
   'assert',
@@ -45,6 +47,36 @@ const ioModules = [
   },
 ];
 
+// The floors of the house, lowest first: a folder imports only from the folders it names (docs/architecture.md draws
+// them). Type-only imports follow the same floors; the tools above them (dev/, bench/, examples/, test/) import freely.
+const floors = {
+  api: [],
+  resources: ['api'],
+  kube: ['api'],
+  registry: ['api', 'kube'],
+  pki: ['api', 'kube'],
+  activities: ['api', 'resources', 'kube', 'registry', 'pki'],
+  workflows: ['api', 'resources', 'activities'],
+  watcher: ['api', 'resources', 'kube', 'activities'],
+  webhook: ['api', 'kube', 'pki', 'activities'],
+  workers: ['api', 'resources', 'kube', 'registry', 'pki', 'activities', 'workflows', 'watcher', 'webhook'],
+  dev: ['api', 'resources', 'kube', 'registry', 'pki', 'activities', 'workflows', 'watcher', 'webhook', 'workers'],
+};
+const allFolders = [...Object.keys(floors), 'bench', 'examples', 'test'];
+
+/** The import patterns a folder may not use: every folder it does not name, at any depth of `../`. */
+function aboveFloor(folder) {
+  const banned = allFolders.filter((f) => f !== folder && !floors[folder].includes(f));
+  return banned.length === 0
+    ? []
+    : [
+        {
+          group: banned.flatMap((f) => [`../${f}/**`, `../../${f}/**`, `../../../${f}/**`]),
+          message: `${folder}/ imports only from ${floors[folder].join(', ') || 'itself'}.`,
+        },
+      ];
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', '.tidal/', 'eslint.config.js', '**/*.mjs'] },
   ...tseslint.configs.recommendedTypeChecked,
@@ -58,9 +90,24 @@ export default tseslint.config(
     },
   },
   {
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createTypeScriptImportResolver({ project: 'tsconfig.json' })],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts', '.js'],
+    },
+    rules: { 'import-x/no-cycle': 'error' },
+  },
+  ...Object.keys(floors)
+    .filter((f) => !['workflows', 'api', 'resources'].includes(f))
+    .map((f) => ({ files: [`${f}/**/*.ts`], rules: { 'no-restricted-imports': ['error', { patterns: aboveFloor(f) }] } })),
+  {
+    files: ['workflows/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [...ioModules, ...aboveFloor('workflows')] }] },
+  },
+  {
     files: ['workflows/**/*.ts', 'api/**/*.ts', 'resources/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ioModules }],
       'no-restricted-globals': [
         'error',
         { name: 'setTimeout', message: 'Use sleep() or condition() from @temporalio/workflow.' },
@@ -75,12 +122,15 @@ export default tseslint.config(
       ],
     },
   },
-  {
-    files: ['api/**/*.ts', 'resources/**/*.ts'],
+  ...['api', 'resources'].map((f) => ({
+    files: [`${f}/**/*.ts`],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [...ioModules, { group: ['@temporalio/*'], message: 'Pure code depends on nothing.' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [...ioModules, { group: ['@temporalio/*'], message: 'Pure code depends on nothing.' }, ...aboveFloor(f)] },
+      ],
     },
-  },
+  })),
   {
     files: ['test/**/*.ts'],
     rules: {

@@ -44,7 +44,6 @@ export interface EnsureGatewayCertificateResult {
   renewAt: string;
 }
 
-
 const b64 = (s: string): string => Buffer.from(s, 'utf8').toString('base64');
 const unb64 = (s: string | undefined): string | undefined => (s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8'));
 

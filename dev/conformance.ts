@@ -20,15 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { argValue } from './cli-args.js';
-import {
-  BY_DESIGN,
-  failures,
-  tally,
-  renderConformance,
-  type ConformanceDoc,
-  type SuiteRun,
-  type TargetRun,
-} from './conformance-report.js';
+import { BY_DESIGN, failures, tally, renderConformance, type ConformanceDoc, type SuiteRun, type TargetRun } from './conformance-report.js';
 import { buildKnativeBinaries, startRealNodeRegistry, type KnativeBinaries } from './knative-images.js';
 import { INGRESS_NAMESPACE } from './ingress.js';
 import { stopRegistry } from './registry.js';

@@ -265,8 +265,6 @@ export async function ensureToolchain(log: (s: string) => void = console.error, 
   return bins;
 }
 
-
-
 /** A kwok Node (32 CPUs, 256 GiB, 110 pods unless told): kwok makes pods scheduled onto it Running and Ready. */
 export function kwokNode(name: string, pods = 110) {
   return {
@@ -608,7 +606,6 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
 /** The default domain of a stack with a real node: `<route>.<namespace>.127.0.0.1.sslip.io`. */
 export const REAL_NODE_DOMAIN = '127.0.0.1.sslip.io';
 
-
 /**
  * The config maps of `files` as one List, with `overrides` (config map name → keys) merged into their data; a null
  * value removes the key.
@@ -720,7 +717,6 @@ export async function startWebhookFront(info: StackInfo, procs: ProcessTable, lo
   const docs = webhookConfigurations('knative-serving', urlClientConfig(`https://127.0.0.1:${p.webhook}`));
   await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], docs.map((d) => JSON.stringify(d)).join('\n---\n'));
 }
-
 
 /**
  * Tidal's controller (watcher + worker) as a background process: the built dist/controller.js on plain node with the

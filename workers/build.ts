@@ -22,7 +22,7 @@ const stampFile = path.join(distDir, 'build-stamp.json');
 
 // What the outputs are built from: the controller's and the workflows' folders (this script included), and what
 // fixes dependency versions and compiler settings.
-export const sourceDirs = ['api', 'resources', 'workflows', 'activities', 'watcher', 'workers', 'webhook'];
+export const sourceDirs = ['api', 'resources', 'kube', 'registry', 'pki', 'workflows', 'activities', 'watcher', 'workers', 'webhook'];
 const sourceFiles = ['package.json', 'package-lock.json', 'tsconfig.json'];
 
 /** A hash of every source file the outputs depend on (a content hash, so a `touch` or checkout rebuilds nothing). */

@@ -44,3 +44,25 @@ describe('lint fence around deterministic code', () => {
     expect(ids.filter((i) => i === 'no-restricted-properties')).toHaveLength(2);
   }, 60_000);
 });
+
+describe('floors of the house', () => {
+  it('rejects an import from a folder above the importing one, type-only or not', async () => {
+    const kube = await ruleIds('kube/client.ts', "import { noteObject } from '../activities/observe.js';\nexport const x = noteObject;");
+    const webhook = await ruleIds('webhook/settings.ts', "import type { TidalConfig } from '../workers/config.js';\nexport type X = TidalConfig;");
+    const api = await ruleIds('api/config/gc.ts', "import { makeRevision } from '../../resources/revision.js';\nexport const x = makeRevision;");
+    expect([kube, webhook, api].map((ids) => ids.filter((i) => i === 'no-restricted-imports').length)).toEqual([1, 1, 1]);
+  }, 60_000);
+
+  it('allows an import from a floor below', async () => {
+    const ids = await ruleIds('activities/route.ts', "import { KubeClient } from '../kube/client.js';\nexport const x = KubeClient;");
+    expect(ids).not.toContain('no-restricted-imports');
+  }, 60_000);
+
+  it('rejects a circle of value imports, and lets a type-only import close one', async () => {
+    // kube/client.ts imports kube/errors.ts: errors.ts importing client.ts back would close a circle.
+    const value = await ruleIds('kube/errors.ts', "import { KubeClient } from './client.js';\nexport const x = KubeClient;");
+    const typeOnly = await ruleIds('kube/errors.ts', "import type { KubeClient } from './client.js';\nexport type X = KubeClient;");
+    expect(value).toContain('import-x/no-cycle');
+    expect(typeOnly).not.toContain('import-x/no-cycle');
+  }, 60_000);
+});
