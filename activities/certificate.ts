@@ -1,5 +1,5 @@
-// The gateway's self-signed wildcard certificate (hakn `pkg/reconciler/certificates`, see
-// docs istio-routing-and-hakn.md §D.4): the Secret `istio-system/tls-cert` that the Gateway's HTTPS server names as
+// The gateway's self-signed wildcard certificate (hakn `pkg/reconciler/certificates`):
+// the Secret `istio-system/tls-cert` that the Gateway's HTTPS server names as
 // its `credentialName` holds one server certificate (CN `*`, DNS SAN `*`, ServerAuth) signed by an ephemeral CA that
 // is thrown away. It is regenerated when the Secret is missing, lacks a key, does not parse (or the key does not
 // match the certificate), or expires within `renewBeforeHours`.

@@ -1,5 +1,5 @@
 // Steps that run several steps of a pass in one local activity. Between two local activities the result goes back
-// to the workflow and the next step is scheduled: a few milliseconds each on an idle machine, 5–20 ms on two busy
+// to the workflow and the next step is scheduled: a few milliseconds each on an idle machine, more on busy
 // cores, on the path from a Revision's pods to the Service Ready and from a new Revision to its Deployment. Each part
 // is the step it replaces, with its own observations (activities/observe.ts), returned in the order of the steps it
 // replaces (parts may run side by side): the workflow pools them one after the other, exactly as it pools separate

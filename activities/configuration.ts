@@ -1,4 +1,4 @@
-// Activities of the Configuration workflow (spec §2): one Revision per generation, then latestCreated/latestReady.
+// Activities of the Configuration workflow (Knative's Configuration reconciler): one Revision per generation, then latestCreated/latestReady.
 import { defaultsInForce, setConfigurationDefaults, withDefaultsSnapshot } from '../api/defaults.js';
 import type { DefaultsConfig } from '../api/config/types.js';
 import { Resources } from '../api/kinds.js';
@@ -75,7 +75,7 @@ export function createConfigurationActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Makes sure the Revision of the current generation exists (spec §2.1–2.2). Creating is idempotent by name:
+     * Makes sure the Revision of the current generation exists (Knative's latestCreatedRevision and MakeRevision). Creating is idempotent by name:
      * a retry after a crash finds the Revision it made before, so no generation gets two Revisions.
      */
     async reconcileConfigurationRevision(key: ObjectKey, opts: Written = {}): Promise<RevisionOutcome> {
@@ -117,7 +117,7 @@ export function createConfigurationActivities(deps: ActivityDeps) {
     },
 
     /**
-     * latestCreated/latestReady and Ready from the Revisions (spec §2.3); `createError` from the step before.
+     * latestCreated/latestReady and Ready from the Revisions (Knative's Configuration reconciler); `createError` from the step before.
      * `handOver` gets the Configuration with its new status and the Revisions read, just before the status write.
      */
     async updateConfigurationStatus(

@@ -1,4 +1,4 @@
-// The DomainMapping pass (spec §7; upstream pkg/reconciler/domainmapping/reconciler.go): url/address, the TLS
+// The DomainMapping pass (upstream pkg/reconciler/domainmapping/reconciler.go): url/address, the TLS
 // condition, the ClusterDomainClaim (created when config-network autocreates claims), `spec.ref` resolved to a
 // Kubernetes Service of the mapping's namespace, the KIngress that rewrites the mapping's host to it — programmed in
 // the same step when its class is Tidal's (ADR 0005, as a Route's) — and the status. The finalizer deletes an

@@ -1,5 +1,5 @@
 // Readiness probing of the Istio ingress gateway pods for a KIngress, after knative/networking `pkg/status/status.go`
-// and net-istio `pkg/reconciler/ingress/lister.go` (docs: istio-routing-and-hakn.md §A.6).
+// and net-istio `pkg/reconciler/ingress/lister.go`.
 //
 // The scheme: `makeVirtualServices(ingress, opts, hash)` prepends, for every path, a probe route matching
 // `K-Network-Hash: override` that sets `K-Network-Hash: <hash>` on the request. The prober dials each gateway pod

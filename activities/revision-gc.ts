@@ -1,4 +1,4 @@
-// The Revision GC step of a Configuration's pass (spec §6; resources/revision-gc.ts decides): deletes what config-gc
+// The Revision GC step of a Configuration's pass (resources/revision-gc.ts decides): deletes what config-gc
 // makes collectable now — each with a precondition on its uid and resourceVersion, so a Revision that changed since it
 // was read (routed again, annotated no-gc) is left for the next pass — records an Event on the Configuration, and
 // reports when the next Revision falls due, for the workflow's durable timer (ADR 0008). Its Deployment and Service go

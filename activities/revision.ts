@@ -1,4 +1,4 @@
-// Activities of the Revision workflow (spec §3): pin image digests, converge `<rev>-deployment` and the `<rev>`
+// Activities of the Revision workflow (Knative's Revision reconciler): pin image digests, converge `<rev>-deployment` and the `<rev>`
 // Service, then write the Revision's status from the Deployment and its Pods.
 import { defaultsInForce, setRevisionSpecDefaults } from '../api/defaults.js';
 import { Resources, type ResourceType } from '../api/kinds.js';
@@ -126,7 +126,7 @@ function isReadyPod(pod: KubeObject & PodLike): boolean {
   return !pod.metadata.deletionTimestamp && pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
 }
 
-/** Every container and init container has a status entry: resolution is done for this Revision (§3.1). */
+/** Every container and init container has a status entry: resolution is done for this Revision (Knative's tag-to-digest resolution). */
 export function digestsResolved(rev: Revision): boolean {
   const want = rev.spec.containers.length + ((rev.spec.initContainers as unknown[] | undefined)?.length ?? 0);
   const have = (rev.status?.containerStatuses?.length ?? 0) + (rev.status?.initContainerStatuses?.length ?? 0);
@@ -236,7 +236,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Resolves every image of the Revision to a digest once and stores them in status.containerStatuses (§3.1). A
+     * Resolves every image of the Revision to a digest once and stores them in status.containerStatuses (Knative's tag-to-digest resolution). A
      * failure is written to the status (ContainerMissing) and thrown, so Temporal retries with backoff. `handOver` gets
      * the Revision with its digests as soon as they are known — before the status write, as upstream builds the
      * Deployment from the digests in memory and writes the status at the end of its reconcile.
@@ -325,7 +325,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Converges `<rev>-deployment` (by its hash label) and the ClusterIP Service `<rev>` (§3.2). Given `resolved` (a
+     * Converges `<rev>-deployment` (by its hash label) and the ClusterIP Service `<rev>` (Knative's MakeDeployment). Given `resolved` (a
      * new Revision's first pass, activities/combined.ts), it reads the children while the digests step resolves and
      * builds them from the Revision that step hands over, before its status write lands.
      */
@@ -375,7 +375,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
 
     /**
      * The Revision's conditions and replica counts from its Deployment and, while not all are available, its Pods
-     * (§3.3). With `awaitReady` (a new Revision's first pass, whose Deployment was just made) it first waits a moment
+     * (as upstream's `PropagateDeploymentStatus`). With `awaitReady` (a new Revision's first pass, whose Deployment was just made) it first waits a moment
      * for that many of its pods to be Ready in the watcher's cache, so the pass that made the Deployment can report
      * the Revision Ready, instead of a poke and another pass doing it (ADR 0012). `serviceNotOwned`: what the pass's
      * resources step found of the Service `<rev>` (omitted by a pass that only follows pods: the status keeps it).
@@ -413,7 +413,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
       const ownHpa = hpa && isControlledBy(hpa, rev.metadata.uid) ? hpa : undefined;
       const notOwned = deployment !== undefined && !isControlledBy(deployment, rev.metadata.uid);
       // While the Deployment does not report every replica available, its pods: one to inspect for a failure when none
-      // is available (§3.3), and their Ready count, which makes the Revision Ready without waiting for the Deployment
+      // is available (as upstream), and their Ready count, which makes the Revision Ready without waiting for the Deployment
       // controller to catch up (as upstream's PodAutoscaler counts ready endpoints).
       let pod: PodLike | undefined;
       let readyPods: number | undefined;

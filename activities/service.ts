@@ -1,4 +1,4 @@
-// Activities of the Service workflow (spec §1): converge the Configuration and the Route named after the Service,
+// Activities of the Service workflow (Knative's Service reconciler): converge the Configuration and the Route named after the Service,
 // then write the Service's status from what they report.
 import { observationOf, specOfObservation } from '../api/content-token.js';
 import { defaultsInForce, setConfigurationDefaults, setRouteDefaults, setServiceDefaults, withDefaultsSnapshot } from '../api/defaults.js';
@@ -94,7 +94,7 @@ export function createServiceActivities(deps: ActivityDeps) {
   }
 
   return {
-    /** Creates or clobbers the Configuration named after the Service (spec §1.2). */
+    /** Creates or clobbers the Configuration named after the Service (Knative's MakeConfigurationFromExisting). */
     async reconcileServiceConfiguration(key: ObjectKey): Promise<ChildOutcome> {
       const [existing, svc] = await Promise.all([
         kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
@@ -109,12 +109,12 @@ export function createServiceActivities(deps: ActivityDeps) {
       return applyChild(read.svc, Resources.Configuration, existing, desired, ServiceConditionConfigurationsReady, owned);
     },
 
-    /** Creates or clobbers the Route named after the Service (spec §1.3). */
+    /** Creates or clobbers the Route named after the Service (Knative's MakeRoute). */
     async reconcileServiceRoute(key: ObjectKey): Promise<ChildOutcome> {
       // The Route reads no field config-defaults sets: today's defaults do.
       const svc = withDefaults(await kube.get<Service>(Resources.Service, key.namespace, key.name), undefined)?.svc;
       if (!svc) return { outcome: 'gone' };
-      // A bring-your-own Revision name (spec §1.4 step 2): the Route is not reprogrammed until the Configuration has
+      // A bring-your-own Revision name (Knative's Service reconciler): the Route is not reprogrammed until the Configuration has
       // caught up with this template and the named Revision exists, so traffic never names a Revision that is not
       // there. The Configuration's status change pokes this workflow when it has.
       const byo = svc.spec.template.metadata?.name;
@@ -133,7 +133,7 @@ export function createServiceActivities(deps: ActivityDeps) {
     },
 
     /**
-     * Writes the Service's status from its Configuration and Route (spec §1.4). `expectSpec` (a status-only pass): the
+     * Writes the Service's status from its Configuration and Route (Knative's Service reconciler). `expectSpec` (a status-only pass): the
      * spec hash the children were applied from; a Service whose spec moved on since is left alone (`stale`), for a full
      * pass to apply first — its status must never report a generation whose children were not applied. `written`: the
      * children as the steps beside this one wrote them or are about to (activities/combined.ts), awaited while the

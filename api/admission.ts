@@ -1,4 +1,4 @@
-// What Knative's admission webhook decides, as pure functions (spec §8): the defaulted object a request should store,
+// What Knative's admission webhook decides, as pure functions: the defaulted object a request should store,
 // and the field errors that refuse it. The webhook server (webhook/) turns these into AdmissionReview responses
 // (a JSON patch from the request's object to `defaultForAdmission`'s, and `formatFieldErrors` of the errors); the
 // reconcilers never call them. Pure: no I/O, clocks or randomness.

@@ -1,5 +1,5 @@
 // Knative's "living" condition sets (knative.dev/pkg apis/condition_set.go) and the generated-reconciler status
-// bookkeeping (reconciler/reconcile_common.go), on plain JSON `Status` objects. Spec §0.1, §0.2.
+// bookkeeping (reconciler/reconcile_common.go), on plain JSON `Status` objects.
 //
 // Convention: every function MUTATES the status it is given (reconcilers work on an in-memory copy of the object,
 // exactly like Knative's generated reconciler). Time is always a parameter (`now`, RFC3339). Pure: no I/O, no clock.
@@ -12,7 +12,7 @@ export type ConditionSeverity = '' | 'Warning' | 'Info';
 
 export const ConditionReady = 'Ready';
 
-/** Reason the framework puts on Ready when a reconcile starts on a new generation (§0.2). */
+/** Reason the framework puts on Ready when a reconcile starts on a new generation (knative.dev/pkg's generated reconciler). */
 export const NewObservedGenFailureReason = 'NewObservedGenFailure';
 export const NewObservedGenFailureMessage = 'unsuccessfully observed a new generation';
 
@@ -202,7 +202,7 @@ export function conditionSet(happy: string, ...dependents: string[]): ConditionS
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Generated-reconciler wrapper (§0.2)
+// Generated-reconciler wrapper (knative.dev/pkg's generated reconciler)
 
 /** The parts of a Kubernetes object the reconcile bookkeeping touches. */
 export interface Reconcilable<S extends Status = Status> {

@@ -1,4 +1,4 @@
-// Knative's defaulting (spec §8.1, pkg/apis/serving/v1/*_defaults.go): SetDefaults of a revision spec, Service,
+// Knative's defaulting (pkg/apis/serving/v1/*_defaults.go): SetDefaults of a revision spec, Service,
 // Configuration and Route. The admission webhook (api/admission.ts) applies them when an object is stored; the
 // reconcilers apply them again in memory, as a no-op on what the webhook stored and to fill what an object that
 // bypassed it lacks. Every function returns a defaulted deep copy and never mutates its input. Pure.
@@ -137,7 +137,7 @@ export interface RevisionDefaultingOptions {
 }
 
 /**
- * Knative's RevisionSpec.SetDefaults (§8.1) on a copy of `spec`. `parent` is the enclosing Service or
+ * Knative's RevisionSpec.SetDefaults on a copy of `spec`. `parent` is the enclosing Service or
  * Configuration (its name, or its metadata) that the container-name templates read; without one they render over
  * empty metadata, as for a standalone Revision.
  */

@@ -1,7 +1,7 @@
 // serving.knative.dev/v1beta1 DomainMapping and networking.internal.knative.dev/v1alpha1 ClusterDomainClaim: the
 // fields Tidal reads or writes, and the keys that go with them (knative/serving pkg/apis/serving/v1beta1
 // domainmapping_types.go, pkg/apis/serving/register.go; knative/networking domainclaim_types.go, pkg/http/header).
-// Spec §7. Plain JSON, safe inside workflows.
+// Plain JSON, safe inside workflows.
 import type { KubeObject, ObjectMeta } from './meta.js';
 import type { Addressable, Status } from './serving.js';
 

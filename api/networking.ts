@@ -1,6 +1,6 @@
 // networking.internal.knative.dev/v1alpha1 Ingress ("KIngress") types and the label, annotation and header keys of
 // networking.knative.dev / networking.internal.knative.dev (knative/networking pkg/apis/networking/register.go,
-// v1alpha1/ingress_types.go, pkg/http/header; serving pkg/activator for the revision headers). Spec §4.4, §4.5.
+// v1alpha1/ingress_types.go, pkg/http/header; serving pkg/activator for the revision headers).
 // Plain JSON, safe inside workflows.
 import type { KubeObject, ObjectMeta } from './meta.js';
 import type { Status } from './serving.js';
@@ -25,7 +25,7 @@ export type HTTPOption = 'Enabled' | 'Redirected';
 export const VisibilityClusterLocal = 'cluster-local';
 
 export const NetworkingLabels = {
-  /** On a Route / ksvc / placeholder Service: any non-empty value makes it cluster-local (checklists 51, 52). */
+  /** On a Route / ksvc / placeholder Service: any non-empty value makes it cluster-local. */
   visibility: `${NETWORKING_PUBLIC_GROUP}/visibility`,
   /** On a Certificate: the wildcard domain it was issued for. */
   wildcardDomain: `${NETWORKING_PUBLIC_GROUP}/wildcardDomain`,
@@ -51,7 +51,7 @@ export const NetworkingAnnotations = {
   /** HTTP option of a Route/ksvc (`enabled` | `redirected`, case-insensitive); takes precedence over `httpProtocol`. */
   httpOption: `${NETWORKING_PUBLIC_GROUP}/httpOption`,
   httpProtocol: `${NETWORKING_PUBLIC_GROUP}/http-protocol`,
-  /** On the KIngress: the JSON rollout state (spec §5). */
+  /** On the KIngress: the JSON rollout state (Knative's route/traffic/rollout.go). */
   rollout: `${NETWORKING_INTERNAL_GROUP}/rollout`,
   /** On the KIngress: JSON `{"<tag>": ["<host>", ...]}` for every tagged traffic target. */
   tagToHost: `${NETWORKING_INTERNAL_GROUP}/tag-to-host`,

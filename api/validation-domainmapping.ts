@@ -1,6 +1,6 @@
 // DomainMapping defaults and validation (knative/serving pkg/apis/serving/v1beta1/domainmapping_defaults.go,
-// domainmapping_validation.go; knative.dev/pkg duckv1.KReference.Validate; k8s IsFullyQualifiedDomainName). Spec §7,
-// §8; checklist 79. The admission webhook refuses what these find; the reconciler reports the same on the
+// domainmapping_validation.go; knative.dev/pkg duckv1.KReference.Validate; k8s IsFullyQualifiedDomainName).
+// The admission webhook refuses what these find; the reconciler reports the same on the
 // DomainMapping's status when it was stored bypassing the webhook. Pure.
 import { cloneJson } from './conditions.js';
 import { ClusterDomain, type DomainMapping, type KReference } from './domainmapping.js';

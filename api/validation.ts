@@ -1,5 +1,5 @@
-// Pure validation of Services, Configurations, Revisions and Routes, as Knative's validating webhook does it (spec
-// §8.2; pkg/apis/serving/v1/*_validation.go, metadata_validation.go, knative/pkg apis/metadata_validation.go). The
+// Pure validation of Services, Configurations, Revisions and Routes, as Knative's validating webhook does it
+// (pkg/apis/serving/v1/*_validation.go, metadata_validation.go, knative/pkg apis/metadata_validation.go). The
 // admission webhook (api/admission.ts → webhook/) refuses a request with these errors; the reconcilers do not call
 // them.
 //

@@ -1,6 +1,6 @@
-// The controller's malloc. glibc's keeps what a burst freed: after 200 Services at once and two minutes at
-// rest, 60 of the controller's ~150 MiB of anonymous memory was free chunks in its arenas (malloc_trim gave them
-// back), freed by the Temporal Core and Node but never returned. jemalloc returns freed pages to the system (by
+// The controller's malloc. glibc's keeps what a burst freed: after a burst and minutes at rest, much of the
+// controller's anonymous memory was free chunks in its arenas (malloc_trim gave them back), freed by the Temporal
+// Core and Node but never returned (docs/benchmarks.md). jemalloc returns freed pages to the system (by
 // default ~10 s after they were freed, at once as set below), so the controller runs with it when the machine has
 // Debian's `libjemalloc2`: preloaded, as the image does (Dockerfile, dev/image.ts). `TIDAL_CONTROLLER_MALLOC=glibc`
 // keeps glibc's, whose arenas are capped at two (MALLOC_ARENA_MAX) so the Core's threads do not each keep their own.
@@ -12,12 +12,10 @@ export const JEMALLOC_SONAME = 'libjemalloc.so.2';
 
 /**
  * jemalloc's settings (`MALLOC_CONF`, unless the caller sets one). Freed pages go back to the system at once
- * (`dirty_decay_ms:0`; jemalloc's default keeps them 10 s): right after 200 Services at once the controller keeps
- * no freed pages waiting to decay — 1 s took 215–223 → 202–204 MiB at the same CPU, 0 s ~5 MiB more
- * (192–210, mean 199, against 196–209, mean 204; its peak through the burst ~11 less, idle 3–5) for ~8 % more of its
- * CPU in a burst, single-Service latency unchanged (docs/benchmarks.md). The background thread that purged
- * decayed pages while the process idled (at rest after 200 at once 136–142 → 135 MiB, there 75 s after the burst
- * instead of 105–120) has nothing left to decay now; it stays, as measured.
+ * (`dirty_decay_ms:0`; jemalloc's default keeps them 10 s): right after a burst the controller keeps no freed pages
+ * waiting to decay, for a little more of its CPU in a burst and single-Service latency unchanged (the figures are in
+ * docs/benchmarks.md). The background thread that purged decayed pages while the process idled, bringing it to
+ * rest sooner after a burst, has nothing left to decay now; it stays, as measured.
  */
 export const JEMALLOC_CONF = 'background_thread:true,dirty_decay_ms:0';
 

@@ -1,5 +1,5 @@
 // Where the API server is and how to authenticate to it, from a kubeconfig or the in-cluster service account.
-// Our own loader rather than @kubernetes/client-node's KubeConfig: that package costs ~50 MiB of RSS to load, and
+// Our own loader rather than @kubernetes/client-node's KubeConfig: that package costs tens of MiB of RSS to load, and
 // Tidal needs only one cluster and one user. What it does not support (exec plugins, auth providers, basic auth,
 // impersonation, proxies) is refused with an error naming the field, never silently ignored.
 import { readFileSync, statSync } from 'node:fs';

@@ -43,8 +43,8 @@ export interface RsaKeyPair {
 }
 
 /**
- * An RSA 2048 key pair, made on libuv's thread pool: its prime search takes ~170 ms on average here, with a long
- * tail, and made on the main thread it would stall every workflow task, watch event and Lease renewal meanwhile.
+ * An RSA 2048 key pair, made on libuv's thread pool: its prime search takes long enough, with a long tail,
+ * that made on the main thread it would stall every workflow task, watch event and Lease renewal meanwhile.
  */
 async function rsaKeyPair(): Promise<RsaKeyPair> {
   const { privateKey, publicKey } = await generateRsa('rsa', { modulusLength: 2048 });
@@ -81,7 +81,7 @@ const require = createRequire(import.meta.url);
 let forgeModule: typeof Forge | undefined;
 /**
  * node-forge, loaded the first time a certificate is made: a controller that finds its certificates in their Secrets
- * never needs it, and holding it costs ~2 MiB of heap for good.
+ * never needs it, and holding it costs heap for good.
  */
 export function forge(): typeof Forge {
   return (forgeModule ??= require('node-forge') as typeof Forge);

@@ -1,4 +1,4 @@
-// The DigestResolver of spec §3.1 backed by the registry client: digest references pass through; registries in
+// The DigestResolver of Knative's tag-to-digest resolution, backed by the registry client: digest references pass through; registries in
 // `registries-skipping-tag-resolving` give '' (the Deployment keeps the tag); everything else becomes
 // `<registry>/<repository>@sha256:…` (Docker Hub as `index.docker.io/library/nginx@sha256:…`, Knative's form)
 // within the per-image timeout, with credentials from the Revision's and its ServiceAccount's pull secrets.

@@ -1,4 +1,4 @@
-// computeConfigurationStatus: latestCreated / latestReady and Ready from the Configuration's Revisions (spec §2.3),
+// computeConfigurationStatus: latestCreated / latestReady and Ready from the Configuration's Revisions (Knative's Configuration reconciler),
 // with the Kubernetes Events Knative records on those transitions.
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
 import { Labels } from '../api/labels.js';

@@ -1,4 +1,4 @@
-// makeDeployment: the apps/v1 Deployment that runs a Revision's pods (Knative's MakeDeployment, spec §3.2), with
+// makeDeployment: the apps/v1 Deployment that runs a Revision's pods (Knative's MakeDeployment), with
 // hakn's fixed replica count (no autoscaler, no activator) and an optional queue-proxy.
 import { nanosToSeconds, parseGoDuration, parseGoInt } from '../api/config/index.js';
 import { DefaultsSnapshotAnnotation } from '../api/defaults.js';
@@ -350,7 +350,7 @@ export function makePodSpec(rev: Revision, cfg: RevisionConfig, opts: Deployment
 // ---- the Deployment ----
 
 /**
- * The desired Deployment for `rev` (spec §3.2, checklist 25–31), hakn flavour:
+ * The desired Deployment for `rev` (Knative's MakeDeployment), hakn flavour:
  *
  * - name `ChildName(rev, "-deployment")`, the Revision's namespace, controller-owned by the Revision;
  * - labels {@link makeRevisionLabels} plus `serving.knative.dev/deployment-hash` (Deployment only, not the pods);

@@ -1,6 +1,6 @@
 // What a DomainMapping makes (knative/serving pkg/reconciler/domainmapping/resources/{ingress,domainclaim}.go) and
-// how its `spec.ref` resolves (reconciler.go `resolveRef`, knative.dev/pkg resolver `URIFromKReference`). Spec §7;
-// checklists 75–77. Pure.
+// how its `spec.ref` resolves (reconciler.go `resolveRef`, knative.dev/pkg resolver `URIFromKReference`).
+// Pure.
 import { Annotations } from '../api/labels.js';
 import {
   CLUSTER_DOMAIN_CLAIM_API_VERSION,

@@ -1,5 +1,5 @@
 // Host names and URLs of a Route and its tags (Knative's pkg/reconciler/route/domains, the status URL rules of
-// route.go and traffic.go, and the route-level rule of visibility.go; spec §4.3). Pure: configs are parameters.
+// route.go and traffic.go, and the route-level rule of visibility.go). Pure: configs are parameters.
 //
 // Go templates (config-network; parsed by api/config/network.ts):
 //   domain-template  {{.Name}} the host name part (route name, or the tag host from tag-template), {{.Namespace}},

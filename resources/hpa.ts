@@ -1,5 +1,5 @@
 // makeHPA: the autoscaling/v2 HorizontalPodAutoscaler of a Revision whose autoscaler class is
-// `hpa.autoscaling.knative.dev` (spec §3.5/3.6; Knative's MakeHPA in pkg/reconciler/autoscaling/hpa/resources, with
+// `hpa.autoscaling.knative.dev` (Knative's MakeHPA in pkg/reconciler/autoscaling/hpa/resources, with
 // the Revision standing in for the PodAutoscaler Tidal does not have). The HPA then owns the Deployment's replica
 // count: Tidal stops applying `spec.replicas` on that Deployment. Pure.
 import { parseGoFloat } from '../api/config/deployment.js';

@@ -1,6 +1,5 @@
 // makeIngress: the KIngress (networking.internal.knative.dev/v1alpha1 Ingress) of a Route
 // (knative/serving pkg/reconciler/route/resources/ingress.go; knative/networking pkg/ingress ExpandedHosts).
-// Spec §4.5; checklists 55–57.
 import { Annotations, Labels } from '../api/labels.js';
 import {
   IngressOwnerLabels,
@@ -32,7 +31,7 @@ export const DefaultClusterDomain = 'cluster.local';
 export interface TrafficHosts {
   /** The cluster-local FQDN, e.g. `hello.default.svc.cluster.local`; its short forms are added (`expandedHosts`). */
   clusterLocal: string;
-  /** The external hosts, one ExternalIP rule each; empty when the name is cluster-local (checklists 51, 52). */
+  /** The external hosts, one ExternalIP rule each; empty when the name is cluster-local. */
   external: readonly string[];
 }
 
@@ -246,7 +245,7 @@ function tagToHost(names: readonly string[], hosts: Readonly<Record<string, Traf
 }
 
 /**
- * The KIngress of `route` (upstream `MakeIngress`, checklists 55–57):
+ * The KIngress of `route` (upstream `MakeIngress`):
  * - name `ChildName(route, "")` (the Route's name), the Route's namespace, a controller ownerRef to the Route;
  * - labels: the Route's plus `serving.knative.dev/route` and `serving.knative.dev/routeNamespace`;
  * - annotations: `networking.knative.dev/ingress.class` (`ingressClassForRoute(route, ingressClass)`) and

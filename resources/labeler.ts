@@ -1,4 +1,4 @@
-// The routing-state labeler (spec §4.7): which Routes carry a Revision or Configuration (`serving.knative.dev/routes`),
+// The routing-state labeler (Knative's labeler): which Routes carry a Revision or Configuration (`serving.knative.dev/routes`),
 // and a Revision's `serving.knative.dev/routingState` (active while some Route carries it, reserve after), with the
 // time the state last changed. Pure: the Route activity reads the objects and applies the patches.
 import { Annotations, Labels } from '../api/labels.js';

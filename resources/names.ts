@@ -1,4 +1,4 @@
-// Knative child naming (kmeta.ChildName, spec §0.3) and the names Tidal derives from it.
+// Knative child naming (kmeta.ChildName) and the names Tidal derives from it.
 import { md5Hex } from './md5.js';
 
 /** Longest Kubernetes object name the child-naming rule aims for (a DNS-1123 label). */

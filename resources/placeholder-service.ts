@@ -1,5 +1,5 @@
 // Placeholder Kubernetes Services of a Route, one per traffic name (knative/serving
-// pkg/reconciler/route/resources/service.go, visibility/visibility.go). Spec §4.3, §4.4; checklists 52–54.
+// pkg/reconciler/route/resources/service.go, visibility/visibility.go).
 import { Labels } from '../api/labels.js';
 import { isControlledBy, type KubeObject, type ObjectMeta, type OwnerReference } from '../api/meta.js';
 import {
@@ -87,7 +87,7 @@ function objectMeta(route: Route, hostname: string): PlaceholderMeta {
 }
 
 /**
- * The initial placeholder Service of one traffic name (upstream `MakeK8sPlaceholderService`, checklist 53):
+ * The initial placeholder Service of one traffic name (upstream `MakeK8sPlaceholderService`):
  * `type: ExternalName` to `domain` (the name's full domain, e.g. `hello.default.example.com`), session affinity
  * None, one port `http2` (appProtocol `kubernetes.io/h2c`) 80 → 80. `hostname` defaults to
  * `placeholderServiceName(route, trafficName)`; pass it when config-network's tag-template is not the default.
@@ -112,7 +112,7 @@ export type LoadBalancedPlaceholder = { ok: true; service: PlaceholderService; e
 export const LoadBalancerNotFoundMessage = 'failed to fetch loadbalancer domain/IP from ingress status';
 
 /**
- * The placeholder Service once the Ingress reports a load balancer (upstream `MakeK8sService`, checklist 54). The
+ * The placeholder Service once the Ingress reports a load balancer (upstream `MakeK8sService`). The
  * private load balancer is used when the name is cluster-local (`isPrivate`) or the Ingress has one; then, in this
  * order: an IP → headless ClusterIP plus Endpoints with that IP (port `http2` 80); `domainInternal` → ExternalName to
  * it; `domain` → ExternalName to it; `meshOnly` → ClusterIP with port `http` 80. No load balancer, or more than one,
@@ -185,7 +185,7 @@ export function makeLoadBalancedPlaceholder(
 }
 
 /**
- * The visibility a placeholder Service asks for (visibility.go, checklist 52): ClusterLocal when it carries a
+ * The visibility a placeholder Service asks for (visibility.go): ClusterLocal when it carries a
  * non-empty `networking.knative.dev/visibility` label, else ExternalIP. The effective visibility of a traffic name
  * is the more restrictive of this and the Route's (`minVisibility`).
  */

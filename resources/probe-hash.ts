@@ -1,5 +1,5 @@
 // The readiness probe hash of a KIngress: what the probe routes set as `K-Network-Hash` and what the prober expects
-// echoed back (docs: istio-routing-and-hakn.md §A.6). Pure: a plain-JavaScript SHA-256, since pure code cannot use
+// echoed back (net-istio's readiness prober). Pure: a plain-JavaScript SHA-256, since pure code cannot use
 // node:crypto.
 //
 // net-istio hashes Go's `json.Marshal(ing.Spec)` bytes. Tidal does not reproduce Go's encoding; it hashes its own

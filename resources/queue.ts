@@ -1,4 +1,4 @@
-// The queue-proxy sidecar (Knative's queue.go, spec §3.2) and the serving-port facts the Deployment and the
+// The queue-proxy sidecar (Knative's queue.go) and the serving-port facts the Deployment and the
 // revision Service share.
 import { isQuantity } from '../api/config/index.js';
 import type { RevisionConfig } from '../api/config/types.js';
@@ -268,7 +268,7 @@ const fieldEnv = (name: string, fieldPath: string, apiVersion?: string): EnvVar 
  * The queue-proxy container for `rev` (only call it when {@link hasQueueProxy}): image from config-deployment,
  * ports `http-autometric` 9090, `http-usermetric` 9091, `queue-port` 8012 (8013 for h2c), `https-port` 8112, the
  * restricted securityContext, resources from config (cpu request 25m by default) and revision annotations, and the
- * environment of spec §3.2. When the serving container has a readiness probe, queue-proxy gets a readiness probe
+ * environment of Knative's queue.go. When the serving container has a readiness probe, queue-proxy gets a readiness probe
  * with the same timings that GETs its serving port with `K-Network-Probe: queue`, and the user's probe travels, made
  * concrete, in `SERVING_READINESS_PROBE`.
  */

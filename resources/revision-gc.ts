@@ -1,4 +1,4 @@
-// Revision garbage collection (spec §6, upstream pkg/reconciler/gc): which of a Configuration's Revisions to delete
+// Revision garbage collection (upstream pkg/reconciler/gc): which of a Configuration's Revisions to delete
 // now, and when the next one becomes collectable — so the Configuration's workflow can sleep exactly until then
 // instead of waiting for an event or the 10-hour resync. Pure: the activity reads the objects, passes the time and
 // deletes what this returns.

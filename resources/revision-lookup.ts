@@ -1,4 +1,4 @@
-// Which Revision belongs to a Configuration's current generation (spec §2.1), shared by the Configuration and
+// Which Revision belongs to a Configuration's current generation (Knative's Configuration reconciler), shared by the Configuration and
 // Service reconcilers.
 import { statusEqual } from '../api/conditions.js';
 import { Labels } from '../api/labels.js';

@@ -1,5 +1,5 @@
 // makeRevisionService: the ClusterIP Service in front of a Revision's pods, which Routes target. In Knative this is
-// the SKS "public" Service made by the autoscaler's KPA reconciler (spec §3.5); hakn has no autoscaler, so Tidal's
+// the SKS "public" Service made by the autoscaler's KPA reconciler (Knative's PodAutoscaler); hakn has no autoscaler, so Tidal's
 // Revision reconciler makes it.
 import type { RevisionConfig } from '../api/config/types.js';
 import { Labels } from '../api/labels.js';

@@ -1,5 +1,5 @@
 // computeRevisionStatus: a Revision's conditions from digest resolution, its Deployment and (while not all its replicas
-// are available) its Pods (spec §3.1, §3.3, §3.6 as Tidal runs it: fixed replicas, no PodAutoscaler). `Active`
+// are available) its Pods (Knative's Revision reconciler as Tidal runs it: fixed replicas, no PodAutoscaler). `Active`
 // is written once the Revision reaches its Deployment (upstream: once the PodAutoscaler exists), never before.
 import { beginReconcile, cloneJson, endReconcile } from '../api/conditions.js';
 import { revisionLogUrl } from '../api/config/observability.js';
@@ -40,7 +40,7 @@ export interface RevisionObservation {
    */
   serviceNotOwned?: boolean | undefined;
   deployment: DeploymentLike | undefined;
-  /** One pod of the Revision, inspected for a failure only when no replica is available (spec §3.3). */
+  /** One pod of the Revision, inspected for a failure only when no replica is available, as upstream's `reconcileDeployment`. */
   pod?: PodLike | undefined;
   /**
    * The Revision's Ready pods (not terminating), counted only while its Deployment does not report them all

@@ -1,4 +1,4 @@
-// makeRevision: the Revision a Configuration creates for its current generation (Knative's MakeRevision, spec §2.2).
+// makeRevision: the Revision a Configuration creates for its current generation (Knative's MakeRevision).
 import { SERVING_API_VERSION } from '../api/kinds.js';
 import { Annotations, Labels } from '../api/labels.js';
 import type { ObjectMeta } from '../api/meta.js';

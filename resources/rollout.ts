@@ -1,6 +1,6 @@
 // Gradual rollout of a Route's latest revisions: Knative's state and algorithm (knative/serving
 // pkg/reconciler/route/traffic/rollout.go, route/reconcile_resources.go `reconcileRollout`, traffic.go
-// `BuildRollout` / `GetRevisionTrafficTargets`), spec §5, checklists 63–69; plus Tidal's control annotation,
+// `BuildRollout` / `GetRevisionTrafficTargets`); plus Tidal's control annotation,
 // automatic rollback and the bound on the 1 % step, documented in resources/README.md.
 //
 // Pure: no I/O, clocks or randomness. Time comes in as Unix milliseconds (workflow time) or, for the kernels that
@@ -765,7 +765,7 @@ function changeEvents(prev: Rollout | undefined, next: Rollout, emitted: Readonl
 
 /**
  * One rollout pass of a Route (upstream `reconcileRollout` plus Tidal's rules), in this order:
- * 1. no KIngress yet, or a duration ≤ 0 → the desired state (100 % at once, checklist 69);
+ * 1. no KIngress yet, or a duration ≤ 0 → the desired state (100 % at once);
  * 2. `prev` = the parsed annotation (`parseRolloutAnnotation`);
  * 3. the KIngress Ready and the Route's IngressReady not True → `observeReady`; a configuration whose 1 % step is
  *    still unobserved past `firstStepBoundSeconds` is scheduled as if it had become ready at the bound (event

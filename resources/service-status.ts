@@ -1,4 +1,4 @@
-// computeServiceStatus: the Service's status from what its children report (spec §1.4), as a pure function of
+// computeServiceStatus: the Service's status from what its children report (Knative's Service reconciler), as a pure function of
 // the observed objects, so the status step of the Service workflow is a read → compute → write.
 import { beginReconcile, cloneJson, endReconcile, statusEqual } from '../api/conditions.js';
 import {

@@ -1,5 +1,5 @@
-// Traffic resolution of a Route (knative/serving pkg/reconciler/route/traffic/{traffic,errors}.go; the rollout is rollout.ts). Spec §4.2;
-// checklists 43–47. Pure: the Configurations and Revisions are looked up in maps the caller passes in.
+// Traffic resolution of a Route (knative/serving pkg/reconciler/route/traffic/{traffic,errors}.go; the rollout is rollout.ts).
+// Pure: the Configurations and Revisions are looked up in maps the caller passes in.
 import { SERVING_API_VERSION } from '../api/kinds.js';
 import { Labels } from '../api/labels.js';
 import { isActivationRequired, isRevisionReady } from '../api/lifecycle/revision.js';
@@ -245,7 +245,7 @@ export function awaitsPods(rev: Revision, served: ReadonlySet<string>, servingRe
 }
 
 /**
- * Knative's `BuildTrafficConfiguration` (checklists 43–46): flattens `route.spec.traffic` to Revisions.
+ * Knative's `BuildTrafficConfiguration`: flattens `route.spec.traffic` to Revisions.
  *
  * - A `revisionName` target needs that Revision (else `Missing` Revision); for a Route labelled
  *   `serving.knative.dev/service`, the Revision must carry the same label (else `RevisionNotOwned`); it must be
@@ -289,7 +289,7 @@ export function buildTrafficConfiguration(
 }
 
 /**
- * Route `status.traffic` from the resolved targets (upstream `GetRevisionTrafficTargets`, checklist 47): one entry per
+ * Route `status.traffic` from the resolved targets (upstream `GetRevisionTrafficTargets`): one entry per
  * merged spec entry with `tag`, `revisionName`, `latestRevision`, `percent` and, for a tag, `url` — never
  * `configurationName`. `tagUrls` maps each tag to its URL (e.g. `http://<tag>-<route>.<ns>.<domain>`, computed
  * with the tag's visibility); a tag missing from it gets no url.

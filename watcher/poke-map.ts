@@ -1,4 +1,4 @@
-// Which entity workflows an event on an object must poke: the inverse of each workflow's "reads" (design.md §4),
+// Which entity workflows an event on an object must poke: the inverse of each workflow's "reads" (docs/architecture.md),
 // each resolved to the workflow that reconciles the object concerned (ADR 0005: a Service's pass reconciles its
 // Configuration and Route, a Route's pass its KIngress). Pure, so it is unit-tested without a cluster.
 import { Resources, SERVING_GROUP } from '../api/kinds.js';

@@ -41,8 +41,8 @@ export interface PokerOptions {
   signalBurst?: number;
   signalsPerSecond?: number;
   /**
-   * Catch-up pokes delivered per second at most (default 10: a quarter of two cores, a catch-up run that writes
-   * nothing costing Tidal and Temporal ~50 ms of CPU, so a change made meanwhile is not slowed much; 0: unmetered).
+   * Catch-up pokes delivered per second at most (default 10: a fraction of two cores, a catch-up run that writes
+   * nothing being cheap for Tidal and Temporal, so a change made meanwhile is not slowed much; 0: unmetered).
    */
   catchUpPerSecond?: number;
   /**

@@ -1,4 +1,4 @@
-// Kubernetes' AdmissionReview v1 in and out, for the three serving webhooks (spec §8): what a request asks, which
+// Kubernetes' AdmissionReview v1 in and out, for the three serving webhooks: what a request asks, which
 // pure rule decides it (api/admission.ts), and the response the API server expects — a JSON patch for defaulting,
 // `allowed: false` with Knative's "validation failed: …" message for validation, upstream's warnings beside either
 // verdict. Pure: the server (server.ts) does the HTTP and passes the config in force.

@@ -1,4 +1,4 @@
-// The three webhook configurations, as Knative names them (spec §8), for either way of reaching the webhook: a
+// The three webhook configurations, as Knative names them, for either way of reaching the webhook: a
 // Service in the cluster (deploy/webhook/) or a URL (the local stack, which has no Service network: loopback only).
 // The caBundle is left out: each replica publishes its CA (webhook/cert-secret.ts).
 import { WebhookPaths } from './admission-review.js';

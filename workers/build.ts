@@ -1,10 +1,10 @@
 // `npm run build`: what production and the local stack run, in dist/.
 //  - dist/workflow-bundle.js: the workflow code bundled once (bundleWorkflows: Tidal's modules joined into one by
 //    esbuild, then bundleWorkflowCode), loaded by the worker through TIDAL_WORKFLOW_BUNDLE. Bundling inside the
-//    controller costs ~1.7 CPU-s at start and leaves its RSS ~100 MiB higher for good; the bundle is then
+//    controller costs CPU at start and leaves its RSS higher for good; the bundle is then
 //    made compact (compact-bundle.ts).
 //  - dist/controller.js: workers/controller.ts and everything it imports from this repository as one plain ES module
-//    (npm packages stay imports), so the controller runs on bare `node` without tsx's ~40 MiB.
+//    (npm packages stay imports), so the controller runs on bare `node` without tsx's memory.
 // Outputs are written to a private folder and renamed into place, stamp last: a reader never sees a half-written
 // file, and dist/build-stamp.json names the hash of the sources the files were built from (`isBuildFresh`).
 // `--if-stale` builds only when that hash differs from the sources' now (dev/stack.ts runs it under a lock).
@@ -79,7 +79,7 @@ export const sharedWorkflowModules = ['@temporalio/workflow'];
  * first imported by the workflows: 47 of the bundle's 121 before this, 39 of them Tidal's. So Tidal's workflow
  * modules are joined into one scope first (esbuild hoists ES modules together) and that one module is what the SDK's
  * bundler takes, and the SDK's modules that the bootstrap does not load are shared (`sharedWorkflowModules`): each
- * run instantiates Tidal's module and two of webpack's stubs, ~19 KiB of heap instead of ~130 (`npm run
+ * run instantiates Tidal's module and two of webpack's stubs, a fraction of the heap it took before (`npm run
  * bench:run-heap`; docs/benchmarks.md). Its inline source map carries the SDK's bundler through to the .ts sources,
  * so stack traces still name them.
  */
@@ -134,7 +134,7 @@ export async function build(log: (s: string) => void = (s) => console.error(`[bu
       logLevel: 'warning',
     });
     // ASCII, as the bundle: esbuild keeps doc comments, and one em dash makes V8 hold the whole source as two bytes a
-    // character (1 MiB instead of 0.5). Escapes are in comments in practice; the map's columns move only on their lines.
+    // character (twice the memory). Escapes are in comments in practice; the map's columns move only on their lines.
     const controllerJs = path.join(tmp, 'controller.js');
     writeFileSync(controllerJs, asciiOnly(readFileSync(controllerJs, 'utf8')));
     log(`controller: ${path.relative(repoRoot, builtController)} (${Date.now() - t} ms)`);

@@ -1,6 +1,6 @@
 // The workflow bundle as the worker keeps it in memory for good. The SDK's bundler leaves the comments' em
 // dashes and arrows in the code, which makes V8 hold the whole script, its inline source map included, as a two-byte
-// string (5 MiB for 2.7 MB), and it embeds every source file's text in the map (`sourcesContent`), which the worker
+// string (twice its size), and it embeds every source file's text in the map (`sourcesContent`), which the worker
 // only sends when `showStackTraceSources` is on (Tidal leaves it off). Escaping non-ASCII characters and dropping
 // `sourcesContent` keeps the code's meaning and the map's positions (a line with an escape has its later columns
 // shifted by 5 per escape, and those are comments in practice).

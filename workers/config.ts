@@ -102,8 +102,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     catchUpQuietPokesPerSecond: int(env, 'TIDAL_CATCHUP_QUIET_POKES_PER_SECOND', 2 * catchUpPokesPerSecond),
     fieldManager: env.TIDAL_FIELD_MANAGER || 'tidal',
     // Fewer than the runs a burst leaves waiting out their idle minute (two per Service): an evicted run replays its
-    // short history when poked or when its idle timer ends it — ~50 MiB less right after 200 Services at once for ~7 %
-    // more CPU (docs/benchmarks.md).
+    // short history when poked or when its idle timer ends it — less memory right after a burst for a little more CPU
+    // (docs/benchmarks.md).
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 150),
     newRevisionReadyWaitMs: int(env, 'TIDAL_NEW_REVISION_READY_WAIT_MS', 1000),
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),

@@ -1,6 +1,6 @@
 // The controller's Prometheus registry, with Node's default process metrics. Their event-loop lag histogram samples
 // on a libuv timer: at prom-client's default resolution (10 ms) that timer wakes an idle controller 100 times a
-// second, about a third of its idle CPU (27 → 19 ms a second at rest, 119 → 26 wake-ups of the main thread a second).
+// second, a large share of its idle CPU (docs/benchmarks.md).
 // Sampled every 100 ms, the lag percentiles of a 15–30 s scrape still rest on 150–300 samples. As before, each sample
 // is the time between two ticks of that timer, so `nodejs_eventloop_lag_{min,mean,p50,p90,p99,max}_seconds` read the
 // lag plus 0.1 s (it was plus 0.01); `nodejs_eventloop_lag_seconds`, measured at each scrape, is the lag itself.

@@ -4,8 +4,8 @@
 //
 // A young generation of 4 MiB semi-spaces instead of V8's 16: through a burst of entity passes V8 grows the young
 // generation to its largest (32 MiB committed) and keeps it until its memory reducer finds the process idle, a minute
-// or more after the burst's runs end. Capped, the controller held ~24 MiB less right after 200 Services at once and
-// ~23 less after 50, for ~8 % more of its CPU against the Kubernetes side's (docs/benchmarks.md).
+// or more after the burst's runs end. Capped, the controller holds less right after a burst, for a little more of its
+// CPU (docs/benchmarks.md).
 
 /** The semi-space size in MiB the launchers give V8 (`--max-semi-space-size`). */
 export const CONTROLLER_SEMI_SPACE_MB = 4;

@@ -1,9 +1,9 @@
 // The Temporal SDK collects a stack trace for every Promise a workflow creates (a V8 promise hook that builds an Error
 // per Promise and maps each frame through the bundle's source map), so the Temporal UI's "Stack Trace" query can show
 // where a workflow waits. With workflow code in the main thread (TIDAL_WORKFLOW_THREAD=main) the hook runs for every
-// Promise of the process, activities and watcher included. Off, measured as four alternating `bench:ready` runs:
-// Tidal's CPU per Service 15-25 % lower, one Service's head and tail ~30 ms shorter, 50-85 MiB less right after 200 at
-// once, and the source map's 8 MiB WebAssembly parser never loaded. Entity workflows always wait in the same
+// Promise of the process, activities and watcher included. Off, `bench:ready` measured Tidal's CPU per Service
+// lower, one Service's head and tail shorter and less memory right after a burst, and the source map's WebAssembly
+// parser is never loaded (docs/benchmarks.md). Entity workflows always wait in the same
 // place (the loop's condition), so Tidal turns it off by default; TIDAL_WORKFLOW_STACK_TRACES=true keeps it. The SDK
 // has no option for this: the switch is its internal global handler, checked here so an SDK that moved it is reported
 // (a warning at start), not broken.

@@ -24,7 +24,7 @@ export function workflowsPath(): string {
 /**
  * The prebuilt workflow bundle (`npm run build`), if any: TIDAL_WORKFLOW_BUNDLE, else workflow-bundle.js next to a
  * built controller (dist/controller.js has no workflows/ to bundle from). Undefined when running from source: the
- * worker then bundles workflows/ itself, which costs ~1.7 CPU-s and ~100 MiB of RSS for good.
+ * worker then bundles workflows/ itself, which costs CPU at start and RSS for good.
  */
 export function workflowBundlePath(env: NodeJS.ProcessEnv = process.env): string | undefined {
   const fromEnv = env.TIDAL_WORKFLOW_BUNDLE;
@@ -85,7 +85,7 @@ export async function createWorker(
       }),
     ),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
-    // Workflow code in this thread (a second isolate costs ~45 MiB, and every activation and its completion
+    // Workflow code in this thread (a second isolate costs memory of its own, and every activation and its completion
     // are copied between threads). The SDK calls this debugMode. Its 5 s isolate timeout (a looping task fails instead
     // of stalling the process) holds only with TIDAL_WORKFLOW_WATCHDOG=true: it costs a thread per call (below).
     ...(cfg.workflowThread === 'main' ? { debugMode: true, isolateExecutionTimeout: '5s' } : {}),

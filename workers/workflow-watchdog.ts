@@ -1,8 +1,8 @@
 // With workflow code in the main thread (TIDAL_WORKFLOW_THREAD=main) the Temporal SDK enters the workflows' V8
 // context through node:vm with a `timeout` on every call — several per activation, ~50 per Service created — and Node
-// starts a watchdog thread for each such call and joins it afterwards. In the controller that cost 0.7-1.3 ms of the
-// main thread per call, most of it waiting for the new thread, more on busy cores (`bench:ready` one Service
-// at a time and 50 at once: 1.0-1.6 ms per call with it, 0.3 without, workflow code included). What the watchdog buys
+// starts a watchdog thread for each such call and joins it afterwards. In the controller that cost the main thread
+// several times what the call itself took, most of it waiting for the new thread, more on busy cores
+// (`bench:ready`, docs/benchmarks.md). What the watchdog buys
 // is small: a workflow task stuck in a synchronous loop would fail after 5 s, but every retry of that task would still
 // stall the whole process (watcher, webhook, Lease renewals) for those 5 s. Tidal's workflows are its own code, with
 // no unbounded loop, so Tidal drops the per-call watchdog by default and a wedged process is its liveness probe's to

@@ -1,4 +1,4 @@
-// The Configuration entity workflow (spec §2) of a Configuration no Service controls (a Service's own is reconciled in
+// The Configuration entity workflow (Knative's Configuration reconciler) of a Configuration no Service controls (a Service's own is reconciled in
 // the Service's pass, ADR 0005): one Revision per generation, then latestCreated/latestReady.
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';

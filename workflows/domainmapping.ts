@@ -1,4 +1,4 @@
-// The DomainMapping entity workflow (spec §7): one step per pass — the claim, `spec.ref` resolved, the KIngress and,
+// The DomainMapping entity workflow (Knative's DomainMapping reconciler): one step per pass — the claim, `spec.ref` resolved, the KIngress and,
 // for class istio, its VirtualServices (ADR 0005), then the status; the finalizer's step when it is deleted.
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';

@@ -1,4 +1,4 @@
-// The gateway certificate's keeper (hakn's `GatewayCertificates` queue, docs istio-routing-and-hakn.md §D.4): one
+// The gateway certificate's keeper (hakn's `GatewayCertificates` queue): one
 // workflow per TLS Secret, id `GatewayCertificate/<ns>/<name>`. Each pass ensures the Secret holds a valid
 // certificate; the activity answers when to look again (NotAfter − renewBeforeHours) and the workflow sleeps on a
 // durable timer until then, or until a poke (the Secret was edited or deleted) asks for an early look. Rotation thus

@@ -1,4 +1,4 @@
-// The Revision GC step of a Configuration's pass (spec §6, ADR 0008), run by the workflow that reconciles the
+// The Revision GC step of a Configuration's pass (Knative's Revision GC, ADR 0008), run by the workflow that reconciles the
 // Configuration: a Service's (ADR 0005) or a standalone Configuration's. Behind `patched`, so that histories recorded
 // before it replay unchanged (ADR 0002).
 import { patched } from '@temporalio/workflow';

@@ -1,4 +1,4 @@
-// The Revision entity workflow (spec §3): digests, then `<rev>-deployment` and the `<rev>` Service, then status.
+// The Revision entity workflow (Knative's Revision reconciler): digests, then `<rev>-deployment` and the `<rev>` Service, then status.
 import type { ObjectKey } from '../api/meta.js';
 import { patched } from '@temporalio/workflow';
 import type { DigestOutcome, ResourcesOutcome } from '../activities/revision.js';
@@ -40,7 +40,7 @@ export async function revisionWorkflow(input: EntityInput): Promise<string> {
           summary: `Deployment's or pods' status changed; ${describeStatus(status)}${rescaled}`,
         };
       }
-      // Digests are resolved once per Revision (§3.1); later passes skip the step.
+      // Digests are resolved once per Revision (Knative's tag-to-digest resolution); later passes skip the step.
       let digestNote = 'digests pinned';
       let res: ResourcesOutcome | undefined;
       let status: StatusOutcome | undefined;

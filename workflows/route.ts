@@ -1,4 +1,4 @@
-// The Route entity workflow (spec §4) of a Route no Service controls (a Service's own is reconciled in the Service's
+// The Route entity workflow (Knative's Route reconciler) of a Route no Service controls (a Service's own is reconciled in the Service's
 // pass, ADR 0005): traffic → placeholder Services → KIngress (programmed in the same step) → status.
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';

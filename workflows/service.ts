@@ -1,6 +1,6 @@
-// The Service entity workflow (spec §1): the Configuration and the Route named after the Service, reconciled in the
-// Service's own pass (ADR 0005) — the Configuration's Revision for its generation and its status (§2), the Route's
-// traffic, placeholder Services and KIngress (§4) — then the Service's status. Revisions keep workflows of their own.
+// The Service entity workflow (Knative's Service reconciler): the Configuration and the Route named after the Service, reconciled in the
+// Service's own pass (ADR 0005) — the Configuration's Revision for its generation and its status (Knative's Configuration reconciler), the Route's
+// traffic, placeholder Services and KIngress (Knative's Route reconciler) — then the Service's status. Revisions keep workflows of their own.
 import { patched } from '@temporalio/workflow';
 import type { ObjectKey } from '../api/meta.js';
 import { specOfObservation } from '../api/content-token.js';

@@ -251,7 +251,7 @@ const affinityTypes: readonly DeploymentConfig['defaultAffinityType'][] = ['pref
  * resolution, spread affinity) with hakn's queue-proxy resources (cpu 25m/1000m, memory 50Mi/800Mi).
  *
  * The queue image defaults to '' — no queue-proxy sidecar. Knative has no default to follow here: it refuses to start
- * without `queue-sidecar-image` (spec §9). Tidal keeps running instead, so a cluster without the config map (or a
+ * without `queue-sidecar-image`. Tidal keeps running instead, so a cluster without the config map (or a
  * test) gets Revisions of their user containers alone rather than a controller that will not start; the image a real
  * cluster needs is named by deploy/config/config-deployment.yaml, Knative's released queue-proxy.
  */

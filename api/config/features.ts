@@ -1,4 +1,4 @@
-// config-features (spec §9, pkg/apis/config/features.go): the flags that gate pod-spec fields in validation and
+// config-features (Knative's pkg/apis/config/features.go): the flags that gate pod-spec fields in validation and
 // secure-pod-defaults in defaulting. Knative's parser never fails: a value that is not Enabled, Allowed or Disabled
 // (any case) leaves the default. Allowed counts as on here (the field masks accept it; the per-object opt-in
 // annotation that Allowed asks for is not checked). Pure.

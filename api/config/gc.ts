@@ -1,4 +1,4 @@
-// config-gc (Knative's pkg/gc/config.go): when Revisions a Configuration no longer routes to are deleted (spec §6).
+// config-gc (Knative's pkg/gc/config.go): when Revisions a Configuration no longer routes to are deleted.
 // Knative's defaults when a key is absent; the shipped deploy/config/config-gc.yaml carries hakn's aggressive values.
 import { ConfigKeyError, parseGoDuration, runParser } from './deployment.js';
 import type { GcConfig, Parsed } from './types.js';

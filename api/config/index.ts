@@ -1,4 +1,4 @@
-// The config maps in the system namespace that reconcilers read (spec §9): names, parsers, defaults.
+// The config maps in the system namespace that reconcilers read (Knative's config maps): names, parsers, defaults.
 import { AutoscalerConfigName, parseAutoscalerConfig } from './autoscaler.js';
 import { DefaultsConfigName, parseDefaultsConfig } from './defaults.js';
 import { DeploymentConfigName, parseDeploymentConfig } from './deployment.js';

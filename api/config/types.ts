@@ -1,4 +1,4 @@
-// Typed forms of the config maps in the system namespace (spec §9). Parsers live beside this file
+// Typed forms of the config maps in the system namespace (Knative's config maps). Parsers live beside this file
 // (`parseDeploymentConfig`, `parseDefaultsConfig`, `parseAutoscalerConfig`); builders take these as parameters.
 
 /** config-deployment */
@@ -52,7 +52,7 @@ export interface AutoscalerConfig {
   podAutoscalerClass: string;
 }
 
-/** config-gc (spec §6). Durations in milliseconds; -1 (`GcDisabled`) where a setting is `disabled`. */
+/** config-gc. Durations in milliseconds; -1 (`GcDisabled`) where a setting is `disabled`. */
 export interface GcConfig {
   retainSinceCreateTimeMs: number;
   retainSinceLastActiveTimeMs: number;

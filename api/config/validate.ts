@@ -1,4 +1,4 @@
-// The ConfigMap webhook's check (spec §9, `/config-validation`): an edit of a config map of the system namespace is
+// The ConfigMap webhook's check (`/config-validation`): an edit of a config map of the system namespace is
 // refused when the controller's own parser would reject it, with the offending key as the path and the parser's
 // reason as the message. Maps Tidal does not parse (config-certmanager, …) are accepted, and config-features never fails, as
 // upstream. Pure.

@@ -1,4 +1,4 @@
-// Configuration status transitions (knative/serving pkg/apis/serving/v1/configuration_lifecycle.go). Spec §2.3.
+// Configuration status transitions (knative/serving pkg/apis/serving/v1/configuration_lifecycle.go).
 // Every function mutates the status it is given; `now` is an RFC3339 timestamp.
 import { ConditionReady, conditionSet } from '../conditions.js';
 import type { ConfigurationStatusFields, Status } from '../serving.js';
@@ -24,7 +24,7 @@ export function isLatestReadyRevisionNameUpToDate(status: ConfigurationStatus | 
   return isConfigurationReady(status) && status?.latestCreatedRevisionName === status?.latestReadyRevisionName;
 }
 
-/** Records the Revision of the current generation; Ready goes Unknown (empty reason) unless it is latestReady (checklist 17). */
+/** Records the Revision of the current generation; Ready goes Unknown (empty reason) unless it is latestReady. */
 export function setLatestCreatedRevisionName(status: ConfigurationStatus, name: string, now: string): void {
   status.latestCreatedRevisionName = name;
   if (status.latestReadyRevisionName !== name) {
@@ -32,7 +32,7 @@ export function setLatestCreatedRevisionName(status: ConfigurationStatus, name: 
   }
 }
 
-/** Records the newest ready Revision; Ready goes True when it is also latestCreated (checklist 18). */
+/** Records the newest ready Revision; Ready goes True when it is also latestCreated. */
 export function setLatestReadyRevisionName(status: ConfigurationStatus, name: string, now: string): void {
   status.latestReadyRevisionName = name;
   if (status.latestReadyRevisionName === status.latestCreatedRevisionName) {
@@ -40,7 +40,7 @@ export function setLatestReadyRevisionName(status: ConfigurationStatus, name: st
   }
 }
 
-/** The latest created Revision failed (checklist 19). `message` is that Revision's Ready message. */
+/** The latest created Revision failed. `message` is that Revision's Ready message. */
 export function markLatestCreatedFailed(status: ConfigurationStatus, revisionName: string, message: string, now: string): void {
   configurationConditionSet.markFalse(
     status,
@@ -51,7 +51,7 @@ export function markLatestCreatedFailed(status: ConfigurationStatus, revisionNam
   );
 }
 
-/** Creating the Revision failed (non-AlreadyExists error, or a BYO name conflict) (checklists 12, 20). */
+/** Creating the Revision failed (non-AlreadyExists error, or a BYO name conflict). */
 export function markRevisionCreationFailed(status: ConfigurationStatus, errMessage: string, now: string): void {
   configurationConditionSet.markFalse(
     status,

@@ -1,5 +1,5 @@
-// DomainMapping status transitions (knative/serving pkg/apis/serving/v1beta1/domainmapping_lifecycle.go). Spec §7;
-// checklists 75–79. Every function mutates the status it is given; `now` is an RFC3339 timestamp.
+// DomainMapping status transitions (knative/serving pkg/apis/serving/v1beta1/domainmapping_lifecycle.go).
+// Every function mutates the status it is given; `now` is an RFC3339 timestamp.
 import { ConditionReady, conditionSet } from '../conditions.js';
 import type { DomainMapping, DomainMappingStatus } from '../domainmapping.js';
 import type { IngressStatus } from '../networking.js';

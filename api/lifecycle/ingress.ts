@@ -1,5 +1,5 @@
-// KIngress status transitions (knative/networking pkg/apis/networking/v1alpha1/ingress_lifecycle.go). Spec §4.5;
-// istio-routing-and-hakn.md §A.6 (how net-istio drives them).
+// KIngress status transitions (knative/networking pkg/apis/networking/v1alpha1/ingress_lifecycle.go), as
+// net-istio drives them (its readiness prober).
 // Every function mutates the status it is given; `now` is an RFC3339 timestamp.
 import { ConditionReady, conditionSet } from '../conditions.js';
 import type { Ingress, IngressStatus, LoadBalancerIngressStatus, LoadBalancerStatus } from '../networking.js';

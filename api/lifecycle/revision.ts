@@ -1,5 +1,5 @@
 // Revision status transitions (knative/serving pkg/apis/serving/v1/revision_lifecycle.go, pkg/apis/serving/
-// k8s_lifecycle.go, pkg/reconciler/revision/reconcile_resources.go). Spec §3.1–§3.3, §3.6.
+// k8s_lifecycle.go, pkg/reconciler/revision/reconcile_resources.go).
 // Every function mutates the status it is given; `now` is an RFC3339 timestamp.
 import { ConditionReady, conditionSet } from '../conditions.js';
 import type { Revision, Status } from '../serving.js';
@@ -24,7 +24,7 @@ export const QueueProxyContainerName = 'queue-proxy';
 
 export type RevisionStatus = NonNullable<Revision['status']>;
 
-/** Ready = ResourcesAvailable ∧ ContainerHealthy; `Active` is outside the set (checklist 40). */
+/** Ready = ResourcesAvailable ∧ ContainerHealthy; `Active` is outside the set. */
 export const revisionConditionSet = conditionSet(RevisionConditionReady, RevisionConditionResourcesAvailable, RevisionConditionContainerHealthy);
 
 // --- Minimal structural views of apps/v1 Deployment and core/v1 Pod (compatible with @kubernetes/client-node). ---
@@ -169,12 +169,12 @@ export function initializeRevisionConditions(status: RevisionStatus, now: string
   revisionConditionSet.initialize(status, now);
 }
 
-/** Digests are being resolved (checklist 24). */
+/** Digests are being resolved. */
 export function markResolvingDigests(status: RevisionStatus, now: string): void {
   revisionConditionSet.markUnknown(status, RevisionConditionResourcesAvailable, ReasonResolvingDigests, '', now);
 }
 
-/** Digest resolution failed: ContainerHealthy False `ContainerMissing` (checklist 24). */
+/** Digest resolution failed: ContainerHealthy False `ContainerMissing`. */
 export function markContainerMissing(status: RevisionStatus, message: string, now: string): void {
   revisionConditionSet.markFalse(status, RevisionConditionContainerHealthy, ReasonContainerMissing, message, now);
 }
@@ -201,7 +201,7 @@ export function markContainerHealthyTrue(status: RevisionStatus, now: string): v
   revisionConditionSet.markTrue(status, RevisionConditionContainerHealthy, now);
 }
 
-/** E.g. (`ExitCode1`, `Container failed with: boom`) (checklist 34). */
+/** E.g. (`ExitCode1`, `Container failed with: boom`). */
 export function markContainerUnhealthy(status: RevisionStatus, reason: string, message: string, now: string): void {
   revisionConditionSet.markFalse(status, RevisionConditionContainerHealthy, reason, message, now);
 }
@@ -210,12 +210,12 @@ export function markContainerHealthyUnknown(status: RevisionStatus, reason: stri
   revisionConditionSet.markUnknown(status, RevisionConditionContainerHealthy, reason, message, now);
 }
 
-/** A child of that kind and name exists but is not controlled by the Revision (checklist 33). */
+/** A child of that kind and name exists but is not controlled by the Revision. */
 export function markResourceNotOwned(status: RevisionStatus, kind: string, name: string, now: string): void {
   markResourcesUnavailable(status, ReasonNotOwned, resourceNotOwnedMessage(kind, name), now);
 }
 
-/** `<rev>-deployment` exists but is not ours (checklist 33). */
+/** `<rev>-deployment` exists but is not ours. */
 export function markDeploymentNotOwned(status: RevisionStatus, name: string, now: string): void {
   markResourceNotOwned(status, 'Deployment', name, now);
 }
@@ -232,7 +232,7 @@ export function markActiveUnknown(status: RevisionStatus, reason: string, messag
   revisionConditionSet.markUnknown(status, RevisionConditionActive, reason, message, now);
 }
 
-// --- Deployment → Revision (§3.3) ---
+// --- Deployment → Revision ---
 
 const DeploymentConditionProgressing = 'Progressing';
 const DeploymentConditionReplicaSetReady = 'ReplicaSetReady';
@@ -279,7 +279,7 @@ export function hasDeploymentTimedOut(deployment: DeploymentLike): boolean {
 }
 
 /**
- * Upstream `PropagateDeploymentStatus` plus the pod inspection of `reconcileDeployment` (§3.3), for an existing,
+ * Upstream `PropagateDeploymentStatus` plus the pod inspection of `reconcileDeployment`, for an existing,
  * owned Deployment. (On the pass that creates the Deployment, call `markDeploying` instead.)
  *
  * 1. The Deployment's folded Ready condition (`deploymentReadiness`) is mirrored into ResourcesAvailable. (Upstream
@@ -383,7 +383,7 @@ export const ReasonQueued = 'Queued';
 export const QueuedMessage = 'Requests to the target are being buffered as resources are provisioned.';
 
 /**
- * The `Active` condition from the Deployment in place of the PodAutoscaler (§3.6, upstream KPA
+ * The `Active` condition from the Deployment in place of the PodAutoscaler (upstream KPA
  * `computeActiveCondition` → `PropagateAutoscalerStatus`):
  * - no Deployment yet (the PA has no Ready condition yet) → Unknown `Deploying`;
  * - `spec.replicas` 0 (a `reserve` Revision, or min-scale and initial-scale 0) → False `NoTraffic` "The target is not

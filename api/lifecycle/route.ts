@@ -1,5 +1,5 @@
 // Route status transitions (knative/serving pkg/apis/serving/v1/route_lifecycle.go; RevisionNotOwned from
-// knative/serving#16294). Spec §4.1, §4.2, §4.6; checklists 44–46, 58, 59, 66.
+// knative/serving#16294).
 // Every function mutates the status it is given; `now` is an RFC3339 timestamp.
 import { ConditionReady, conditionSet } from '../conditions.js';
 import type { Ingress } from '../networking.js';
@@ -15,7 +15,7 @@ export const RouteConditionCertificateProvisioned = 'CertificateProvisioned';
 
 export type RouteStatus = Status & RouteStatusFields;
 
-/** Ready = AllTrafficAssigned ∧ IngressReady ∧ CertificateProvisioned (checklist 58). */
+/** Ready = AllTrafficAssigned ∧ IngressReady ∧ CertificateProvisioned. */
 export const routeConditionSet = conditionSet(
   RouteConditionReady,
   RouteConditionAllTrafficAssigned,
@@ -48,7 +48,7 @@ export function isRouteFailed(route: Pick<Route, 'metadata' | 'status'>): boolea
   );
 }
 
-// --- AllTrafficAssigned (§4.2) ---
+// --- AllTrafficAssigned (Knative's traffic.go) ---
 
 export function markTrafficAssigned(status: RouteStatus, now: string): void {
   routeConditionSet.markTrue(status, RouteConditionAllTrafficAssigned, now);
@@ -76,7 +76,7 @@ export function markDomainNameError(status: RouteStatus, message: string, now: s
   markRevisionTargetTrafficError(status, ErrorConfigReason, message, now);
 }
 
-/** The Configuration has no latestReadyRevisionName yet: Unknown `RevisionMissing` (checklist 45). */
+/** The Configuration has no latestReadyRevisionName yet: Unknown `RevisionMissing`. */
 export function markConfigurationNotReady(status: RouteStatus, name: string, now: string): void {
   routeConditionSet.markUnknown(
     status,
@@ -87,7 +87,7 @@ export function markConfigurationNotReady(status: RouteStatus, name: string, now
   );
 }
 
-/** The Configuration failed without ever having a ready Revision: False `RevisionMissing` (checklist 45). */
+/** The Configuration failed without ever having a ready Revision: False `RevisionMissing`. */
 export function markConfigurationFailed(status: RouteStatus, name: string, now: string): void {
   routeConditionSet.markFalse(
     status,
@@ -108,7 +108,7 @@ export function markRevisionFailed(status: RouteStatus, name: string, now: strin
   routeConditionSet.markFalse(status, RouteConditionAllTrafficAssigned, 'RevisionMissing', `Revision ${quote(name)} failed to become ready.`, now);
 }
 
-/** A referenced Configuration/Revision does not exist: False `<Kind>Missing` (checklist 44). */
+/** A referenced Configuration/Revision does not exist: False `<Kind>Missing`. */
 export function markMissingTrafficTarget(status: RouteStatus, kind: 'Configuration' | 'Revision', name: string, now: string): void {
   routeConditionSet.markFalse(
     status,
@@ -120,7 +120,7 @@ export function markMissingTrafficTarget(status: RouteStatus, kind: 'Configurati
 }
 
 /**
- * A Service-owned Route names a Revision of another Service (or of none): False `RevisionNotOwned` (checklist 46).
+ * A Service-owned Route names a Revision of another Service (or of none): False `RevisionNotOwned`.
  * `revisionService` is the Revision's `serving.knative.dev/service` label ('' or undefined when it has none).
  */
 export function markRevisionNotOwned(
@@ -147,7 +147,7 @@ export function markRolloutHeld(status: RouteStatus, reason: string, message: st
   routeConditionSet.markFalse(status, RouteConditionAllTrafficAssigned, reason, message, now);
 }
 
-// --- IngressReady (§4.1, §4.4) ---
+// --- IngressReady (Knative's Route reconciler) ---
 
 /** The placeholder Service of that name is not ours: IngressReady False `NotOwned`. */
 export function markServiceNotOwned(status: RouteStatus, name: string, now: string): void {
@@ -171,7 +171,7 @@ export function markEndpointNotOwned(status: RouteStatus, name: string, now: str
   );
 }
 
-/** A gradual rollout is running: IngressReady Unknown `RolloutInProgress` (checklist 66). */
+/** A gradual rollout is running: IngressReady Unknown `RolloutInProgress`. */
 export function markIngressRolloutInProgress(status: RouteStatus, now: string): void {
   routeConditionSet.markUnknown(
     status,
@@ -196,13 +196,13 @@ export function markIngressRolloutPaused(status: RouteStatus, now: string): void
   );
 }
 
-/** The Ingress has not caught up yet: IngressReady Unknown `IngressNotConfigured` (checklist 59). */
+/** The Ingress has not caught up yet: IngressReady Unknown `IngressNotConfigured`. */
 export function markIngressNotConfigured(status: RouteStatus, now: string): void {
   routeConditionSet.markUnknown(status, RouteConditionIngressReady, 'IngressNotConfigured', 'Ingress has not yet been reconciled.', now);
 }
 
 /**
- * What route.go does with the reconciled KIngress (checklist 59), combined with upstream `PropagateIngressStatus`:
+ * What route.go does with the reconciled KIngress, combined with upstream `PropagateIngressStatus`:
  * - the Ingress has not observed its latest generation → IngressReady Unknown `IngressNotConfigured`;
  * - it has, but has no Ready condition → the same;
  * - otherwise its Ready is mirrored into IngressReady with the same reason and message (so an Ingress still waiting
@@ -233,7 +233,7 @@ export function propagateIngressStatus(status: RouteStatus, ingress: Pick<Ingres
   }
 }
 
-// --- CertificateProvisioned (§4.6) ---
+// --- CertificateProvisioned (Knative's Route certificates) ---
 
 /** TLS is off for this Route: CertificateProvisioned True `TLSNotEnabled` with the given message. */
 export function markTLSNotEnabled(status: RouteStatus, message: string, now: string): void {
@@ -242,7 +242,7 @@ export function markTLSNotEnabled(status: RouteStatus, message: string, now: str
 
 /**
  * external-domain-tls is disabled (hakn's default): CertificateProvisioned True `TLSNotEnabled`
- * "external-domain-tls is not enabled" (checklist 58).
+ * "external-domain-tls is not enabled".
  */
 export function markCertificateNotEnabled(status: RouteStatus, now: string): void {
   markTLSNotEnabled(status, ExternalDomainTLSNotEnabledMessage, now);

@@ -1,4 +1,4 @@
-// Service status transitions (knative/serving pkg/apis/serving/v1/service_lifecycle.go). Spec §1.4.
+// Service status transitions (knative/serving pkg/apis/serving/v1/service_lifecycle.go).
 // Every function mutates the status it is given; `now` is an RFC3339 timestamp.
 import { ConditionReady, cloneJson, conditionSet } from '../conditions.js';
 import type { ConfigurationStatusFields, RouteStatusFields, Status } from '../serving.js';
@@ -23,7 +23,7 @@ export function isServiceReady(status: ServiceStatus | undefined): boolean {
   return serviceConditionSet.isHappy(status);
 }
 
-/** A Configuration with our name exists but is not controlled by the Service (checklist 7). */
+/** A Configuration with our name exists but is not controlled by the Service. */
 export function markConfigurationNotOwned(status: ServiceStatus, name: string, now: string): void {
   serviceConditionSet.markFalse(
     status,
@@ -34,7 +34,7 @@ export function markConfigurationNotOwned(status: ServiceStatus, name: string, n
   );
 }
 
-/** A Route with our name exists but is not controlled by the Service (checklist 7). */
+/** A Route with our name exists but is not controlled by the Service. */
 export function markRouteNotOwned(status: ServiceStatus, name: string, now: string): void {
   serviceConditionSet.markFalse(
     status,
@@ -45,7 +45,7 @@ export function markRouteNotOwned(status: ServiceStatus, name: string, now: stri
   );
 }
 
-/** The Configuration has not observed its latest generation yet (checklist 9). */
+/** The Configuration has not observed its latest generation yet. */
 export function markConfigurationNotReconciled(status: ServiceStatus, now: string): void {
   serviceConditionSet.markUnknown(
     status,
@@ -56,7 +56,7 @@ export function markConfigurationNotReconciled(status: ServiceStatus, now: strin
   );
 }
 
-/** The Route has not observed its latest generation yet (checklist 9). Knative `MarkRouteNotReconciled`. */
+/** The Route has not observed its latest generation yet. Knative `MarkRouteNotReconciled`. */
 export function markRouteNotReconciled(status: ServiceStatus, now: string): void {
   serviceConditionSet.markUnknown(
     status,
@@ -73,7 +73,7 @@ export function markRouteNotReconciled(status: ServiceStatus, now: string): void
  */
 export const markRouteNotYetReady = markRouteNotReconciled;
 
-/** Route Ready, but its status traffic does not match the spec yet (checklist 10). Upstream `MarkRouteNotYetReady`. */
+/** Route Ready, but its status traffic does not match the spec yet. Upstream `MarkRouteNotYetReady`. */
 export function markRouteNotMigrated(status: ServiceStatus, now: string): void {
   serviceConditionSet.markUnknown(
     status,
@@ -84,7 +84,7 @@ export function markRouteNotMigrated(status: ServiceStatus, now: string): void {
   );
 }
 
-/** A BYO revision name is taken by a conflicting Revision; the Route is left alone (checklist 12). */
+/** A BYO revision name is taken by a conflicting Revision; the Route is left alone. */
 export function markRevisionNameTaken(status: ServiceStatus, name: string, now: string): void {
   serviceConditionSet.markFalse(
     status,
@@ -110,7 +110,7 @@ function assignOrDelete<T extends object, K extends keyof T>(target: T, key: K, 
 
 /**
  * Copies latestReadyRevisionName / latestCreatedRevisionName wholesale (absent fields are cleared) and mirrors the
- * Configuration's Ready into ConfigurationsReady with the same reason/message (checklist 8). A Configuration
+ * Configuration's Ready into ConfigurationsReady with the same reason/message. A Configuration
  * without a Ready condition leaves the condition untouched.
  */
 export function propagateConfigurationStatus(status: ServiceStatus, cfgStatus: Status & ConfigurationStatusFields, now: string): void {
@@ -134,7 +134,7 @@ export function propagateConfigurationStatus(status: ServiceStatus, cfgStatus: S
 
 /**
  * Copies url, address and traffic wholesale (deep copies; absent fields are cleared) and mirrors the Route's Ready
- * into RoutesReady with the same reason/message (checklist 8). A Route without a Ready condition leaves the
+ * into RoutesReady with the same reason/message. A Route without a Ready condition leaves the
  * condition untouched.
  */
 export function propagateRouteStatus(status: ServiceStatus, routeStatus: Status & RouteStatusFields, now: string): void {

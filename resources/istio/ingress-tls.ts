@@ -1,5 +1,5 @@
 // A KIngress's TLS as net-istio programs it (pkg/reconciler/ingress/ingress.go `reconcileIngress`,
-// resources/gateway.go, resources/secret.go; docs istio-routing-and-hakn.md §A.7): the Secrets spec.tls names are
+// resources/gateway.go, resources/secret.go): the Secrets spec.tls names are
 // copied into each gateway Service's namespace (Istio reads `credentialName` Secrets there only), and the Ingress gets
 // Gateways of its own — one per gateway Service, in its namespace, with one HTTPS server per TLS entry and the HTTP
 // server (`httpsRedirect` when `httpOption: Redirected`). A wildcard certificate gets one shared Gateway per

@@ -1,7 +1,7 @@
 // The Istio VirtualServices net-istio makes for a Knative Ingress (KIngress): `<ingress>-ingress`, bound to the
 // gateways, and `<ingress>-mesh`, for the sidecars. Ported from net-istio
 // `pkg/reconciler/ingress/resources/virtual_service.go` and knative/networking `pkg/ingress/ingress.go`
-// (ExpandedHosts, InsertProbe). See docs: istio-routing-and-hakn.md §A.1–A.4, A.6, golden cases §B.
+// (ExpandedHosts, InsertProbe).
 //
 // The objects are the JSON net-istio sends to the API server (Istio's jsonpb): empty lists and maps, zero weights and
 // zero port numbers are left out, and `retries: {}` is always present.

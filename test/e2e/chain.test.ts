@@ -56,7 +56,7 @@ function service(name: string, image: string, extra: Record<string, unknown> = {
 describe('Service → Configuration → Revision → Deployment', () => {
   const name = 'chain';
 
-  it('checklist 13-16: the Configuration creates Revision chain-00001 with Knative labels, annotations and owner', async () => {
+  it('the Configuration creates Revision chain-00001 with Knative labels, annotations and owner', async () => {
     await apply(service(name, 'nginx:1.27'));
     const cfg = await eventually('Configuration', () => getObject<Configuration>('configuration', name), 60_000);
     const rev = await eventually('Revision chain-00001', () => getObject<Revision>('revision', `${name}-00001`), 60_000);
@@ -80,14 +80,14 @@ describe('Service → Configuration → Revision → Deployment', () => {
     expect(rev.spec.timeoutSeconds).toBe(300);
   });
 
-  it('checklist 1 and 4: the Service also owns a Route of the same name with its traffic', async () => {
+  it('the Service also owns a Route of the same name with its traffic', async () => {
     const route = await eventually('Route', () => getObject<Route>('route', name), 60_000);
     expect(route.spec.traffic).toEqual([{ configurationName: name, latestRevision: true, percent: 100 }]);
     expect(route.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'Service', name, controller: true });
     expect(route.metadata.labels).toMatchObject({ team: 'e2e', 'serving.knative.dev/service': name });
   });
 
-  it('checklist 25-28: chain-00001-deployment has Knative labels, hakn replicas, the serving container wiring and the shipped queue-proxy, and reaches 2/2', async () => {
+  it('chain-00001-deployment has Knative labels, hakn replicas, the serving container wiring and the shipped queue-proxy, and reaches 2/2', async () => {
     const rev = (await getObject<Revision>('revision', `${name}-00001`))!;
     const d = await eventually(
       'Deployment available',
@@ -162,7 +162,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
     ]);
   });
 
-  it('checklist 17, 18, 40: the Revision and Configuration become Ready with latestReady chain-00001', async () => {
+  it('the Revision and Configuration become Ready with latestReady chain-00001', async () => {
     const rev = await revisionReady<Revision>(`${name}-00001`);
     expect(cond(rev, 'ResourcesAvailable')?.status).toBe('True');
     expect(cond(rev, 'ContainerHealthy')?.status).toBe('True');
@@ -180,7 +180,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
     expect(cfg.status).toMatchObject({ latestCreatedRevisionName: `${name}-00001`, latestReadyRevisionName: `${name}-00001`, observedGeneration: 1 });
   });
 
-  it('checklist 8: the Service mirrors its Configuration and Route and becomes Ready with its URL', async () => {
+  it('the Service mirrors its Configuration and Route and becomes Ready with its URL', async () => {
     const svc = await eventually(
       'Service Ready',
       async () => {
@@ -225,7 +225,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
     ]);
   });
 
-  it('checklist 13: changing the image creates chain-00002 and leaves chain-00001 in place', async () => {
+  it('changing the image creates chain-00002 and leaves chain-00001 in place', async () => {
     await apply(service(name, 'nginx:1.28'));
     await revisionReady<Revision>(`${name}-00002`);
     const revs = await kubectlJson<{ items: Revision[] }>(['get', 'revisions', '-l', `serving.knative.dev/configuration=${name}`]);
@@ -241,7 +241,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
     expect(cond(cfg, 'Ready')?.status).toBe('True');
   });
 
-  it('checklist 6: a manual edit of the Configuration spec is reverted', async () => {
+  it('a manual edit of the Configuration spec is reverted', async () => {
     await kubectl([
       'patch',
       'configuration',
@@ -257,7 +257,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
     );
   });
 
-  it('checklist 19 and 36: an unschedulable spec fails the Revision, Configuration and Service with Knative reasons; traffic stays on the last ready', async () => {
+  it('an unschedulable spec fails the Revision, Configuration and Service with Knative reasons; traffic stays on the last ready', async () => {
     // The manual edit above made a generation of its own, so the last ready Revision is whatever the Configuration says.
     const lastReady = await eventually(
       'Configuration Ready again',
@@ -309,7 +309,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
     expect(cond(svc, 'Ready')).toMatchObject({ status: 'False', reason: 'RevisionFailed' });
   });
 
-  it('checklist 34: a crashing container fails the Revision with ExitCode<N>', async () => {
+  it('a crashing container fails the Revision with ExitCode<N>', async () => {
     // kwok plays the kubelet: pods labelled kwok.tidal.dev/crash=true report CrashLoopBackOff after exit code 1.
     await apply({
       apiVersion: 'serving.knative.dev/v1',
@@ -347,7 +347,7 @@ describe('Service → Configuration → Revision → Deployment', () => {
     await kubectl(['delete', 'ksvc', 'crash']);
   });
 
-  it('checklist 7: a Configuration that exists and is not owned makes the Service report NotOwned', async () => {
+  it('a Configuration that exists and is not owned makes the Service report NotOwned', async () => {
     await apply({
       apiVersion: 'serving.knative.dev/v1',
       kind: 'Configuration',

@@ -85,7 +85,7 @@ afterAll(async () => {
 });
 
 describe('tag-to-digest resolution', () => {
-  it('checklist 21 and 29: a public tag is pinned to its digest in status and in the Deployment', async () => {
+  it('a public tag is pinned to its digest in status and in the Deployment', async () => {
     const host = regs().public.host;
     await apply(ksvc('pub', `${host}/tidal/hello:v1`));
     const rev = await revision('pub-00001', ready);
@@ -102,21 +102,21 @@ describe('tag-to-digest resolution', () => {
     expect(rev.status?.containerStatuses?.[0]?.imageDigest).toBe(`${host}/tidal/multi@${digests.multi}`);
   });
 
-  it('checklist 23: a private image resolves with the pull secret on the Revision', async () => {
+  it('a private image resolves with the pull secret on the Revision', async () => {
     const host = regs().private.host;
     await apply(ksvc('priv-secret', `${host}/tidal/secret:v1`, { imagePullSecrets: [{ name: 'regcred' }] }));
     const rev = await revision('priv-secret-00001', ready);
     expect(rev.status?.containerStatuses?.[0]?.imageDigest).toBe(`${host}/tidal/secret@${digests.secret}`);
   });
 
-  it('checklist 23: a private image resolves with the pull secret of the ServiceAccount', async () => {
+  it('a private image resolves with the pull secret of the ServiceAccount', async () => {
     const host = regs().private.host;
     await apply(ksvc('priv-sa', `${host}/tidal/secret:v1`, { serviceAccountName: 'puller' }));
     const rev = await revision('priv-sa-00001', ready);
     expect(rev.status?.containerStatuses?.[0]?.imageDigest).toBe(`${host}/tidal/secret@${digests.secret}`);
   });
 
-  it('checklist 24: wrong credentials give ContainerMissing with a plain reason, and no secret reaches history or logs', async () => {
+  it('wrong credentials give ContainerMissing with a plain reason, and no secret reaches history or logs', async () => {
     const host = regs().private.host;
     await apply(ksvc('priv-bad', `${host}/tidal/secret:v1`, { imagePullSecrets: [{ name: 'badcred' }] }));
     const rev = await revision('priv-bad-00001', missing);
@@ -157,7 +157,7 @@ describe('tag-to-digest resolution', () => {
     expect(cond(rev, 'ContainerHealthy')?.message).toContain('not found');
   });
 
-  it('checklist 22: a registry in registries-skipping-tag-resolving is not resolved; the tag is kept', async () => {
+  it('a registry in registries-skipping-tag-resolving is not resolved; the tag is kept', async () => {
     await apply(ksvc('skipped', 'ko.local/tidal/app:v1'));
     const rev = await revision('skipped-00001', ready);
     expect(rev.status?.containerStatuses).toEqual([{ name: 'user-container' }]);

@@ -1,4 +1,4 @@
-// DomainMapping and ClusterDomainClaim as the seed talk uses them (spec §7): the seed's YAML applied with
+// DomainMapping and ClusterDomainClaim as the seed talk uses them: the seed's YAML applied with
 // kubectl, read back through `kubectl get dm`, the claim, the KIngress and the Istio VirtualService, and the Temporal
 // history of the mapping's workflow. config-network is restored at the end (the e2e files share one stack).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -57,7 +57,7 @@ afterAll(async () => {
 });
 
 describe('routing', () => {
-  it('checklist 48 and 50: a Service is Ready at http://<name>.<ns>.svc.cluster.local under the default domain', async () => {
+  it('a Service is Ready at http://<name>.<ns>.svc.cluster.local under the default domain', async () => {
     await apply(ksvc('web'));
     const svc = await readyService('web');
     expect(svc.status?.url).toBe('http://web.default.svc.cluster.local');
@@ -69,7 +69,7 @@ describe('routing', () => {
     expect(vs.spec.gateways).toEqual(['knative-serving/knative-local-gateway']);
     const mesh = (await getObject<VirtualService>('virtualservice', 'web-mesh'))!;
     expect(mesh.spec.gateways).toEqual(['mesh']);
-    // Checklist 53 and 54: the placeholder Service, owned by the Route, points at the load balancer once the Ingress reports it.
+    // The placeholder Service, owned by the Route, points at the load balancer once the Ingress reports it.
     const placeholder = await eventually(
       'placeholder on the load balancer',
       async () => {
@@ -85,7 +85,7 @@ describe('routing', () => {
     expect(placeholder.metadata.ownerReferences?.[0]?.kind).toBe('Route');
   });
 
-  it('checklist 48: with a default domain in config-domain the URL moves to it and the external gateway serves it', async () => {
+  it('with a default domain in config-domain the URL moves to it and the external gateway serves it', async () => {
     await setDomain({ '127.0.0.1.sslip.io': '' });
     const svc = await readyService('web', (s) => s.status?.url === 'http://web.default.127.0.0.1.sslip.io');
     expect(svc.status?.address?.url).toBe('http://web.default.svc.cluster.local');
@@ -100,14 +100,14 @@ describe('routing', () => {
     expect(vs.spec.gateways).toEqual(['knative-serving/knative-ingress-gateway', 'knative-serving/knative-local-gateway']);
   });
 
-  it('checklist 50: a selector entry gives a labelled Service its domain (most specific wins)', async () => {
+  it('a selector entry gives a labelled Service its domain (most specific wins)', async () => {
     await setDomain({ 'svc.coolcoffee.company': 'selector:\n  app: coolcoffee.company\n' });
     await apply(ksvc('coffee', { labels: { app: 'coolcoffee.company' } }));
     const svc = await readyService('coffee', (s) => s.status?.url === 'http://coffee.default.svc.coolcoffee.company');
     expect(svc.status?.url).toBe('http://coffee.default.svc.coolcoffee.company');
   });
 
-  it('checklist 51: networking.knative.dev/visibility=cluster-local keeps a Service off the external gateway', async () => {
+  it('networking.knative.dev/visibility=cluster-local keeps a Service off the external gateway', async () => {
     await apply(ksvc('private', { labels: { 'networking.knative.dev/visibility': 'cluster-local' } }));
     const svc = await readyService('private');
     expect(svc.status?.url).toBe('http://private.default.svc.cluster.local');
@@ -116,7 +116,7 @@ describe('routing', () => {
     expect(vs.spec.hosts.some((h) => h.includes('sslip.io'))).toBe(false);
   });
 
-  it('checklist 47 and 56: 90 % latest / 10 % web-00001 shows as weights 90/10 in web-ingress and in the Route status', async () => {
+  it('90 % latest / 10 % web-00001 shows as weights 90/10 in web-ingress and in the Route status', async () => {
     await apply(
       ksvc('web', {
         image: 'nginx:1.28',
@@ -149,7 +149,7 @@ describe('routing', () => {
     );
   });
 
-  it('checklist 49 and 57: a tag gets a tag URL and its own route to its revision', async () => {
+  it('a tag gets a tag URL and its own route to its revision', async () => {
     await apply(
       ksvc('web', {
         image: 'nginx:1.28',
@@ -187,7 +187,7 @@ describe('routing', () => {
     expect(old.metadata.annotations?.['serving.knative.dev/routes']).toBe('web');
   });
 
-  it('checklist 60 and 61: a Revision no Route carries any more becomes reserve with a fresh routingStateModified', async () => {
+  it('a Revision no Route carries any more becomes reserve with a fresh routingStateModified', async () => {
     const before = (await getObject<Revision>('revision', 'web-00001'))!;
     await apply(ksvc('web', { image: 'nginx:1.28' }));
     const rev = await eventually(
@@ -210,7 +210,7 @@ describe('routing', () => {
     await eventually('old-web placeholder deleted', async () => (await getObject('service', 'old-web')) === undefined, 30_000);
   });
 
-  it('checklist 62: deleting a Route takes it off the Revisions it carried (the routes.serving.knative.dev finalizer)', async () => {
+  it('deleting a Route takes it off the Revisions it carried (the routes.serving.knative.dev finalizer)', async () => {
     await apply({
       apiVersion: 'serving.knative.dev/v1',
       kind: 'Route',

@@ -20,7 +20,7 @@ const svcManifest = (image: string) => ({
 });
 
 describe('Service → Configuration slice', () => {
-  it('checklist 1: a Service applied with kubectl gets a Configuration of the same name, controlled by it', async () => {
+  it('a Service applied with kubectl gets a Configuration of the same name, controlled by it', async () => {
     await apply(svcManifest('nginx:1.27'));
     const svc = (await getObject<Service>('ksvc', name))!;
     const cfg = await eventually('Configuration', () => getObject<Configuration>('configuration', name), 60_000);

@@ -72,7 +72,7 @@ function at(path: string): Node {
 
 const keys = (path: string): string[] => Object.keys(at(path).properties ?? {}).sort();
 
-describe('KIngress CRD (checklist 55)', () => {
+describe('KIngress CRD', () => {
   it('is named as Knative names it: ingresses.networking.internal.knative.dev, short names kingress/king', () => {
     expect(crd.apiVersion).toBe('apiextensions.k8s.io/v1');
     expect(crd.kind).toBe('CustomResourceDefinition');

@@ -141,7 +141,7 @@ describe('configurationWorkflow', () => {
     expect(s.uid).toBe('u');
   });
 
-  it('passes a Revision creation failure to the status step (checklist 20)', async () => {
+  it('passes a Revision creation failure to the status step', async () => {
     const name = uniqueName('cfg-fail');
     exists.add(name);
     failCreate = 'admission webhook denied the request';

@@ -1,4 +1,4 @@
-// Failures on the real node surface on the Revision with Knative's reasons (spec §3.3, checklist 34–35): a container
+// Failures on the real node surface on the Revision with Knative's reasons: a container
 // that exits, an image the registry lacks and a readiness probe that never passes — each seen first by the real
 // kubelet (the pod's container statuses and Events say so), then on the Revision, and up the chain to
 // `kubectl get ksvc`.
@@ -72,7 +72,7 @@ async function printedRow(kind: string, name: string): Promise<Record<string, st
 }
 
 /**
- * The failure chain above a failed Revision (spec §1.4): the Configuration is Ready False `RevisionFailed` with the
+ * The failure chain above a failed Revision: the Configuration is Ready False `RevisionFailed` with the
  * Revision's message; the Service mirrors that as ConfigurationsReady, and its Route, with no ready Revision to send
  * traffic to, makes RoutesReady False `RevisionMissing` — propagated last, so it is the Service's Ready reason, as
  * `kubectl get ksvc` prints. The kubelet keeps retrying, so the Revision's message may change (a new termination, a
@@ -163,13 +163,13 @@ describe('failures on the real node, on the Revision', () => {
   });
 
   it("an image the registry lacks: ResourcesAvailable False with the kubelet's ErrImagePull/ImagePullBackOff once the progress deadline passes", async () => {
-    // A digest is not resolved (spec §3.1): the reference goes to the pod as it is, and only the kubelet finds it missing.
+    // A digest is not resolved: the reference goes to the pod as it is, and only the kubelet finds it missing.
     const missing = `${realStack().registryHost}/knative/helloworld@sha256:${'0'.repeat(64)}`;
     await apply(ksvc('unpullable', { image: missing }, { templateAnnotations: PROGRESS_DEADLINE }), ns);
     const rev = 'unpullable-00001';
     const pullReasons = ['ErrImagePull', 'ImagePullBackOff'];
     // The kubelet finds the image missing at once, but upstream reports a waiting container only once the Deployment
-    // has timed out (spec §3.3): until then the Revision is deploying. (The Revision is read before the Deployment: a
+    // has timed out: until then the Revision is deploying. (The Revision is read before the Deployment: a
     // Deployment not timed out yet was not when the Revision was read either.)
     await eventually(`a pod of ${rev} waiting on its pull`, async () =>
       (await podsOf(rev)).some((p) => pullReasons.includes(userContainer(p)?.state?.waiting?.reason ?? '')),
@@ -261,7 +261,7 @@ describe('failures on the real node, on the Revision', () => {
       const user = userContainer(p);
       expect(user?.state?.running).toBeDefined();
       expect(user?.restartCount).toBe(0);
-      // Its readiness probe is queue-proxy's to run (spec §3.2): the kubelet probes queue-proxy, never ready.
+      // Its readiness probe is queue-proxy's to run: the kubelet probes queue-proxy, never ready.
       expect(user?.ready).toBe(true);
       expect(p.status.containerStatuses?.find((c) => c.name === 'queue-proxy')?.ready).toBe(false);
     }
@@ -284,7 +284,7 @@ describe('failures on the real node, on the Revision', () => {
     expect(missing?.reason).toBe('ContainerMissing');
     expect(missing?.message).toMatch(new RegExp(`^Unable to fetch image "${escapeRegExp(ref)}": failed to resolve image to digest: `));
     expect(brief(condition(failed, 'Ready'))).toEqual(brief(missing));
-    // Upstream's resolver answers "not ready" before the error, and ResourcesAvailable keeps saying so (spec §3.1).
+    // Upstream's resolver answers "not ready" before the error, and ResourcesAvailable keeps saying so.
     expect(brief(condition(failed, 'ResourcesAvailable'))).toEqual({ status: 'Unknown', reason: 'ResolvingDigests', message: undefined });
     expect(await podsOf(rev)).toEqual([]);
     await expectFailedUpTheChain('untagged', rev);

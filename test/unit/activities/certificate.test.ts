@@ -1,4 +1,4 @@
-// The gateway certificate (hakn §D.4): what a fresh certificate looks like, when one needs renewal, and the activity's
+// The gateway certificate (hakn's self-signed gateway certificate): what a fresh certificate looks like, when one needs renewal, and the activity's
 // decisions against an in-memory Secret.
 import { execFileSync } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';

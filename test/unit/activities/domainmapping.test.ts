@@ -1,4 +1,4 @@
-// The DomainMapping pass against an in-memory API server (kube-fake.ts), spec §7: the claim (autocreated, missing,
+// The DomainMapping pass against an in-memory API server (kube-fake.ts): the claim (autocreated, missing,
 // another namespace's), `spec.ref` resolution, the KIngress programmed in the same step (VirtualService and status),
 // spec.tls, the finalizer, a mapping that bypassed the webhook, and a second pass that writes nothing.
 import pino from 'pino';

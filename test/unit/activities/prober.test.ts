@@ -53,7 +53,7 @@ afterEach(async () => {
   );
 });
 
-describe('probeGateways (K-Network-Hash readiness probing, docs §A.6)', () => {
+describe('probeGateways (K-Network-Hash readiness probing)', () => {
   it('is ready when every gateway echoes the expected hash, and sends the probe Host and headers', async () => {
     const a = await gateway(echoing(HASH));
     const b = await gateway(echoing(HASH));

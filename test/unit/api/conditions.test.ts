@@ -28,7 +28,7 @@ describe('conditionSet construction', () => {
   });
 });
 
-describe('initialize (§0.1)', () => {
+describe('initialize', () => {
   it('adds Ready and every dependent as Unknown, sorted by type, without severity for Error conditions', () => {
     const status: Status = {};
     set.initialize(status, T0);
@@ -67,7 +67,7 @@ describe('initialize (§0.1)', () => {
   });
 });
 
-describe('markTrue and Ready recomputation (§0.1)', () => {
+describe('markTrue and Ready recomputation', () => {
   it('one dependent True, the other Unknown → Ready Unknown copying the Unknown one', () => {
     const status: Status = {};
     set.initialize(status, T0);
@@ -148,7 +148,7 @@ describe('markTrue and Ready recomputation (§0.1)', () => {
   });
 });
 
-describe('markFalse / markUnknown (§0.1)', () => {
+describe('markFalse / markUnknown', () => {
   it('markFalse on a dependent sets it and Ready False with the same reason and message', () => {
     const status: Status = {};
     set.initialize(status, T0);
@@ -198,7 +198,7 @@ describe('markFalse / markUnknown (§0.1)', () => {
   });
 });
 
-describe('non-dependent conditions (severity Info, §0.1)', () => {
+describe('non-dependent conditions (severity Info)', () => {
   it('are written with severity Info and never change Ready', () => {
     const status: Status = {};
     set.initialize(status, T0);
@@ -232,7 +232,7 @@ describe('non-dependent conditions (severity Info, §0.1)', () => {
   });
 });
 
-describe('lastTransitionTime and ordering (§0.1)', () => {
+describe('lastTransitionTime and ordering', () => {
   it('does not change when status, reason, message and severity are unchanged', () => {
     const status: Status = {};
     set.initialize(status, T0);
@@ -302,7 +302,7 @@ describe('a set with no dependents (Configuration)', () => {
   });
 });
 
-describe('beginReconcile / endReconcile (§0.2)', () => {
+describe('beginReconcile / endReconcile', () => {
   it('a new object: initializes and marks Ready Unknown NewObservedGenFailure; no previous status', () => {
     const obj: { metadata: { generation?: number }; status?: Status } = { metadata: { generation: 1 } };
     const before = beginReconcile(obj, set, T0);

@@ -29,7 +29,7 @@ describe('config-domain', () => {
     expect(DomainConfigName).toBe('config-domain');
   });
 
-  describe('checklist 50: no default entry ⇒ svc.cluster.local (cluster-local)', () => {
+  describe('no default entry ⇒ svc.cluster.local (cluster-local)', () => {
     it('an empty config map has the single default domain svc.cluster.local', () => {
       const want = { domains: { 'svc.cluster.local': { selector: {}, type: 'wildcard' } } };
       expect(defaultDomainConfig()).toEqual(want);
@@ -59,7 +59,7 @@ describe('config-domain', () => {
     });
   });
 
-  describe('checklist 50: the most specific matching selector wins, ties by lexical order', () => {
+  describe('the most specific matching selector wins, ties by lexical order', () => {
     it('`example.com: ""` is the default entry, and no svc.cluster.local is added', () => {
       const cfg = ok(parseDomainConfig({ 'example.com': '' }));
       expect(cfg).toEqual({ domains: { 'example.com': { selector: {}, type: 'wildcard' } } });
@@ -115,7 +115,7 @@ describe('config-domain', () => {
     });
   });
 
-  it('checklist 51: the label networking.knative.dev/visibility=cluster-local gives svc.cluster.local, over any selector', () => {
+  it('the label networking.knative.dev/visibility=cluster-local gives svc.cluster.local, over any selector', () => {
     const cfg = ok(parseDomainConfig({ 'example.com': '', 'prod.example.com': 'selector:\n  app: prod' }));
     expect(lookupDomainForLabels(cfg, { [visibility]: 'cluster-local', app: 'prod' })).toBe('svc.cluster.local');
     expect(lookupDomainForLabels(cfg, { [visibility]: 'cluster-local' }, 'corp.internal')).toBe('svc.corp.internal');

@@ -12,7 +12,7 @@ const parsed = (data: Record<string, string>): PodSpecFeatures => {
   return p.value;
 };
 
-describe('config-features (spec §9)', () => {
+describe('config-features', () => {
   it("is Knative's defaults when empty, and reads Enabled/Allowed/Disabled in any case", () => {
     expect(parsed({})).toEqual(knativePodSpecFeatures);
     expect(
@@ -66,7 +66,7 @@ describe('config-features (spec §9)', () => {
   });
 });
 
-describe('secure-pod-defaults (spec §8.1)', () => {
+describe('secure-pod-defaults', () => {
   const admit = (mode: string, obj: KubeObject): KubeObject => {
     const features = parsed({ 'secure-pod-defaults': mode });
     const ctx: AdmissionContext = { operation: 'CREATE', user: { username: 'u' }, defaults: defaultDefaultsConfig(), validation: { features } };

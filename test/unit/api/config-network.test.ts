@@ -187,7 +187,7 @@ describe('config-network', () => {
     );
   });
 
-  describe('domain-template (checklist 48: the Route host comes from domain-template)', () => {
+  describe('domain-template (the Route host comes from domain-template)', () => {
     it('accepts templates that render a host (Knative test "diff domain template", annotations via index)', () => {
       for (const t of [
         '{{.Namespace}}.{{.Name}}.{{.Domain}}',
@@ -251,7 +251,7 @@ describe('config-network', () => {
     });
   });
 
-  describe('tag-template (checklist 49)', () => {
+  describe('tag-template', () => {
     it('accepts templates over .Tag and .Name only', () => {
       expect(ok(parseNetworkConfig({ 'tag-template': '{{.Name}}-{{.Tag}}' })).tagTemplate).toBe('{{.Name}}-{{.Tag}}');
       expect(ok(parseNetworkConfig({ 'tag-template': 'tag-{{.Tag}}' })).tagTemplate).toBe('tag-{{.Tag}}');

@@ -5,7 +5,7 @@ import { setConfigurationDefaults, setRevisionSpecDefaults, setRouteDefaults, se
 import type { Configuration, RevisionSpec, Route, Service } from '../../../api/serving.js';
 import { configuration, service } from '../../fixtures/serving.js';
 
-/** Knative's own config-defaults (container-concurrency 0), for the checklist items phrased against it. */
+/** Knative's own config-defaults (container-concurrency 0), for the upstream behaviours stated against it. */
 const knativeDefaults = (): DefaultsConfig => ({ ...defaultDefaultsConfig(), containerConcurrency: 0 });
 const cfg = (over: Partial<DefaultsConfig> = {}): DefaultsConfig => ({ ...defaultDefaultsConfig(), ...over });
 
@@ -17,8 +17,8 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
-describe('setRevisionSpecDefaults (spec §8.1)', () => {
-  it('checklist 81: defaults timeoutSeconds 300, containerConcurrency 0, user-container, a TCP readiness probe, successThreshold 1, enableServiceLinks false', () => {
+describe('setRevisionSpecDefaults', () => {
+  it('defaults timeoutSeconds 300, containerConcurrency 0, user-container, a TCP readiness probe, successThreshold 1, enableServiceLinks false', () => {
     expect(setRevisionSpecDefaults({ containers: [{ image: 'nginx' }] }, knativeDefaults())).toEqual({
       timeoutSeconds: 300,
       containerConcurrency: 0,
@@ -27,17 +27,17 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
     });
   });
 
-  it("checklist 81: Tidal's own default containerConcurrency is hakn's 100", () => {
+  it("Tidal's own default containerConcurrency is hakn's 100", () => {
     expect(setRevisionSpecDefaults({ containers: [{ image: 'nginx' }] }, defaultDefaultsConfig()).containerConcurrency).toBe(100);
   });
 
-  it('checklist 82: responseStartTimeoutSeconds and idleTimeoutSeconds stay unset under the default config', () => {
+  it('responseStartTimeoutSeconds and idleTimeoutSeconds stay unset under the default config', () => {
     const out = setRevisionSpecDefaults({ containers: [{ image: 'nginx' }] }, defaultDefaultsConfig());
     expect(out).not.toHaveProperty('responseStartTimeoutSeconds');
     expect(out).not.toHaveProperty('idleTimeoutSeconds');
   });
 
-  it('checklist 82: configured idle/response-start defaults apply only when non-zero and below timeoutSeconds', () => {
+  it('configured idle/response-start defaults apply only when non-zero and below timeoutSeconds', () => {
     const c = cfg({ revisionIdleTimeoutSeconds: 60, revisionResponseStartTimeoutSeconds: 30 });
     expect(setRevisionSpecDefaults({ containers: [{ image: 'x' }] }, c)).toMatchObject({ idleTimeoutSeconds: 60, responseStartTimeoutSeconds: 30 });
     // Not below the (user-set) request timeout: left unset.
@@ -207,8 +207,8 @@ describe('setRevisionSpecDefaults (spec §8.1)', () => {
   });
 });
 
-describe('setServiceDefaults / setConfigurationDefaults / setRouteDefaults (spec §8.1)', () => {
-  it('checklist 81: defaults the Service template and traffic [{percent:100, latestRevision:true}]', () => {
+describe('setServiceDefaults / setConfigurationDefaults / setRouteDefaults', () => {
+  it('defaults the Service template and traffic [{percent:100, latestRevision:true}]', () => {
     const svc = service('web', 'default');
     const out = setServiceDefaults(svc, knativeDefaults());
     expect(out.spec).toEqual({

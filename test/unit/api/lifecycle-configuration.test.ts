@@ -29,8 +29,8 @@ describe('Configuration condition set', () => {
   });
 });
 
-describe('latestCreated / latestReady (§2.3)', () => {
-  it('checklist 17: latestCreatedRevisionName is set at once and Ready goes Unknown with no reason', () => {
+describe('latestCreated / latestReady', () => {
+  it('latestCreatedRevisionName is set at once and Ready goes Unknown with no reason', () => {
     const status: ConfigurationStatus = {
       latestCreatedRevisionName: 'hello-00001',
       latestReadyRevisionName: 'hello-00001',
@@ -58,7 +58,7 @@ describe('latestCreated / latestReady (§2.3)', () => {
     });
   });
 
-  it('checklist 18: Ready True when latestReady == latestCreated', () => {
+  it('Ready True when latestReady == latestCreated', () => {
     const status = fresh();
     setLatestCreatedRevisionName(status, 'hello-00001', T1);
     setLatestReadyRevisionName(status, 'hello-00001', T2);
@@ -71,7 +71,7 @@ describe('latestCreated / latestReady (§2.3)', () => {
     expect(isLatestReadyRevisionNameUpToDate(status)).toBe(true);
   });
 
-  it('checklist 18: an older ready revision becomes latestReady without making the Configuration Ready', () => {
+  it('an older ready revision becomes latestReady without making the Configuration Ready', () => {
     const status = fresh();
     setLatestCreatedRevisionName(status, 'hello-00002', T1);
     setLatestReadyRevisionName(status, 'hello-00001', T2);
@@ -85,7 +85,7 @@ describe('latestCreated / latestReady (§2.3)', () => {
 });
 
 describe('failures', () => {
-  it('checklist 19: latest revision failing → Ready False RevisionFailed, latestReady unchanged', () => {
+  it('latest revision failing → Ready False RevisionFailed, latestReady unchanged', () => {
     const status: ConfigurationStatus = {
       latestCreatedRevisionName: 'hello-00001',
       latestReadyRevisionName: 'hello-00001',
@@ -109,7 +109,7 @@ describe('failures', () => {
     expect(isLatestReadyRevisionNameUpToDate(status)).toBe(false);
   });
 
-  it('checklist 20: revision creation failure → Ready False RevisionFailed "Revision creation failed with message: …"', () => {
+  it('revision creation failure → Ready False RevisionFailed "Revision creation failed with message: …"', () => {
     const status = fresh();
     markRevisionCreationFailed(status, 'admission webhook denied the request', T1);
     expect(status).toEqual({
@@ -125,7 +125,7 @@ describe('failures', () => {
     });
   });
 
-  it('checklist 12: a BYO name conflict is reported through markRevisionCreationFailed', () => {
+  it('a BYO name conflict is reported through markRevisionCreationFailed', () => {
     const status = fresh();
     markRevisionCreationFailed(status, 'revisions.serving.knative.dev "hello-v2" already exists', T1);
     expect(configurationConditionSet.get(status, 'Ready')).toEqual({

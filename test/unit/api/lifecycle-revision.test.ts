@@ -61,8 +61,8 @@ function deployment(status: NonNullable<DeploymentLike['status']>, replicas = 1)
   return { spec: { replicas }, status };
 }
 
-describe('Revision condition set (checklist 40)', () => {
-  it('checklist 40: Ready = ResourcesAvailable ∧ ContainerHealthy', () => {
+describe('Revision condition set', () => {
+  it('Ready = ResourcesAvailable ∧ ContainerHealthy', () => {
     expect(revisionConditionSet.dependents).toEqual(['ResourcesAvailable', 'ContainerHealthy']);
     const status = fresh();
     expect(status).toEqual({
@@ -82,7 +82,7 @@ describe('Revision condition set (checklist 40)', () => {
     ]);
   });
 
-  it('checklist 40: Active is severity Info and never affects Ready', () => {
+  it('Active is severity Info and never affects Ready', () => {
     const status = fresh();
     markResourcesAvailableTrue(status, T1);
     markContainerHealthyTrue(status, T1);
@@ -109,7 +109,7 @@ describe('Revision condition set (checklist 40)', () => {
 });
 
 describe('transitions', () => {
-  it('checklist 24: resolving digests → ResourcesAvailable Unknown ResolvingDigests', () => {
+  it('resolving digests → ResourcesAvailable Unknown ResolvingDigests', () => {
     const status = fresh();
     markResolvingDigests(status, T1);
     expect(status.conditions).toEqual([
@@ -119,7 +119,7 @@ describe('transitions', () => {
     ]);
   });
 
-  it('checklist 24: digest failure → ContainerHealthy False ContainerMissing, Ready False', () => {
+  it('digest failure → ContainerHealthy False ContainerMissing, Ready False', () => {
     const status = fresh();
     markResolvingDigests(status, T1);
     const message = containerMissingMessage('ghcr.io/x/y:latest', 'failed to resolve image to digest: 404 Not Found');
@@ -144,7 +144,7 @@ describe('transitions', () => {
     expect(revisionConditionSet.get(updating, 'ContainerHealthy')?.reason).toBe('Updating');
   });
 
-  it('checklist 33: an unowned Deployment → ResourcesAvailable False NotOwned', () => {
+  it('an unowned Deployment → ResourcesAvailable False NotOwned', () => {
     const status = fresh();
     markDeploymentNotOwned(status, 'hello-00001-deployment', T1);
     const message = 'There is an existing Deployment "hello-00001-deployment" that we do not own.';
@@ -158,7 +158,7 @@ describe('transitions', () => {
     expect(revisionConditionSet.get(pa, 'ResourcesAvailable')?.message).toBe('There is an existing PodAutoscaler "hello-00001" that we do not own.');
   });
 
-  it('checklist 34: markContainerUnhealthy → ContainerHealthy False with the given reason', () => {
+  it('markContainerUnhealthy → ContainerHealthy False with the given reason', () => {
     const status = fresh();
     markContainerUnhealthy(status, 'ExitCode1', 'Container failed with: boom', T1);
     expect(status.conditions).toEqual([
@@ -256,7 +256,7 @@ describe('deploymentReadiness (TransformDeploymentStatus)', () => {
   });
 });
 
-describe('propagateDeploymentStatus (§3.3)', () => {
+describe('propagateDeploymentStatus', () => {
   it('Progressing absent → ResourcesAvailable Unknown Deploying', () => {
     const status = deploying();
     propagateDeploymentStatus(status, deployment({}), undefined, schedulable, T2);
@@ -293,7 +293,7 @@ describe('propagateDeploymentStatus (§3.3)', () => {
     expect(revisionConditionSet.get(status, 'Ready')?.reason).toBe('FailedCreate');
   });
 
-  it('checklist 36: an unschedulable pod → ResourcesAvailable False with the PodScheduled reason', () => {
+  it('an unschedulable pod → ResourcesAvailable False with the PodScheduled reason', () => {
     const status = deploying();
     const pod: PodLike = {
       status: {
@@ -320,14 +320,14 @@ describe('propagateDeploymentStatus (§3.3)', () => {
     ]);
   });
 
-  it('checklist 36: …unless pod-is-always-schedulable', () => {
+  it('…unless pod-is-always-schedulable', () => {
     const status = deploying();
     const pod: PodLike = { status: { conditions: [{ type: 'PodScheduled', status: 'False', reason: 'Unschedulable', message: 'm' }] } };
     propagateDeploymentStatus(status, deployment({}), pod, { podIsAlwaysSchedulable: true }, T2);
     expect(status).toEqual(deploying());
   });
 
-  it('checklist 34: container crash → ContainerHealthy False ExitCode1 "Container failed with: …" (queue-proxy skipped)', () => {
+  it('container crash → ContainerHealthy False ExitCode1 "Container failed with: …" (queue-proxy skipped)', () => {
     const status = deploying();
     const pod: PodLike = {
       status: {
@@ -350,7 +350,7 @@ describe('propagateDeploymentStatus (§3.3)', () => {
     ]);
   });
 
-  it('checklist 34: exit code 0 with no message → "container exited with no error"', () => {
+  it('exit code 0 with no message → "container exited with no error"', () => {
     const status = deploying();
     const pod: PodLike = { status: { containerStatuses: [{ name: 'user-container', lastState: { terminated: { exitCode: 0 } } }] } };
     propagateDeploymentStatus(status, deployment({}), pod, schedulable, T2);
@@ -363,7 +363,7 @@ describe('propagateDeploymentStatus (§3.3)', () => {
     });
   });
 
-  it('checklist 35: waiting container after the progress deadline → ResourcesAvailable False with the waiting reason', () => {
+  it('waiting container after the progress deadline → ResourcesAvailable False with the waiting reason', () => {
     const status = deploying();
     const pod: PodLike = {
       status: {
@@ -381,7 +381,7 @@ describe('propagateDeploymentStatus (§3.3)', () => {
     ]);
   });
 
-  it('checklist 35: …but a waiting container before the deadline changes nothing', () => {
+  it('…but a waiting container before the deadline changes nothing', () => {
     const status = deploying();
     const pod: PodLike = { status: { containerStatuses: [{ name: 'user-container', state: { waiting: { reason: 'ImagePullBackOff' } } }] } };
     propagateDeploymentStatus(

@@ -59,8 +59,8 @@ function ingress(
   };
 }
 
-describe('Route condition set (checklist 58)', () => {
-  it('checklist 58: Ready over AllTrafficAssigned, IngressReady, CertificateProvisioned', () => {
+describe('Route condition set', () => {
+  it('Ready over AllTrafficAssigned, IngressReady, CertificateProvisioned', () => {
     expect(routeConditionSet.happy).toBe('Ready');
     expect(routeConditionSet.dependents).toEqual(['AllTrafficAssigned', 'IngressReady', 'CertificateProvisioned']);
     expect(fresh()).toEqual({
@@ -73,7 +73,7 @@ describe('Route condition set (checklist 58)', () => {
     });
   });
 
-  it('checklist 58: traffic assigned + TLS not enabled + Ingress ready → Ready True; CertificateProvisioned True TLSNotEnabled (golden)', () => {
+  it('traffic assigned + TLS not enabled + Ingress ready → Ready True; CertificateProvisioned True TLSNotEnabled (golden)', () => {
     const status = fresh();
     markTrafficAssigned(status, T1);
     markCertificateNotEnabled(status, T1);
@@ -95,7 +95,7 @@ describe('Route condition set (checklist 58)', () => {
     expect(ExternalDomainTLSNotEnabledMessage).toBe('external-domain-tls is not enabled');
   });
 
-  it('checklist 58: any dependent not True keeps Ready from True', () => {
+  it('any dependent not True keeps Ready from True', () => {
     const status = fresh();
     markTrafficAssigned(status, T1);
     markCertificateNotEnabled(status, T1);
@@ -105,8 +105,8 @@ describe('Route condition set (checklist 58)', () => {
   });
 });
 
-describe('AllTrafficAssigned (checklists 44–46)', () => {
-  it('checklist 44: missing Configuration → False ConfigurationMissing, Ready False', () => {
+describe('AllTrafficAssigned', () => {
+  it('missing Configuration → False ConfigurationMissing, Ready False', () => {
     const status = fresh();
     markMissingTrafficTarget(status, 'Configuration', 'hello', T1);
     const message = 'Configuration "hello" referenced in traffic not found.';
@@ -118,7 +118,7 @@ describe('AllTrafficAssigned (checklists 44–46)', () => {
     ]);
   });
 
-  it('checklist 44: missing Revision → False RevisionMissing', () => {
+  it('missing Revision → False RevisionMissing', () => {
     const status = fresh();
     markMissingTrafficTarget(status, 'Revision', 'hello-00001', T1);
     expect(cond(status, 'AllTrafficAssigned')).toMatchObject({
@@ -128,7 +128,7 @@ describe('AllTrafficAssigned (checklists 44–46)', () => {
     });
   });
 
-  it('checklist 45: Configuration without a ready Revision → Unknown RevisionMissing', () => {
+  it('Configuration without a ready Revision → Unknown RevisionMissing', () => {
     const status = fresh();
     markConfigurationNotReady(status, 'hello', T1);
     const message = 'Configuration "hello" is waiting for a Revision to become ready.';
@@ -142,7 +142,7 @@ describe('AllTrafficAssigned (checklists 44–46)', () => {
     expect(cond(status, 'Ready')).toEqual({ type: 'Ready', status: 'Unknown', reason: 'RevisionMissing', message, lastTransitionTime: T1 });
   });
 
-  it('checklist 45: failed Configuration → False RevisionMissing', () => {
+  it('failed Configuration → False RevisionMissing', () => {
     const status = fresh();
     markConfigurationFailed(status, 'hello', T1);
     const message = 'Configuration "hello" does not have any ready Revision.';
@@ -173,7 +173,7 @@ describe('AllTrafficAssigned (checklists 44–46)', () => {
     });
   });
 
-  it("checklist 46: another Service's Revision → False RevisionNotOwned", () => {
+  it("another Service's Revision → False RevisionNotOwned", () => {
     const a = fresh();
     markRevisionNotOwned(a, 'other-00001', 'other', 'hello', T1);
     const message = 'Revision "other-00001" belongs to Service "other", not Service "hello".';
@@ -216,8 +216,8 @@ describe('AllTrafficAssigned (checklists 44–46)', () => {
   });
 });
 
-describe('IngressReady (checklist 59)', () => {
-  it('checklist 59: new Route generation → IngressReady Unknown IngressNotConfigured', () => {
+describe('IngressReady', () => {
+  it('new Route generation → IngressReady Unknown IngressNotConfigured', () => {
     const status = fresh();
     markIngressNotConfigured(status, T1);
     const message = 'Ingress has not yet been reconciled.';
@@ -230,7 +230,7 @@ describe('IngressReady (checklist 59)', () => {
     });
   });
 
-  it('checklist 59: an Ingress that has not observed its generation → IngressNotConfigured, even if its status says Ready', () => {
+  it('an Ingress that has not observed its generation → IngressNotConfigured, even if its status says Ready', () => {
     const status = fresh();
     markTrafficAssigned(status, T1);
     markCertificateNotEnabled(status, T1);
@@ -239,7 +239,7 @@ describe('IngressReady (checklist 59)', () => {
     expect(cond(status, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'IngressNotConfigured' });
   });
 
-  it('checklist 59: an Ingress without a Ready condition → IngressNotConfigured', () => {
+  it('an Ingress without a Ready condition → IngressNotConfigured', () => {
     const status = fresh();
     propagateIngressStatus(status, ingress(1, 1), T1);
     expect(cond(status, 'IngressReady')).toMatchObject({ status: 'Unknown', reason: 'IngressNotConfigured' });
@@ -248,7 +248,7 @@ describe('IngressReady (checklist 59)', () => {
     expect(cond(none, 'IngressReady')).toMatchObject({ status: 'Unknown', reason: 'IngressNotConfigured' });
   });
 
-  it('checklist 59: an up-to-date Ingress waiting for its load balancer → Unknown with its reason', () => {
+  it('an up-to-date Ingress waiting for its load balancer → Unknown with its reason', () => {
     const status = fresh();
     propagateIngressStatus(
       status,

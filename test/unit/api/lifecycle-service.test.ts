@@ -40,8 +40,8 @@ describe('Service condition set', () => {
   });
 });
 
-describe('ownership (checklist 7)', () => {
-  it('checklist 7: a foreign Configuration → ConfigurationsReady False NotOwned, Ready False', () => {
+describe('ownership', () => {
+  it('a foreign Configuration → ConfigurationsReady False NotOwned, Ready False', () => {
     const status = fresh();
     markConfigurationNotOwned(status, 'hello', T1);
     const message = 'There is an existing Configuration "hello" that we do not own.';
@@ -52,7 +52,7 @@ describe('ownership (checklist 7)', () => {
     ]);
   });
 
-  it('checklist 7: a foreign Route → RoutesReady False NotOwned, Ready False', () => {
+  it('a foreign Route → RoutesReady False NotOwned, Ready False', () => {
     const status = fresh();
     markRouteNotOwned(status, 'hello', T1);
     const message = 'There is an existing Route "hello" that we do not own.';
@@ -64,8 +64,8 @@ describe('ownership (checklist 7)', () => {
   });
 });
 
-describe('out of date children (checklist 9)', () => {
-  it('checklist 9: stale Configuration → ConfigurationsReady Unknown OutOfDate', () => {
+describe('out of date children', () => {
+  it('stale Configuration → ConfigurationsReady Unknown OutOfDate', () => {
     const status = fresh();
     markConfigurationNotReconciled(status, T1);
     const message = 'The Configuration is still working to reflect the latest desired specification.';
@@ -76,7 +76,7 @@ describe('out of date children (checklist 9)', () => {
     ]);
   });
 
-  it('checklist 9: stale Route → RoutesReady Unknown OutOfDate (markRouteNotReconciled = markRouteNotYetReady)', () => {
+  it('stale Route → RoutesReady Unknown OutOfDate (markRouteNotReconciled = markRouteNotYetReady)', () => {
     const message = 'The Route is still working to reflect the latest desired specification.';
     for (const mark of [markRouteNotReconciled, markRouteNotYetReady]) {
       const status = fresh();
@@ -103,8 +103,8 @@ describe('out of date children (checklist 9)', () => {
   });
 });
 
-describe('traffic not migrated (checklist 10)', () => {
-  it('checklist 10: Route Ready but traffic not migrated → RoutesReady Unknown TrafficNotMigrated', () => {
+describe('traffic not migrated', () => {
+  it('Route Ready but traffic not migrated → RoutesReady Unknown TrafficNotMigrated', () => {
     const status = fresh();
     markRouteNotMigrated(status, T1);
     const message = 'Traffic is not yet migrated to the latest revision.';
@@ -116,8 +116,8 @@ describe('traffic not migrated (checklist 10)', () => {
   });
 });
 
-describe('BYO name taken (checklist 12)', () => {
-  it('checklist 12: RoutesReady False RevisionNameTaken', () => {
+describe('BYO name taken', () => {
+  it('RoutesReady False RevisionNameTaken', () => {
     const status = fresh();
     markRevisionNameTaken(status, 'hello-v2', T1);
     const message = 'The revision name "hello-v2" is taken by a conflicting Revision, so traffic will not be migrated';
@@ -141,8 +141,8 @@ describe('markRoutesPending', () => {
   });
 });
 
-describe('propagation (checklist 8)', () => {
-  it('checklist 8: copies latestCreated/latestReady and mirrors a True Configuration Ready', () => {
+describe('propagation', () => {
+  it('copies latestCreated/latestReady and mirrors a True Configuration Ready', () => {
     const status = fresh();
     propagateConfigurationStatus(
       status,
@@ -165,7 +165,7 @@ describe('propagation (checklist 8)', () => {
     });
   });
 
-  it('checklist 8: mirrors a failed Configuration (RevisionFailed) into ConfigurationsReady and Ready', () => {
+  it('mirrors a failed Configuration (RevisionFailed) into ConfigurationsReady and Ready', () => {
     const status = fresh();
     const message = 'Revision "hello-00002" failed with message: Container failed with: boom.';
     propagateConfigurationStatus(
@@ -211,7 +211,7 @@ describe('propagation (checklist 8)', () => {
     expect(status).toEqual({ ...fresh(), latestCreatedRevisionName: 'hello-00001' });
   });
 
-  it('checklist 8: copies url/address/traffic and mirrors Route Ready; Service Ready = both True', () => {
+  it('copies url/address/traffic and mirrors Route Ready; Service Ready = both True', () => {
     const status = fresh();
     propagateConfigurationStatus(
       status,

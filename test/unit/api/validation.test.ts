@@ -68,8 +68,8 @@ describe('valid objects', () => {
   });
 });
 
-describe('traffic (spec §8.2)', () => {
-  it('checklist 83: the percents must sum to exactly 100', () => {
+describe('traffic', () => {
+  it('the percents must sum to exactly 100', () => {
     expect(validateRoute(route([{ configurationName: 'c', percent: 90 }]))).toEqual([
       { path: 'spec.traffic', message: 'Traffic targets sum to 90, want 100' },
     ]);
@@ -90,7 +90,7 @@ describe('traffic (spec §8.2)', () => {
     ).toEqual(['spec.traffic: Traffic targets sum to 120, want 100']);
   });
 
-  it('checklist 83: each percent is within 0..100', () => {
+  it('each percent is within 0..100', () => {
     expect(
       messages(
         validateRoute(
@@ -103,7 +103,7 @@ describe('traffic (spec §8.2)', () => {
     ).toEqual(['spec.traffic[0].percent: expected 0 <= 150 <= 100', 'spec.traffic[1].percent: expected 0 <= -50 <= 100']);
   });
 
-  it('checklist 83: tags are DNS-1035 labels and unique', () => {
+  it('tags are DNS-1035 labels and unique', () => {
     const errs = validateRoute(
       route([
         { configurationName: 'c', percent: 50, tag: 'Bad_Tag' },
@@ -117,7 +117,7 @@ describe('traffic (spec §8.2)', () => {
     expect(errs[1]).toEqual({ path: 'spec.traffic[2].tag, spec.traffic[1].tag', message: 'Multiple definitions for "canary"' });
   });
 
-  it('checklist 83: latestRevision must agree with revisionName', () => {
+  it('latestRevision must agree with revisionName', () => {
     expect(
       messages(
         validateRoute(
@@ -133,13 +133,13 @@ describe('traffic (spec §8.2)', () => {
     ]);
   });
 
-  it('checklist 83: no url in spec', () => {
+  it('no url in spec', () => {
     expect(messages(validateRoute(route([{ configurationName: 'c', percent: 100, tag: 't', url: 'http://t-r.default' }])))).toEqual([
       'spec.traffic[0].url: must not set the field(s)',
     ]);
   });
 
-  it('checklist 83: no configurationName in Service traffic', () => {
+  it('no configurationName in Service traffic', () => {
     expect(
       messages(
         validateService(
@@ -174,8 +174,8 @@ describe('traffic (spec §8.2)', () => {
   });
 });
 
-describe('template name (spec §8.2)', () => {
-  it('checklist 84: a BYO template name must start with "<parent>-"', () => {
+describe('template name', () => {
+  it('a BYO template name must start with "<parent>-"', () => {
     expect(
       validateService(
         svc((s) => void (s.spec.template.metadata = { name: 'web-v2' })),
@@ -190,7 +190,7 @@ describe('template name (spec §8.2)', () => {
     ).toEqual([{ path: 'spec.template.metadata.name', message: 'invalid value: "other-v2" must have prefix "web-"' }]);
   });
 
-  it('checklist 84: a BYO template name must be a DNS-1035 label', () => {
+  it('a BYO template name must be a DNS-1035 label', () => {
     const errs = validateService(
       svc((s) => void (s.spec.template.metadata = { name: 'web-V2' })),
       cfg(),
@@ -208,14 +208,14 @@ describe('template name (spec §8.2)', () => {
     ).toMatch(/^spec\.template\.metadata\.generateName: invalid value: not a DNS 1035 label prefix/u);
   });
 
-  it('checklist 84: a BYO name is not allowed when the parent only has generateName', () => {
+  it('a BYO name is not allowed when the parent only has generateName', () => {
     const c: Configuration = configuration('', 'default');
     c.metadata = { generateName: 'api-', namespace: 'default' };
     c.spec.template.metadata = { name: 'api-x' };
     expect(messages(validateConfiguration(c, cfg()))).toEqual(['spec.template.metadata.name: must not set the field(s)']);
   });
 
-  it('checklist 84: changing the template without changing an explicit name is rejected', () => {
+  it('changing the template without changing an explicit name is rejected', () => {
     const prev = svc((s) => void (s.spec.template.metadata = { name: 'web-v1' }));
     const same = svc((s) => void (s.spec.template.metadata = { name: 'web-v1' }));
     expect(validateService(same, cfg(), { previous: prev })).toEqual([]);
@@ -245,17 +245,17 @@ describe('template name (spec §8.2)', () => {
   });
 });
 
-describe('revision spec bounds (spec §8.2)', () => {
+describe('revision spec bounds', () => {
   const one = (over: Partial<RevisionSpec>): RevisionSpec => ({ containers: [{ image: 'nginx' }], ...over });
 
-  it('checklist 85: timeoutSeconds <= 600 by default, configurable', () => {
+  it('timeoutSeconds <= 600 by default, configurable', () => {
     expect(spec(one({ timeoutSeconds: 600 }))).toEqual([]);
     expect(spec(one({ timeoutSeconds: 601 }))).toEqual([{ path: 'spec.timeoutSeconds', message: 'expected 0 <= 601 <= 600' }]);
     expect(spec(one({ timeoutSeconds: -1 }))).toEqual([{ path: 'spec.timeoutSeconds', message: 'expected 0 <= -1 <= 600' }]);
     expect(spec(one({ timeoutSeconds: 900 }), cfg({ maxRevisionTimeoutSeconds: 900 }))).toEqual([]);
   });
 
-  it('checklist 85: containerConcurrency <= 1000 by default, configurable; 0 only when allowed', () => {
+  it('containerConcurrency <= 1000 by default, configurable; 0 only when allowed', () => {
     expect(spec(one({ containerConcurrency: 1000 }))).toEqual([]);
     expect(spec(one({ containerConcurrency: 1001 }))).toEqual([{ path: 'spec.containerConcurrency', message: 'expected 0 <= 1001 <= 1000' }]);
     expect(spec(one({ containerConcurrency: 50 }), cfg({ containerConcurrencyMaxLimit: 10 }))).toEqual([
@@ -282,8 +282,8 @@ describe('revision spec bounds (spec §8.2)', () => {
   });
 });
 
-describe('reserved names (spec §8.2)', () => {
-  it('checklist 86: reserved env vars PORT, K_SERVICE, K_CONFIGURATION, K_REVISION are rejected in the serving container', () => {
+describe('reserved names', () => {
+  it('reserved env vars PORT, K_SERVICE, K_CONFIGURATION, K_REVISION are rejected in the serving container', () => {
     const errs = spec({
       containers: [
         {
@@ -300,7 +300,7 @@ describe('reserved names (spec §8.2)', () => {
     ]);
   });
 
-  it('checklist 86: PORT is allowed in sidecars and init containers, the K_* variables are not', () => {
+  it('PORT is allowed in sidecars and init containers, the K_* variables are not', () => {
     const errs = spec({
       containers: [
         { name: 'main', image: 'main', ports: [{ containerPort: 8080 }] },
@@ -315,7 +315,7 @@ describe('reserved names (spec §8.2)', () => {
     ]);
   });
 
-  it.each([8012, 8013, 8022, 9090, 9091, 8008])('checklist 86: port %i is reserved', (port) => {
+  it.each([8012, 8013, 8022, 9090, 9091, 8008])('port %i is reserved', (port) => {
     expect(spec({ containers: [{ image: 'a', ports: [{ containerPort: port }] }] })).toEqual([
       {
         path: 'spec.containers[0].ports.containerPort',
@@ -325,7 +325,7 @@ describe('reserved names (spec §8.2)', () => {
     ]);
   });
 
-  it('checklist 86: the container name queue-proxy is reserved', () => {
+  it('the container name queue-proxy is reserved', () => {
     expect(messages(spec({ containers: [{ image: 'a', name: 'queue-proxy' }] }))).toEqual([
       'spec.containers[0].name: "queue-proxy" is a reserved container name',
     ]);
@@ -346,8 +346,8 @@ describe('reserved names (spec §8.2)', () => {
   });
 });
 
-describe('ports (spec §8.2)', () => {
-  it('checklist 87: only one container port is allowed', () => {
+describe('ports', () => {
+  it('only one container port is allowed', () => {
     expect(spec({ containers: [{ image: 'a', ports: [{ containerPort: 8080 }, { containerPort: 8081 }] }] })).toEqual([
       {
         path: 'spec.containers[*].ports',
@@ -357,7 +357,7 @@ describe('ports (spec §8.2)', () => {
     ]);
   });
 
-  it('checklist 87: the port name is "", h2c or http1; protocol TCP; 0..65535', () => {
+  it('the port name is "", h2c or http1; protocol TCP; 0..65535', () => {
     expect(spec({ containers: [{ image: 'a', ports: [{ containerPort: 8080, name: 'h2c', protocol: 'TCP' }] }] })).toEqual([]);
     expect(spec({ containers: [{ image: 'a', ports: [{ containerPort: 8080, name: 'http1' }] }] })).toEqual([]);
     expect(spec({ containers: [{ image: 'a', ports: [{ containerPort: 8080, name: 'grpc' }] }] })).toEqual([
@@ -369,7 +369,7 @@ describe('ports (spec §8.2)', () => {
     ]);
   });
 
-  it('checklist 87: multi-container requires exactly one container with a port', () => {
+  it('multi-container requires exactly one container with a port', () => {
     expect(
       spec({
         containers: [
@@ -402,7 +402,7 @@ describe('ports (spec §8.2)', () => {
     ).toEqual([]);
   });
 
-  it('checklist 87: multi-container can be switched off', () => {
+  it('multi-container can be switched off', () => {
     expect(
       validateRevisionSpec({ containers: [{ image: 'a', ports: [{ containerPort: 80 }] }, { image: 'b' }] }, 'spec', cfg(), {
         features: { multiContainer: false },
@@ -411,7 +411,7 @@ describe('ports (spec §8.2)', () => {
   });
 });
 
-describe('containers: image, probes, misc (spec §8.2)', () => {
+describe('containers: image, probes, misc', () => {
   it('requires a parseable image', () => {
     expect(messages(spec({ containers: [{ image: '' }] }))).toEqual(['spec.containers[0].image: missing field(s)']);
     expect(spec({ containers: [{ image: 'foo:bar:baz' }] })).toEqual([
@@ -512,14 +512,14 @@ describe('containers: image, probes, misc (spec §8.2)', () => {
   });
 });
 
-describe('volumes (spec §8.2)', () => {
+describe('volumes', () => {
   const withVolumes = (volumes: unknown[], mounts: unknown[], extra: Record<string, unknown> = {}): RevisionSpec => ({
     containers: [{ image: 'a', volumeMounts: mounts }],
     volumes,
     ...extra,
   });
 
-  it('checklist 88: accepts mounted secret/configMap/projected (read-only) and emptyDir (writable) volumes', () => {
+  it('accepts mounted secret/configMap/projected (read-only) and emptyDir (writable) volumes', () => {
     expect(
       spec(
         withVolumes(
@@ -540,7 +540,7 @@ describe('volumes (spec §8.2)', () => {
     ).toEqual([]);
   });
 
-  it('checklist 88: volumes must be mounted, mounts must resolve', () => {
+  it('volumes must be mounted, mounts must resolve', () => {
     expect(
       messages(spec(withVolumes([{ name: 'unused', secret: { secretName: 's' } }], [{ name: 'ghost', mountPath: '/g', readOnly: true }]))),
     ).toEqual([
@@ -549,13 +549,13 @@ describe('volumes (spec §8.2)', () => {
     ]);
   });
 
-  it('checklist 88: mounts of non-writable volumes must be readOnly', () => {
+  it('mounts of non-writable volumes must be readOnly', () => {
     expect(messages(spec(withVolumes([{ name: 's', secret: { secretName: 's' } }], [{ name: 's', mountPath: '/s' }])))).toEqual([
       'spec.containers[0].volumeMounts[0].readOnly: volume mount should be readOnly for this type of volume',
     ]);
   });
 
-  it('checklist 88: reserved, relative and duplicate mount paths are rejected', () => {
+  it('reserved, relative and duplicate mount paths are rejected', () => {
     expect(
       messages(
         spec(
@@ -585,7 +585,7 @@ describe('volumes (spec §8.2)', () => {
     ]);
   });
 
-  it('checklist 88: gated volume types are rejected unless their feature is enabled', () => {
+  it('gated volume types are rejected unless their feature is enabled', () => {
     const pvc = withVolumes([{ name: 'd', persistentVolumeClaim: { claimName: 'claim' } }], [{ name: 'd', mountPath: '/d' }]);
     // Upstream's feature messages carry no path; a PVC mount needs no readOnly.
     expect(messages(spec(pvc))).toEqual([
@@ -615,7 +615,7 @@ describe('volumes (spec §8.2)', () => {
     ).toEqual([': EmptyDir volume support is disabled, but found EmptyDir volume e', 'spec.volumes[0].emptyDir: must not set the field(s)']);
   });
 
-  it('checklist 88: each volume has exactly one source, a unique DNS-1123 name, and a valid emptyDir medium', () => {
+  it('each volume has exactly one source, a unique DNS-1123 name, and a valid emptyDir medium', () => {
     expect(
       messages(
         spec(
@@ -639,8 +639,8 @@ describe('volumes (spec §8.2)', () => {
   });
 });
 
-describe('metadata annotations (spec §8.2)', () => {
-  it('checklist 89: autoscaling.knative.dev annotations are rejected on Service, Configuration and Route metadata', () => {
+describe('metadata annotations', () => {
+  it('autoscaling.knative.dev annotations are rejected on Service, Configuration and Route metadata', () => {
     const want: FieldError = {
       path: 'metadata.annotations',
       message: 'invalid key name "autoscaling.knative.dev/min-scale"',
@@ -662,7 +662,7 @@ describe('metadata annotations (spec §8.2)', () => {
     ).toEqual([want]);
   });
 
-  it('checklist 89: rollout-duration must be a non-negative whole-second Go duration (Service and Route, both spellings)', () => {
+  it('rollout-duration must be a non-negative whole-second Go duration (Service and Route, both spellings)', () => {
     const onSvc = (v: string, key = 'serving.knative.dev/rollout-duration'): string[] =>
       messages(
         validateService(
@@ -689,7 +689,7 @@ describe('metadata annotations (spec §8.2)', () => {
     ).toEqual(['metadata.annotations.serving.knative.dev/rollout-duration: rollout-duration=2m500ms is not at second precision']);
   });
 
-  it('checklist 89: the template progress-deadline must be a non-negative whole-second Go duration', () => {
+  it('the template progress-deadline must be a non-negative whole-second Go duration', () => {
     const onTmpl = (v: string): string[] =>
       messages(
         validateService(
@@ -754,7 +754,7 @@ describe('metadata annotations (spec §8.2)', () => {
   });
 });
 
-describe('labels and ownership (spec §8.2)', () => {
+describe('labels and ownership', () => {
   it('leaves Service labels alone (current upstream no longer checks serving.knative.dev keys or the visibility value)', () => {
     expect(
       messages(

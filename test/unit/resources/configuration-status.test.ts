@@ -25,8 +25,8 @@ const cfgWithStatus = (
 const readyEvent = { type: 'Normal', reason: 'ConfigurationReady', message: 'Configuration becomes ready' };
 const updateEvent = (name: string) => ({ type: 'Normal', reason: 'LatestReadyUpdate', message: `LatestReadyRevisionName updated to "${name}"` });
 
-describe('computeConfigurationStatus (spec §2.3)', () => {
-  describe('checklist 17: latestCreatedRevisionName is set immediately', () => {
+describe('computeConfigurationStatus', () => {
+  describe('latestCreatedRevisionName is set immediately', () => {
     it('a new Revision without status → latestCreated set, Ready Unknown without reason (golden)', () => {
       expect(computeConfigurationStatus({ configuration: cfgForRevisions(1), revisions: [revAt(1, undefined)] }, T1)).toEqual({
         status: { observedGeneration: 1, latestCreatedRevisionName: 'hello-00001', conditions: [cond('Ready', 'Unknown', T1)] },
@@ -64,7 +64,7 @@ describe('computeConfigurationStatus (spec §2.3)', () => {
     });
   });
 
-  describe('checklist 18: latestReadyRevisionName', () => {
+  describe('latestReadyRevisionName', () => {
     it('the first Revision becomes Ready → latestReady = latestCreated, Ready True, ConfigurationReady + LatestReadyUpdate (golden)', () => {
       const configuration = cfgWithStatus(1, 1, 'hello-00001', undefined, cond('Ready', 'Unknown', T0));
       expect(computeConfigurationStatus({ configuration, revisions: [revAt(1, 'True')] }, T1)).toEqual({
@@ -154,7 +154,7 @@ describe('computeConfigurationStatus (spec §2.3)', () => {
     });
   });
 
-  describe('checklist 19: the latest Revision fails', () => {
+  describe('the latest Revision fails', () => {
     const failMsg = 'Container failed with: boom';
 
     it('Ready False RevisionFailed with the Revision message, latestReady unchanged, Warning LatestCreatedFailed (golden)', () => {
@@ -198,7 +198,7 @@ describe('computeConfigurationStatus (spec §2.3)', () => {
     });
   });
 
-  describe('checklist 20: Revision creation failed', () => {
+  describe('Revision creation failed', () => {
     it('Ready False RevisionFailed "Revision creation failed with message: …", other fields untouched, no events here (golden)', () => {
       const configuration = cfgWithStatus(2, 1, 'hello-00001', 'hello-00001', cond('Ready', 'True', T0));
       const createError = 'admission webhook "validation.webhook.serving.knative.dev" denied the request: quota exceeded';
@@ -213,7 +213,7 @@ describe('computeConfigurationStatus (spec §2.3)', () => {
       });
     });
 
-    it('checklist 12: a BYO name conflict is reported the same way', () => {
+    it('a BYO name conflict is reported the same way', () => {
       const createError = 'revisions.serving.knative.dev "hello-byo" already exists';
       const { status } = computeConfigurationStatus({ configuration: cfgForRevisions(1, withByoName('hello-byo')), revisions: [], createError }, T1);
       expect(status).toEqual({

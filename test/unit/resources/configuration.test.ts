@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { makeConfiguration, unionRoutes } from '../../../resources/configuration.js';
 import { configuration, service, withAnnotations, withLabels } from '../../fixtures/serving.js';
 
-describe('makeConfiguration (spec §1.2)', () => {
-  it('checklist 1: builds the Configuration named after the Service, owned by it (golden)', () => {
+describe('makeConfiguration', () => {
+  it('builds the Configuration named after the Service, owned by it (golden)', () => {
     const svc = service(
       'nginx',
       'default',

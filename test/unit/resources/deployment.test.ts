@@ -146,8 +146,8 @@ function queueContainer(patch: Partial<Container> = {}): Container {
   };
 }
 
-describe('makeDeployment (spec §3.2)', () => {
-  it('checklist 25–28, 30: the Deployment of a webhook-defaulted Revision with queue-proxy (golden)', () => {
+describe('makeDeployment', () => {
+  it('the Deployment of a webhook-defaulted Revision with queue-proxy (golden)', () => {
     const rev = revision('hello-00001', 'default', withRevLabels({ 'serving.knative.dev/route': 'hello' }));
     const want: Deployment = {
       apiVersion: 'apps/v1',
@@ -182,7 +182,7 @@ describe('makeDeployment (spec §3.2)', () => {
     expect(makeDeployment(rev, revisionConfig(), opts)).toEqual(want);
   });
 
-  it('checklist 25: the hash label is FNV-32a/base36 of the desired spec + annotations + labels', () => {
+  it('the hash label is FNV-32a/base36 of the desired spec + annotations + labels', () => {
     const d = makeDeployment(revision('hello-00001', 'default'), revisionConfig(), opts);
     const { 'serving.knative.dev/deployment-hash': hash, ...labels } = d.metadata.labels;
     expect(hash).toBe(deploymentHash({ spec: d.spec, annotations: d.metadata.annotations, labels }));
@@ -196,7 +196,7 @@ describe('makeDeployment (spec §3.2)', () => {
     }
   });
 
-  it('checklist 25/32: routing bookkeeping on the Revision does not change the Deployment hash', () => {
+  it('routing bookkeeping on the Revision does not change the Deployment hash', () => {
     const base = makeDeployment(revision('hello-00001', 'default'), revisionConfig(), opts);
     const rerouted = makeDeployment(
       revision(
@@ -217,14 +217,14 @@ describe('makeDeployment (spec §3.2)', () => {
     expect(rerouted).toEqual(base);
   });
 
-  it('checklist 25: a user-set app label is kept', () => {
+  it('a user-set app label is kept', () => {
     const d = makeDeployment(revision('hello-00001', 'default', withRevLabels({ app: 'mine' })), revisionConfig(), opts);
     expect(d.metadata.labels.app).toBe('mine');
     expect(d.spec.template.metadata.labels.app).toBe('mine');
     expect(d.spec.template.metadata.labels).not.toHaveProperty(['serving.knative.dev/deployment-hash']);
   });
 
-  it('checklist 27: Deployment/pod annotations drop routing, GC and autoscaling keys; the pod names its default container', () => {
+  it('Deployment/pod annotations drop routing, GC and autoscaling keys; the pod names its default container', () => {
     const rev = revision(
       'hello-00001',
       'default',
@@ -250,7 +250,7 @@ describe('makeDeployment (spec §3.2)', () => {
     });
   });
 
-  it('checklist 26: progressDeadlineSeconds from the annotation (Go duration) else config', () => {
+  it('progressDeadlineSeconds from the annotation (Go duration) else config', () => {
     const cfg = revisionConfig((c) => void (c.deployment.progressDeadlineSeconds = 503));
     const withAnn = (v: string) => revision('r', 'ns', withRevAnnotations({ 'serving.knative.dev/progress-deadline': v }));
     expect(progressDeadlineSeconds(revision('r', 'ns'), cfg)).toBe(503);
@@ -327,7 +327,7 @@ describe('makeDeployment (spec §3.2)', () => {
     expect(activeThreshold(initializedReserve, cfg(1, 2, 0), true)).toBe(1);
   });
 
-  it('checklist 26: replicas (hakn) = max(initial-scale, min-scale) capped by max-scale, annotations over config', () => {
+  it('replicas (hakn) = max(initial-scale, min-scale) capped by max-scale, annotations over config', () => {
     const cfg = (initialScale: number, minScale: number, maxScale: number) =>
       revisionConfig((c) => void (c.autoscaler = { ...c.autoscaler, initialScale, minScale, maxScale }));
     const rev = (a: Record<string, string> = {}) => revision('r', 'ns', withRevAnnotations(a));
@@ -347,7 +347,7 @@ describe('makeDeployment (spec §3.2)', () => {
     expect(d.metadata.annotations).not.toHaveProperty(['autoscaling.knative.dev/min-scale']);
   });
 
-  it('checklist 29: resolved digests replace the images of containers and init containers', () => {
+  it('resolved digests replace the images of containers and init containers', () => {
     const rev = revision(
       'hello-00001',
       'default',
@@ -403,7 +403,7 @@ describe('makeDeployment (spec §3.2)', () => {
     );
   });
 
-  it('checklist 28: user env and settings are kept, Knative-only spec fields are dropped, user affinity wins', () => {
+  it('user env and settings are kept, Knative-only spec fields are dropped, user affinity wins', () => {
     const rev = revision(
       'hello-00001',
       'default',
@@ -492,7 +492,7 @@ describe('queue-proxy on/off (hakn: only when config-deployment names an image)'
     expect(probeOf({ exec: { command: ['true'] } })).toEqual({ exec: { command: ['true'] } });
   });
 
-  it('checklist 30: resources from config and per-revision annotations', () => {
+  it('resources from config and per-revision annotations', () => {
     const cfg = revisionConfig((c) => {
       c.deployment.queueSidecarCpuRequest = '50m';
       c.deployment.queueSidecarMemoryLimit = '200Mi';
@@ -517,7 +517,7 @@ describe('queue-proxy on/off (hakn: only when config-deployment names an image)'
     });
   });
 
-  it('checklist 30: env values come from the revision and the options', () => {
+  it('env values come from the revision and the options', () => {
     const rev = revision('hello-00001', 'default', withRevAnnotations({ 'features.knative.dev/http-full-duplex': 'enabled' }), (r) => {
       r.spec.containerConcurrency = 5;
       r.spec.timeoutSeconds = 120;
@@ -574,11 +574,11 @@ describe('queue-proxy on/off (hakn: only when config-deployment names an image)'
   });
 });
 
-describe('readiness probes move to queue-proxy (checklist 31)', () => {
+describe('readiness probes move to queue-proxy', () => {
   const podFor = (readinessProbe: unknown, extra: Partial<Container> = {}) =>
     makePodSpec(revision('hello-00001', 'default', withUserContainer({ readinessProbe, ...extra })), revisionConfig(), opts);
 
-  it('checklist 31: an HTTP probe leaves the user container; its timings go to queue-proxy, the probe to the env', () => {
+  it('an HTTP probe leaves the user container; its timings go to queue-proxy, the probe to the env', () => {
     const pod = podFor({ httpGet: { path: '/ready', httpHeaders: [{ name: 'X', value: 'y' }] }, periodSeconds: 5, failureThreshold: 3 });
     expect(pod.containers[0]).toEqual(servingContainer());
     expect(pod.containers[1]).toEqual(
@@ -596,20 +596,20 @@ describe('readiness probes move to queue-proxy (checklist 31)', () => {
     );
   });
 
-  it('checklist 31: a TCP probe with its own port keeps that port in SERVING_READINESS_PROBE', () => {
+  it('a TCP probe with its own port keeps that port in SERVING_READINESS_PROBE', () => {
     const pod = podFor({ tcpSocket: { port: 12345 } });
     expect(pod.containers[0]).not.toHaveProperty('readinessProbe');
     expect(pod.containers[1]!.env).toContainEqual({ name: 'SERVING_READINESS_PROBE', value: '{"tcpSocket":{"port":12345,"host":"127.0.0.1"}}' });
     expect(pod.containers[1]!.readinessProbe).toEqual({ httpGet: { port: 8012, httpHeaders: [{ name: 'K-Network-Probe', value: 'queue' }] } });
   });
 
-  it('checklist 31: a gRPC probe is removed from the user container and encoded as is', () => {
+  it('a gRPC probe is removed from the user container and encoded as is', () => {
     const pod = podFor({ grpc: { port: 8080 } });
     expect(pod.containers[0]).not.toHaveProperty('readinessProbe');
     expect(pod.containers[1]!.env).toContainEqual({ name: 'SERVING_READINESS_PROBE', value: '{"grpc":{"port":8080,"service":null}}' });
   });
 
-  it('checklist 31: an exec probe stays on the user container; queue-proxy TCP-probes the user port', () => {
+  it('an exec probe stays on the user container; queue-proxy TCP-probes the user port', () => {
     const exec = { exec: { command: ['cat', '/tmp/ready'] }, initialDelaySeconds: 2 };
     const pod = podFor(exec);
     expect(pod.containers[0]).toEqual(servingContainer({ readinessProbe: exec }));
@@ -623,7 +623,7 @@ describe('readiness probes move to queue-proxy (checklist 31)', () => {
     });
   });
 
-  it('checklist 31: no user readiness probe → empty SERVING_READINESS_PROBE and no queue-proxy readiness probe', () => {
+  it('no user readiness probe → empty SERVING_READINESS_PROBE and no queue-proxy readiness probe', () => {
     const pod = podFor(undefined);
     expect(pod.containers[1]).not.toHaveProperty('readinessProbe');
     expect(pod.containers[1]!.env).toContainEqual({ name: 'SERVING_READINESS_PROBE', value: '' });

@@ -1,4 +1,4 @@
-// The DomainMapping's children and reference rules (spec §7; checklists 75–77): the KIngress as upstream's
+// The DomainMapping's children and reference rules: the KIngress as upstream's
 // resources/ingress.go builds it (TestMakeIngress), the claim, the resolved-URL checks with upstream's messages, and
 // the Istio programming of that KIngress as net-istio renders it (rewrite, K-Original-Host, 100 %, ingress gateway).
 import { describe, expect, it } from 'vitest';
@@ -156,7 +156,7 @@ describe('resolving spec.ref (upstream resolveRef)', () => {
   });
 });
 
-describe('the mapping’s KIngress programmed by the Istio Ingress workflow (net-istio; docs §B case 6)', () => {
+describe('the mapping’s KIngress programmed by the Istio Ingress workflow (net-istio)', () => {
   it('renders one ingress VirtualService: the host on the ingress gateway, authority rewritten, K-Original-Host set, 100 %', () => {
     const kingress = makeDomainMappingIngress(dm(), target, 'istio.ingress.networking.knative.dev');
     const live = { ...kingress, metadata: { ...kingress.metadata, uid: 'ing-uid' } };

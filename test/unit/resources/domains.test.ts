@@ -47,7 +47,7 @@ function route(name: string, namespace: string, labels?: Record<string, string>,
 
 const exampleCom = domains({ 'example.com': '' });
 
-describe('checklist 48: Route status.url via domain-template, status.address.url cluster-local', () => {
+describe('Route status.url via domain-template, status.address.url cluster-local', () => {
   it('status.url = http://<route>.<ns>.<domain> with the default templates', () => {
     const r = route('nginx', 'default');
     expect(value(routeDomain(r, defaultNetworkConfig(), exampleCom))).toBe('nginx.default.example.com');
@@ -103,7 +103,7 @@ describe('checklist 48: Route status.url via domain-template, status.address.url
   });
 });
 
-describe('checklist 49: tag URL host = tag-template rendered through domain-template', () => {
+describe('tag URL host = tag-template rendered through domain-template', () => {
   it('http://<tag>-<route>.<ns>.<domain> with the defaults', () => {
     expect(value(tagURL(route('nginx', 'default'), 'v1', defaultNetworkConfig(), exampleCom))).toBe('http://v1-nginx.default.example.com');
     expect(value(targetDomain(route('nginx', 'default'), 'v1', defaultNetworkConfig(), exampleCom))).toBe('v1-nginx.default.example.com');
@@ -125,7 +125,7 @@ describe('checklist 49: tag URL host = tag-template rendered through domain-temp
   });
 });
 
-describe('checklist 50: config-domain without a default entry ⇒ cluster-local', () => {
+describe('config-domain without a default entry ⇒ cluster-local', () => {
   it("with hakn's config-domain (or none) every Route is cluster-local, whatever domain-template says", () => {
     const net = network({ 'domain-template': '{{.Name}}-{{.Namespace}}.{{.Domain}}', 'default-external-scheme': 'https' });
     for (const cfg of [defaultDomainConfig(), domains({ 'svc.cluster.local': '' }), domains({ 'prod.example.com': 'selector:\n  app: prod' })]) {
@@ -144,7 +144,7 @@ describe('checklist 50: config-domain without a default entry ⇒ cluster-local'
   });
 });
 
-describe('checklist 51: networking.knative.dev/visibility=cluster-local on a Route or Service', () => {
+describe('networking.knative.dev/visibility=cluster-local on a Route or Service', () => {
   const net = network({ 'domain-template': '{{.Name}}-{{.Namespace}}.{{.Domain}}', 'default-external-scheme': 'https' });
 
   it('isClusterLocal reads the label', () => {
@@ -169,7 +169,7 @@ describe('checklist 51: networking.knative.dev/visibility=cluster-local on a Rou
   });
 });
 
-describe('checklist 52: the label on a tag placeholder Service makes only that tag cluster-local', () => {
+describe('the label on a tag placeholder Service makes only that tag cluster-local', () => {
   it('the tag gets a cluster-local http URL; the Route keeps its external one', () => {
     const net = network({ 'default-external-scheme': 'https' });
     const r = route('nginx', 'default');

@@ -75,8 +75,8 @@ const ownerRef = {
   blockOwnerDeletion: true,
 };
 
-describe('makeIngress metadata (checklist 55)', () => {
-  it('checklist 55: named like the Route, route labels, ingress.class, rollout JSON, tag-to-host, controller ownerRef (golden)', () => {
+describe('makeIngress metadata', () => {
+  it('named like the Route, route labels, ingress.class, rollout JSON, tag-to-host, controller ownerRef (golden)', () => {
     const r = route(
       [
         { configurationName: 'hello', latestRevision: true, percent: 100 },
@@ -120,7 +120,7 @@ describe('makeIngress metadata (checklist 55)', () => {
     });
   });
 
-  it("checklist 55: the Route's ingress.class annotation beats config; the alternative key is honoured and dropped", () => {
+  it("the Route's ingress.class annotation beats config; the alternative key is honoured and dropped", () => {
     const r = route([{ revisionName: 'hello-00001', percent: 100 }], {
       annotations: { 'networking.knative.dev/ingress.class': 'kourier.ingress.networking.knative.dev' },
     });
@@ -139,7 +139,7 @@ describe('makeIngress metadata (checklist 55)', () => {
     expect(ingressClassForRoute(route([], { annotations: { 'networking.knative.dev/ingress.class': '' } }), ISTIO)).toBe(ISTIO);
   });
 
-  it('checklist 55: no tags → no tag-to-host annotation; no labels on the Route → only the two route labels', () => {
+  it('no tags → no tag-to-host annotation; no labels on the Route → only the two route labels', () => {
     const r = route([{ configurationName: 'hello', percent: 100 }]);
     const ing = makeIngress(r, resolve(r), { '': hostsFor('hello') }, ISTIO);
     expect(Object.keys(ing.metadata.annotations!)).toEqual(['networking.knative.dev/ingress.class', 'networking.internal.knative.dev/rollout']);
@@ -147,8 +147,8 @@ describe('makeIngress metadata (checklist 55)', () => {
   });
 });
 
-describe('makeIngressSpec rules and splits (checklists 56, 57)', () => {
-  it('checklist 56: cluster-local rule with expanded hosts + one external rule per host; 0 % omitted; h2c on 81 (golden)', () => {
+describe('makeIngressSpec rules and splits', () => {
+  it('cluster-local rule with expanded hosts + one external rule per host; 0 % omitted; h2c on 81 (golden)', () => {
     const r = route([
       { configurationName: 'hello', latestRevision: true, percent: 80 },
       { revisionName: 'hello-00001', latestRevision: false, percent: 20 },
@@ -169,7 +169,7 @@ describe('makeIngressSpec rules and splits (checklists 56, 57)', () => {
     });
   });
 
-  it('checklist 56: a cluster-local name gets only the ClusterLocal rule', () => {
+  it('a cluster-local name gets only the ClusterLocal rule', () => {
     const r = route([
       { configurationName: 'hello', percent: 100 },
       { revisionName: 'hello-00001', percent: 0, tag: 'internal' },
@@ -182,7 +182,7 @@ describe('makeIngressSpec rules and splits (checklists 56, 57)', () => {
     ]);
   });
 
-  it("checklist 57: a tag's path sends 100 % to its revision regardless of its percent", () => {
+  it("a tag's path sends 100 % to its revision regardless of its percent", () => {
     const r = route([
       { configurationName: 'hello', latestRevision: true, percent: 90, tag: 'current' },
       { revisionName: 'hello-00001', latestRevision: false, percent: 10, tag: 'old' },

@@ -10,8 +10,8 @@ const rev = (labels: Record<string, string>, annotations: Record<string, string>
 });
 const now = '2026-11-22T05:00:00.123Z';
 
-describe('routingPatch (spec §4.7)', () => {
-  it('checklist 60: a pending Revision a Route carries becomes active with the route listed and a fresh timestamp', () => {
+describe('routingPatch', () => {
+  it('a pending Revision a Route carries becomes active with the route listed and a fresh timestamp', () => {
     expect(routingPatch(rev({ 'serving.knative.dev/routingState': 'pending' }), 'web', true, now)).toEqual({
       labels: { 'serving.knative.dev/routingState': 'active' },
       annotations: { 'serving.knative.dev/routes': 'web', 'serving.knative.dev/routingStateModified': '2026-11-22T05:00:00Z' },
@@ -31,7 +31,7 @@ describe('routingPatch (spec §4.7)', () => {
     ).toBeUndefined();
   });
 
-  it('checklist 61: the last Route letting go makes the Revision reserve and removes the annotation', () => {
+  it('the last Route letting go makes the Revision reserve and removes the annotation', () => {
     expect(routingPatch(rev({ 'serving.knative.dev/routingState': 'active' }, { 'serving.knative.dev/routes': 'web' }), 'web', false, now)).toEqual({
       labels: { 'serving.knative.dev/routingState': 'reserve' },
       annotations: { 'serving.knative.dev/routes': null, 'serving.knative.dev/routingStateModified': '2026-11-22T05:00:00Z' },
@@ -64,7 +64,7 @@ const owned = (name: string, config: string): Revision => ({
   },
 });
 
-describe('configurationRoutesPatch (spec §4.7: Configurations carry the routes annotation, no state)', () => {
+describe('configurationRoutesPatch (Configurations carry the routes annotation, no state)', () => {
   it('adds the route, sorted with the others; nothing when already listed', () => {
     expect(configurationRoutesPatch(cfg('c'), 'web', true)).toEqual({ annotations: { 'serving.knative.dev/routes': 'web' } });
     expect(configurationRoutesPatch(cfg('c', 'zeta'), 'web', true)).toEqual({ annotations: { 'serving.knative.dev/routes': 'web,zeta' } });

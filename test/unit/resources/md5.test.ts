@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { md5Bytes, md5Hex, toHex, utf8Encode } from '../../../resources/md5.js';
 
-describe('md5Hex (pure-JS MD5 for ChildName, spec §0.3)', () => {
+describe('md5Hex (pure-JS MD5 for ChildName)', () => {
   it('matches the RFC 1321 test suite and the well-known vectors', () => {
     expect(md5Hex('')).toBe('d41d8cd98f00b204e9800998ecf8427e');
     expect(md5Hex('a')).toBe('0cc175b9c0f1b6a831c399e269772661');

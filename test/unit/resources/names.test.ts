@@ -3,7 +3,7 @@ import { childName, deploymentName, revisionName } from '../../../resources/name
 
 const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-describe('childName (kmeta.ChildName, spec §0.3)', () => {
+describe('childName (kmeta.ChildName)', () => {
   // The vectors of knative.dev/pkg kmeta/names_test.go TestChildName, verbatim.
   const knative: [parent: string, suffix: string, want: string][] = [
     ['asdf', '-deployment', 'asdf-deployment'],
@@ -36,13 +36,13 @@ describe('childName (kmeta.ChildName, spec §0.3)', () => {
 });
 
 describe('revisionName / deploymentName', () => {
-  it('checklist 13: names a generation <config>-%05d', () => {
+  it('names a generation <config>-%05d', () => {
     expect(revisionName('hello', 1)).toBe('hello-00001');
     expect(revisionName('hello', 12)).toBe('hello-00012');
     expect(revisionName('hello', 123456)).toBe('hello-123456'); // %05d pads, never truncates
   });
 
-  it('checklist 13: ChildName-truncates beyond 63 characters', () => {
+  it('ChildName-truncates beyond 63 characters', () => {
     // 58 + 6 = 64 > 63: parent[:31-6] + md5(parent) + suffix (expected hashes computed with node:crypto).
     const config = `a${'b'.repeat(56)}c`;
     expect(revisionName(config, 1)).toBe(`a${'b'.repeat(24)}321565c1c190a57d83a6d7814bb91cdf-00001`);
@@ -51,7 +51,7 @@ describe('revisionName / deploymentName', () => {
     expect(revisionName('c'.repeat(57), 2)).toBe(`${'c'.repeat(57)}-00002`);
   });
 
-  it('checklist 25: the Deployment is <rev>-deployment, hashed for long revision names', () => {
+  it('the Deployment is <rev>-deployment, hashed for long revision names', () => {
     expect(deploymentName('hello-00001')).toBe('hello-00001-deployment');
     expect(deploymentName('r'.repeat(63))).toBe(`${'r'.repeat(20)}b781f146e2641ab389a73417a86af81c-deployment`);
   });

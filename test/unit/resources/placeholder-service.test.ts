@@ -36,8 +36,8 @@ const metadata = (name: string) => ({
 });
 const h2c = { name: 'http2', appProtocol: 'kubernetes.io/h2c', port: 80, targetPort: 80 };
 
-describe('makePlaceholderService (checklist 53)', () => {
-  it('checklist 53: the default target: named like the Route, ExternalName to its domain, owned, labelled S/route (golden)', () => {
+describe('makePlaceholderService', () => {
+  it('the default target: named like the Route, ExternalName to its domain, owned, labelled S/route (golden)', () => {
     expect(makePlaceholderService(route, '', 'hello.default.example.com')).toEqual({
       apiVersion: 'v1',
       kind: 'Service',
@@ -46,7 +46,7 @@ describe('makePlaceholderService (checklist 53)', () => {
     });
   });
 
-  it('checklist 53: a tag: named <tag>-<route>, ExternalName to the tag domain (golden)', () => {
+  it('a tag: named <tag>-<route>, ExternalName to the tag domain (golden)', () => {
     expect(makePlaceholderService(route, 'canary', 'canary-hello.default.example.com')).toEqual({
       apiVersion: 'v1',
       kind: 'Service',
@@ -55,7 +55,7 @@ describe('makePlaceholderService (checklist 53)', () => {
     });
   });
 
-  it('checklist 53: a custom tag-template hostname is used as the name; a Route without annotations gives none', () => {
+  it('a custom tag-template hostname is used as the name; a Route without annotations gives none', () => {
     const bare: Route = { ...route, metadata: { name: 'hello', namespace: 'default', uid: 'u' } };
     const svc = makePlaceholderService(bare, 'canary', 'hello-canary.default.example.com', 'hello-canary');
     expect(svc.metadata.name).toBe('hello-canary');
@@ -66,8 +66,8 @@ describe('makePlaceholderService (checklist 53)', () => {
   });
 });
 
-describe('placeholder visibility (checklist 52)', () => {
-  it("checklist 52: the Route's visibility label is not copied; a placeholder carrying one makes its name cluster-local", () => {
+describe('placeholder visibility', () => {
+  it("the Route's visibility label is not copied; a placeholder carrying one makes its name cluster-local", () => {
     expect(makePlaceholderService(route, 'v1', 'v1-hello.default.svc.cluster.local').metadata.labels).not.toHaveProperty(
       'networking.knative.dev/visibility',
     );
@@ -80,10 +80,10 @@ describe('placeholder visibility (checklist 52)', () => {
   });
 });
 
-describe('makeLoadBalancedPlaceholder (checklist 54)', () => {
+describe('makeLoadBalancedPlaceholder', () => {
   const ing = (status: Ingress['status']): Pick<Ingress, 'metadata' | 'status'> => ({ metadata: { name: 'hello', namespace: 'default' }, status });
 
-  it('checklist 54: private domainInternal preferred → ExternalName to it', () => {
+  it('private domainInternal preferred → ExternalName to it', () => {
     const got = makeLoadBalancedPlaceholder(
       route,
       '',
@@ -104,7 +104,7 @@ describe('makeLoadBalancedPlaceholder (checklist 54)', () => {
     });
   });
 
-  it('checklist 54: an LB IP → headless ClusterIP + Endpoints (golden)', () => {
+  it('an LB IP → headless ClusterIP + Endpoints (golden)', () => {
     const got = makeLoadBalancedPlaceholder(route, 'v1', ing({ publicLoadBalancer: { ingress: [{ ip: '10.0.0.7' }] } }), false);
     expect(got).toEqual({
       ok: true,
@@ -118,14 +118,14 @@ describe('makeLoadBalancedPlaceholder (checklist 54)', () => {
     });
   });
 
-  it('checklist 54: domain → ExternalName; meshOnly → ClusterIP http 80', () => {
+  it('domain → ExternalName; meshOnly → ClusterIP http 80', () => {
     const dom = makeLoadBalancedPlaceholder(route, '', ing({ publicLoadBalancer: { ingress: [{ domain: 'lb.example.com' }] } }), false);
     expect(dom.ok && dom.service.spec).toEqual({ type: 'ExternalName', externalName: 'lb.example.com', ports: [h2c] });
     const mesh = makeLoadBalancedPlaceholder(route, '', ing({ publicLoadBalancer: { ingress: [{ meshOnly: true }] } }), false);
     expect(mesh.ok && mesh.service.spec).toEqual({ type: 'ClusterIP', ports: [{ name: 'http', port: 80 }] });
   });
 
-  it('checklist 54: cluster-local names use the private LB; none or several is an error', () => {
+  it('cluster-local names use the private LB; none or several is an error', () => {
     expect(makeLoadBalancedPlaceholder(route, '', ing({ publicLoadBalancer: { ingress: [{ ip: '1.2.3.4' }] } }), true)).toEqual({
       ok: false,
       error: 'failed to fetch loadbalancer domain/IP from ingress status',

@@ -4,7 +4,7 @@ import { revisionNameFor } from '../../../resources/revision.js';
 import { revision } from '../../fixtures/revision.js';
 import { cfgForRevisions, ownedBy, revAt, revNamed, withByoName } from '../../fixtures/status.js';
 
-describe('isRevisionNameTaken (spec §1.4 step 3, §2.1; checklist 12)', () => {
+describe('isRevisionNameTaken', () => {
   it('no Revision of that name → not taken', () => {
     expect(isRevisionNameTaken(cfgForRevisions(1, withByoName('hello-byo')), undefined)).toBe(false);
   });
@@ -49,7 +49,7 @@ describe('isRevisionNameTaken (spec §1.4 step 3, §2.1; checklist 12)', () => {
   });
 });
 
-describe('findRevisionForGeneration (spec §2.1)', () => {
+describe('findRevisionForGeneration', () => {
   const revisions = [revAt(1, 'True'), revAt(2, 'True'), revAt(3, 'Unknown')];
 
   it('picks the Revision labelled with the current configurationGeneration', () => {
@@ -79,7 +79,7 @@ describe('findRevisionForGeneration (spec §2.1)', () => {
   });
 });
 
-describe('revisionNameFor (spec §2.2)', () => {
+describe('revisionNameFor', () => {
   it('is <config>-%05d(generation), or the BYO name', () => {
     expect(revisionNameFor(cfgForRevisions(12))).toBe('hello-00012');
     expect(revisionNameFor(cfgForRevisions(12, withByoName('hello-byo')))).toBe('hello-byo');

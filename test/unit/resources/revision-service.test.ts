@@ -73,7 +73,7 @@ describe('makeRevisionService (the Service Routes target)', () => {
     expect(revisionServicePort(revision('r', 'ns'))).toEqual({ name: 'http', port: 80 });
   });
 
-  it('checklist 25: carries no hash label and keeps a user app label', () => {
+  it('carries no hash label and keeps a user app label', () => {
     const svc = makeRevisionService(revision('hello-00001', 'default', withRevLabels({ app: 'mine' })), revisionConfig());
     expect(svc.metadata.labels.app).toBe('mine');
     expect(svc.metadata.labels).not.toHaveProperty(['serving.knative.dev/deployment-hash']);

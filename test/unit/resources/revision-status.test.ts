@@ -32,8 +32,8 @@ const QUEUED = 'Requests to the target are being buffered as resources are provi
 
 const deadline = () => progressing('False', 'ProgressDeadlineExceeded', 'ReplicaSet "hello-00001-deployment-abc" has timed out progressing.');
 
-describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
-  describe('digest resolution (checklist 24)', () => {
+describe('computeRevisionStatus', () => {
+  describe('digest resolution', () => {
     it('a resolution error → ContainerHealthy False ContainerMissing with the message, Ready False, ResourcesAvailable Unknown ResolvingDigests (golden)', () => {
       const msg = 'Unable to fetch image "ghcr.io/example/hello:1": failed to resolve image to digest: GET https://ghcr.io/v2/: 401 Unauthorized';
       const r = revision('hello-00001', 'default');
@@ -82,11 +82,11 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
   });
 
   describe('Deployment', () => {
-    // Checklist 33 for the Deployment; the Service `<rev>` (an old incarnation's awaiting the garbage collector) alike.
+    // An unowned child: the Deployment; the Service `<rev>` (an old incarnation's awaiting the garbage collector) alike.
     it.each([
       ['a Deployment', { deploymentNotOwned: true }, 'Deployment "hello-00001-deployment"'],
       ['a Service `<rev>`', { serviceNotOwned: true }, 'Service "hello-00001"'],
-    ] as const)('checklist 33: %s we do not own → ResourcesAvailable False NotOwned, whatever the Deployment says (golden)', (_, notOwned, what) => {
+    ] as const)('%s we do not own → ResourcesAvailable False NotOwned, whatever the Deployment says (golden)', (_, notOwned, what) => {
       const msg = `There is an existing ${what} that we do not own.`;
       expect(computeRevisionStatus(observe({ ...notOwned, deployment: availableDeployment() }), T1)).toEqual({
         status: {
@@ -193,7 +193,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
   });
 
   describe('pod inspection while no replica is available', () => {
-    it('checklist 34: lastState.terminated exit code 1 → ContainerHealthy False ExitCode1 "Container failed with: …" (golden)', () => {
+    it('lastState.terminated exit code 1 → ContainerHealthy False ExitCode1 "Container failed with: …" (golden)', () => {
       const d = progressing('True', 'ReplicaSetUpdated', 'progressing');
       const p = pod({
         containerStatuses: [
@@ -230,7 +230,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       );
     });
 
-    it('checklist 35: waiting ImagePullBackOff after ProgressDeadlineExceeded → ResourcesAvailable False ImagePullBackOff (golden)', () => {
+    it('waiting ImagePullBackOff after ProgressDeadlineExceeded → ResourcesAvailable False ImagePullBackOff (golden)', () => {
       const msg = 'Back-off pulling image "ghcr.io/example/hello@sha256:aaa"';
       const p = pod({ containerStatuses: [{ name: 'user-container', state: { waiting: { reason: 'ImagePullBackOff', message: msg } } }] });
       expect(computeRevisionStatus(observe({ deployment: deadline(), pod: p }), T1)).toEqual({
@@ -250,14 +250,14 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       });
     });
 
-    it('checklist 35: a waiting container before the progress deadline is not surfaced', () => {
+    it('a waiting container before the progress deadline is not surfaced', () => {
       const p = pod({ containerStatuses: [{ name: 'user-container', state: { waiting: { reason: 'ImagePullBackOff', message: 'x' } } }] });
       const { status } = computeRevisionStatus(observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p }), T1);
       expect(status.conditions?.find((c) => c.type === 'ResourcesAvailable')).toEqual(cond('ResourcesAvailable', 'Unknown', T1, 'Deploying'));
       expect(status.conditions?.find((c) => c.type === 'Ready')).toEqual(cond('Ready', 'Unknown', T1, 'Deploying'));
     });
 
-    it('checklist 36: PodScheduled False Unschedulable → ResourcesAvailable False Unschedulable (golden)', () => {
+    it('PodScheduled False Unschedulable → ResourcesAvailable False Unschedulable (golden)', () => {
       const msg = '0/3 nodes are available: 3 Insufficient cpu.';
       const p = pod({ conditions: [kcond('PodScheduled', 'False', 'Unschedulable', msg)] });
       expect(computeRevisionStatus(observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p }), T1)).toEqual({
@@ -277,7 +277,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
       });
     });
 
-    it('checklist 36: PodScheduled False is ignored when pod-is-always-schedulable is on', () => {
+    it('PodScheduled False is ignored when pod-is-always-schedulable is on', () => {
       const p = pod({ conditions: [kcond('PodScheduled', 'False', 'Unschedulable', 'no nodes')] });
       const { status } = computeRevisionStatus(
         observe({ deployment: progressing('True', 'ReplicaSetUpdated', 'p'), pod: p, podIsAlwaysSchedulable: true }),
@@ -302,7 +302,7 @@ describe('computeRevisionStatus (spec §3.1, §3.3, §3.6)', () => {
     });
   });
 
-  describe('checklist 40: Ready = ResourcesAvailable ∧ ContainerHealthy', () => {
+  describe('Ready = ResourcesAvailable ∧ ContainerHealthy', () => {
     it('a fully available Deployment → Ready True, replicas set, RevisionReady event (golden)', () => {
       expect(computeRevisionStatus(observe({ deployment: availableDeployment() }), T1)).toEqual({
         status: {

@@ -24,8 +24,8 @@ function serviceConfig(...opts: ((c: Configuration) => void)[]): Configuration {
   );
 }
 
-describe('makeRevision (spec §2.2)', () => {
-  it('checklist 13–16: builds the pending Revision of the current generation (golden)', () => {
+describe('makeRevision', () => {
+  it('builds the pending Revision of the current generation (golden)', () => {
     expect(makeRevision(serviceConfig(), { now })).toEqual({
       apiVersion: 'serving.knative.dev/v1',
       kind: 'Revision',
@@ -61,7 +61,7 @@ describe('makeRevision (spec §2.2)', () => {
     });
   });
 
-  it('checklist 16: a Configuration with serving.knative.dev/routes makes the Revision active and copies the routes', () => {
+  it('a Configuration with serving.knative.dev/routes makes the Revision active and copies the routes', () => {
     const cfg = serviceConfig((c) => void (c.metadata.annotations!['serving.knative.dev/routes'] = 'hello,other'));
     const rev = makeRevision(cfg, { now });
     expect(rev.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
@@ -73,7 +73,7 @@ describe('makeRevision (spec §2.2)', () => {
     });
   });
 
-  it('checklist 13: a BYO template name is used as is (and generateName is copied)', () => {
+  it('a BYO template name is used as is (and generateName is copied)', () => {
     const cfg = serviceConfig((c) => {
       c.spec.template.metadata = { ...c.spec.template.metadata, name: 'hello-blue', generateName: 'ignored-' };
     });
@@ -83,7 +83,7 @@ describe('makeRevision (spec §2.2)', () => {
     expect(revisionNameFor(cfg)).toBe('hello-blue');
   });
 
-  it('checklist 13: long Configuration names are ChildName-truncated to 63 characters', () => {
+  it('long Configuration names are ChildName-truncated to 63 characters', () => {
     const long = 'x'.repeat(60);
     const cfg = configuration(long, 'default', (c) => void (c.metadata.generation = 1));
     const rev = makeRevision(cfg, { now });
@@ -93,7 +93,7 @@ describe('makeRevision (spec §2.2)', () => {
     expect(rev.metadata.labels?.['serving.knative.dev/configuration']).toBe(long);
   });
 
-  it('checklist 14/15: a standalone Configuration (no Service labels, no lastModifier) gets only its own labels', () => {
+  it('a standalone Configuration (no Service labels, no lastModifier) gets only its own labels', () => {
     const cfg = configuration('solo', 'ns1', (c) => {
       c.metadata.uid = 'uid-solo';
       c.metadata.generation = 1;
@@ -119,7 +119,7 @@ describe('makeRevision (spec §2.2)', () => {
     });
   });
 
-  it('checklist 14: the Configuration template labels cannot override the reconciler-owned keys', () => {
+  it('the Configuration template labels cannot override the reconciler-owned keys', () => {
     const cfg = serviceConfig((c) => {
       c.spec.template.metadata!.labels = { 'serving.knative.dev/configurationGeneration': '99', 'serving.knative.dev/routingState': 'reserve' };
     });
@@ -137,7 +137,7 @@ describe('makeRevision (spec §2.2)', () => {
     expect(rev.metadata.labels?.tier).toBe('web');
   });
 
-  it('checklist 16: routingStateModified is RFC3339 UTC in whole seconds', () => {
+  it('routingStateModified is RFC3339 UTC in whole seconds', () => {
     expect(rfc3339('2024-05-01T14:34:56.999+02:00')).toBe('2024-05-01T12:34:56Z');
     expect(rfc3339('2024-05-01T12:34:56Z')).toBe('2024-05-01T12:34:56Z');
     expect(rfc3339('not a date')).toBe('not a date');

@@ -1061,7 +1061,7 @@ describe('buildRollout (upstream BuildRollout)', () => {
   });
 });
 
-describe('rolloutDurationSeconds (checklist 63)', () => {
+describe('rolloutDurationSeconds', () => {
   const net = (s: number) => ({ rolloutDurationSeconds: s });
   it('the annotation (Go duration, truncated to seconds) wins; the legacy key is read when the new one is absent', () => {
     expect(rolloutDurationSeconds({ 'serving.knative.dev/rollout-duration': '2m1982s' }, net(311))).toBe(2102);
@@ -1080,7 +1080,7 @@ describe('rolloutDurationSeconds (checklist 63)', () => {
   });
 });
 
-describe('traffic with the rollout (status.traffic and the KIngress splits, checklist 66)', () => {
+describe('traffic with the rollout (status.traffic and the KIngress splits)', () => {
   const r = route([
     { configurationName: 'hello', latestRevision: true, percent: 100 },
     { configurationName: 'hello', latestRevision: true, percent: 0, tag: 'latest' },
@@ -1281,8 +1281,8 @@ const A = ro(c('hello', 100, [['hello-00001', 100]]));
 const B = ro(c('hello', 100, [['hello-00002', 100]]));
 const C = ro(c('hello', 100, [['hello-00003', 100]]));
 
-describe('planRollout (checklists 64–69 and Tidal’s rules)', () => {
-  it('checklist 69: no KIngress yet, or duration 0 → the desired state at once', () => {
+describe('planRollout (Knative’s rollout and Tidal’s rules)', () => {
+  it('no KIngress yet, or duration 0 → the desired state at once', () => {
     expect(
       planRollout({
         desired: B,
@@ -1320,7 +1320,7 @@ describe('planRollout (checklists 64–69 and Tidal’s rules)', () => {
     expect(p.rollout).toEqual(B);
   });
 
-  it('checklists 64–66: 1% first, then the computeProperties schedule on workflow time, one step per due time, events', () => {
+  it('1% first, then the computeProperties schedule on workflow time, one step per due time, events', () => {
     const sim = new Sim(A, 60);
     sim.desired = B;
     const p1 = sim.pass(T0, { ingressReady: false });

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { makeRoute } from '../../../resources/route.js';
 import { service, withAnnotations, withLabels } from '../../fixtures/serving.js';
 
-describe('makeRoute (spec §1.3)', () => {
-  it('checklist 4: builds the Route named after the Service with configurationName filled in (golden)', () => {
+describe('makeRoute', () => {
+  it('builds the Route named after the Service with configurationName filled in (golden)', () => {
     const svc = service(
       'web',
       'prod',
@@ -38,7 +38,7 @@ describe('makeRoute (spec §1.3)', () => {
     });
   });
 
-  it('checklist 5: a Service without traffic routes 100 % to its latest revision', () => {
+  it('a Service without traffic routes 100 % to its latest revision', () => {
     expect(makeRoute(service('web', 'prod')).spec.traffic).toEqual([{ percent: 100, latestRevision: true, configurationName: 'web' }]);
   });
 

@@ -57,8 +57,8 @@ const byoRevision = (name: string, generation: string, ...opts: ((r: Revision) =
     ...opts,
   );
 
-describe('computeServiceStatus (spec §1.4)', () => {
-  describe('checklist 8: propagation from the children', () => {
+describe('computeServiceStatus', () => {
+  describe('propagation from the children', () => {
     it('copies latestCreated/latestReady/url/address/traffic and is Ready when both children are Ready (golden)', () => {
       const status = computeServiceStatus({ service: svc(), configuration: readyConfiguration(), route: readyRoute() }, T1);
       expect(status).toEqual({
@@ -126,7 +126,7 @@ describe('computeServiceStatus (spec §1.4)', () => {
     });
   });
 
-  describe('checklist 7: children not owned by the Service', () => {
+  describe('children not owned by the Service', () => {
     it('a foreign Configuration → ConfigurationsReady False NotOwned, Route not looked at (golden)', () => {
       const msg = 'There is an existing Configuration "hello" that we do not own.';
       const foreign = childConfiguration(
@@ -170,7 +170,7 @@ describe('computeServiceStatus (spec §1.4)', () => {
     });
   });
 
-  describe('checklist 9: children with a stale observedGeneration', () => {
+  describe('children with a stale observedGeneration', () => {
     it('a Configuration that has not observed its generation → ConfigurationsReady Unknown OutOfDate, nothing copied (golden)', () => {
       const cfg = childConfiguration(
         2,
@@ -230,7 +230,7 @@ describe('computeServiceStatus (spec §1.4)', () => {
     });
   });
 
-  describe('checklist 10: TrafficNotMigrated', () => {
+  describe('TrafficNotMigrated', () => {
     it('Route Ready but its status traffic is not on the latest ready revision → RoutesReady Unknown TrafficNotMigrated (golden)', () => {
       const msg = 'Traffic is not yet migrated to the latest revision.';
       const cfg = childConfiguration(2, withConfigStatus('hello-00002', 'hello-00002'), withConditions(cond('Ready', 'True', T0)));
@@ -312,7 +312,7 @@ describe('computeServiceStatus (spec §1.4)', () => {
     });
   });
 
-  describe('checklist 11: BYO revision name', () => {
+  describe('BYO revision name', () => {
     it('the Route part is not touched while the Configuration has not observed the new generation (golden)', () => {
       const previous = {
         observedGeneration: 1,
@@ -365,7 +365,7 @@ describe('computeServiceStatus (spec §1.4)', () => {
     });
   });
 
-  describe('checklist 12: BYO name taken by a conflicting Revision', () => {
+  describe('BYO name taken by a conflicting Revision', () => {
     const revFailed = 'Revision creation failed with message: revisions.serving.knative.dev "hello-v2" already exists.';
     const taken = 'The revision name "hello-v2" is taken by a conflicting Revision, so traffic will not be migrated';
     const cfg = () =>

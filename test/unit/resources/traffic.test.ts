@@ -56,8 +56,8 @@ function conditionFor(err: TrafficTargetError) {
   return routeConditionSet.get(status, 'AllTrafficAssigned');
 }
 
-describe('buildTrafficConfiguration: resolution (checklist 43)', () => {
-  it('checklist 43: a configuration target resolves to latestReadyRevisionName (golden)', () => {
+describe('buildTrafficConfiguration: resolution', () => {
+  it('a configuration target resolves to latestReadyRevisionName (golden)', () => {
     const r1 = rev('hello-00001');
     const c = cfg('hello', 'hello-00001');
     const result = buildTrafficConfiguration(
@@ -78,7 +78,7 @@ describe('buildTrafficConfiguration: resolution (checklist 43)', () => {
     });
   });
 
-  it("checklist 43: revision + configuration targets with a tag; the revision's configuration label is recorded (golden)", () => {
+  it("revision + configuration targets with a tag; the revision's configuration label is recorded (golden)", () => {
     const r1 = rev('hello-00001');
     const r2 = rev('hello-00002', { h2c: true });
     const c = cfg('hello', 'hello-00002');
@@ -107,7 +107,7 @@ describe('buildTrafficConfiguration: resolution (checklist 43)', () => {
     expect(trafficNames(config)).toEqual(['', 'old']);
   });
 
-  it('checklist 43: one unready revision among ready ones → nothing is programmed', () => {
+  it('one unready revision among ready ones → nothing is programmed', () => {
     const { config, error } = buildTrafficConfiguration(
       route([
         { revisionName: 'hello-00001', percent: 50 },
@@ -161,8 +161,8 @@ describe('buildTrafficConfiguration: resolution (checklist 43)', () => {
   });
 });
 
-describe('buildTrafficConfiguration: missing targets (checklist 44)', () => {
-  it('checklist 44: missing Configuration → ConfigurationMissing False, recorded in missingTargets (golden)', () => {
+describe('buildTrafficConfiguration: missing targets', () => {
+  it('missing Configuration → ConfigurationMissing False, recorded in missingTargets (golden)', () => {
     const result = buildTrafficConfiguration(route([{ configurationName: 'gone', latestRevision: true, percent: 100 }]), {}, {});
     expect(result).toEqual({
       config: {
@@ -183,7 +183,7 @@ describe('buildTrafficConfiguration: missing targets (checklist 44)', () => {
     });
   });
 
-  it('checklist 44: missing Revision → RevisionMissing False', () => {
+  it('missing Revision → RevisionMissing False', () => {
     const { config, error } = buildTrafficConfiguration(route([{ revisionName: 'hello-00009', percent: 100 }]), byName(cfg('hello')), {});
     expect(error).toEqual({ type: 'Missing', kind: 'Revision', name: 'hello-00009' });
     expect(config.missingTargets).toEqual([{ apiVersion: 'serving.knative.dev/v1', kind: 'Revision', name: 'hello-00009', namespace: NS }]);
@@ -194,13 +194,13 @@ describe('buildTrafficConfiguration: missing targets (checklist 44)', () => {
     });
   });
 
-  it('checklist 44: a Revision whose configuration label names a missing Configuration → ConfigurationMissing', () => {
+  it('a Revision whose configuration label names a missing Configuration → ConfigurationMissing', () => {
     const { error, config } = buildTrafficConfiguration(route([{ revisionName: 'hello-00001', percent: 100 }]), {}, byName(rev('hello-00001')));
     expect(error).toEqual({ type: 'Missing', kind: 'Configuration', name: 'hello' });
     expect(config.missingTargets).toHaveLength(1);
   });
 
-  it('checklist 44: a latestReadyRevisionName that does not exist → RevisionMissing', () => {
+  it('a latestReadyRevisionName that does not exist → RevisionMissing', () => {
     const { error } = buildTrafficConfiguration(route([{ configurationName: 'hello', percent: 100 }]), byName(cfg('hello', 'hello-00003')), {});
     expect(error).toEqual({ type: 'Missing', kind: 'Revision', name: 'hello-00003' });
   });
@@ -221,8 +221,8 @@ describe('buildTrafficConfiguration: missing targets (checklist 44)', () => {
   });
 });
 
-describe('buildTrafficConfiguration: not-ready Configurations (checklist 45)', () => {
-  it('checklist 45: no ready Revision yet → Unknown RevisionMissing', () => {
+describe('buildTrafficConfiguration: not-ready Configurations', () => {
+  it('no ready Revision yet → Unknown RevisionMissing', () => {
     const { error } = buildTrafficConfiguration(
       route([{ configurationName: 'hello', percent: 100 }]),
       byName(cfg('hello', undefined, 'Unknown')),
@@ -237,7 +237,7 @@ describe('buildTrafficConfiguration: not-ready Configurations (checklist 45)', (
     });
   });
 
-  it('checklist 45: failed Configuration → False RevisionMissing', () => {
+  it('failed Configuration → False RevisionMissing', () => {
     const { error } = buildTrafficConfiguration(route([{ configurationName: 'hello', percent: 100 }]), byName(cfg('hello', undefined, 'False')), {});
     expect(error).toEqual({ type: 'UnreadyConfiguration', name: 'hello', failed: true });
     expect(conditionFor(error!)).toMatchObject({
@@ -278,10 +278,10 @@ describe('buildTrafficConfiguration: not-ready Configurations (checklist 45)', (
   });
 });
 
-describe('buildTrafficConfiguration: ownership (checklist 46)', () => {
+describe('buildTrafficConfiguration: ownership', () => {
   const svcRoute = (traffic: TrafficTarget[]) => route(traffic, { 'serving.knative.dev/service': 'hello' });
 
-  it("checklist 46: a Service-owned Route naming another Service's Revision → RevisionNotOwned False", () => {
+  it("a Service-owned Route naming another Service's Revision → RevisionNotOwned False", () => {
     const { error, config } = buildTrafficConfiguration(
       svcRoute([
         { configurationName: 'hello', percent: 50 },
@@ -302,7 +302,7 @@ describe('buildTrafficConfiguration: ownership (checklist 46)', () => {
     });
   });
 
-  it('checklist 46: a Revision of no Service → RevisionNotOwned "does not belong to"', () => {
+  it('a Revision of no Service → RevisionNotOwned "does not belong to"', () => {
     const { error } = buildTrafficConfiguration(
       svcRoute([{ revisionName: 'loose-00001', percent: 100 }]),
       byName(cfg('loose')),
@@ -312,7 +312,7 @@ describe('buildTrafficConfiguration: ownership (checklist 46)', () => {
     expect(conditionFor(error!)?.message).toBe('Revision "loose-00001" does not belong to Service "hello".');
   });
 
-  it("checklist 46: a standalone Route may name any Revision; its own Service's Revision is fine", () => {
+  it("a standalone Route may name any Revision; its own Service's Revision is fine", () => {
     const revs = byName(rev('other-00001', { config: 'other', service: 'other' }), rev('hello-00001'));
     const cfgs = byName(cfg('other'), cfg('hello'));
     expect(buildTrafficConfiguration(route([{ revisionName: 'other-00001', percent: 100 }]), cfgs, revs).error).toBeUndefined();
@@ -373,8 +373,8 @@ describe('grouping, merging, 0 % and tags', () => {
   });
 });
 
-describe('statusTraffic (checklist 47)', () => {
-  it('checklist 47: revisionName, percent, latestRevision, tag and url for tags; never configurationName (golden)', () => {
+describe('statusTraffic', () => {
+  it('revisionName, percent, latestRevision, tag and url for tags; never configurationName (golden)', () => {
     const { config } = buildTrafficConfiguration(
       route([
         { configurationName: 'hello', latestRevision: true, percent: 90 },

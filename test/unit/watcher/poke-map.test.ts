@@ -10,7 +10,7 @@ const owned = (kind: string, name: string, ownerKind: string, owner: string, api
   metadata: { name, namespace: 'ns', ownerReferences: [{ apiVersion, kind: ownerKind, name: owner, uid: 'u', controller: true }] },
 });
 
-describe('pokeTargets (design.md §4)', () => {
+describe('pokeTargets', () => {
   it('a Service pokes itself', () => {
     expect(pokeTargets('Service', { apiVersion: 'v', kind: 'Service', metadata: { name: 's', namespace: 'ns' } }, all)).toEqual([
       { kind: 'Service', key: { namespace: 'ns', name: 's' } },

@@ -1,4 +1,4 @@
-// Golden cases of docs istio-routing-and-hakn.md §B (net-istio pkg/reconciler/ingress/resources/virtual_service_test.go
+// Golden cases (net-istio pkg/reconciler/ingress/resources/virtual_service_test.go
 // and an end-to-end Route with a tag), compared as whole objects. The expected objects are the JSON net-istio sends
 // (Istio jsonpb): empty lists/maps are absent.
 import { createHash } from 'node:crypto';
