@@ -92,7 +92,7 @@ export function createCertificateActivities(deps: ActivityDeps) {
 
     /**
      * Keeps Secret `webhook-certs` (the admission webhook's CA and serving certificate) usable and its CA in the
-     * webhook configurations' caBundle; renews before expiry (webhook/cert-secret.ts). Replicas reload it themselves.
+     * webhook configurations' caBundle; renews before expiry (pki/webhook-secret.ts). Replicas reload it themselves.
      */
     async ensureWebhookCertificate(input: EnsureWebhookCertificateInput): Promise<EnsureGatewayCertificateResult> {
       const r = await ensureWebhookCertificates(kube, {

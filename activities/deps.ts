@@ -67,7 +67,7 @@ export interface MetadataCache {
     test: (objects: KubeObject[]) => boolean,
     timeoutMs: number,
   ): Promise<boolean>;
-  /** What the cache holds of one object (activities/kube/recent-objects.ts); undefined when it does not follow the type. */
+  /** What the cache holds of one object (kube/recent-objects.ts); undefined when it does not follow the type. */
   versionOf?(type: ResourceType, namespace: string, name: string): CachedVersion | undefined;
 }
 

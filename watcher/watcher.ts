@@ -32,7 +32,7 @@ export interface WatcherOptions {
   maxBackoffMs: number;
   /**
    * Told of every object a watch delivers (added or updated) of `kinds`, before anyone waiting in the cache is woken:
-   * the steps' memory of recent objects (activities/kube/recent-objects.ts `delivered`).
+   * the steps' memory of recent objects (kube/recent-objects.ts `delivered`).
    */
   delivered?: { kinds: readonly WatchedKind[]; to: (type: ResourceType, obj: KubeObject) => void };
   /**

@@ -1,6 +1,6 @@
 // The three webhook configurations, as Knative names them, for either way of reaching the webhook: a
 // Service in the cluster (deploy/webhook/) or a URL (the local stack, which has no Service network: loopback only).
-// The caBundle is left out: each replica publishes its CA (webhook/cert-secret.ts).
+// The caBundle is left out: each replica publishes its CA (pki/webhook-secret.ts).
 import { WebhookPaths } from './admission-review.js';
 
 export type ClientConfigFor = (path: string) => { url: string } | { service: { name: string; namespace: string; path: string; port?: number } };

@@ -44,7 +44,7 @@ export interface TidalConfig {
    * process's worker (Temporal's eager workflow start), not sent through the task queue (watcher/poker.ts).
    */
   eagerStart: boolean;
-  /** Steps read objects this process just read or wrote from memory while the watch cache vouches for them (activities/kube/recent-objects.ts). */
+  /** Steps read objects this process just read or wrote from memory while the watch cache vouches for them (kube/recent-objects.ts). */
   recentObjects: boolean;
   identity: string | undefined;
   /** PEM files of extra CAs trusted for registries (plus the in-cluster CA when present). */

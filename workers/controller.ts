@@ -380,7 +380,7 @@ main().catch((err: unknown) => {
 /**
  * The steps' Kubernetes client: with the watcher in this process, a GET of an object a step just read or wrote (or
  * the watch just delivered) is answered from memory while the watch cache vouches nothing newer exists
- * (activities/kube/recent-objects.ts), and `memo` is that memory; without it, the process's own client.
+ * (kube/recent-objects.ts), and `memo` is that memory; without it, the process's own client.
  */
 function stepClient(
   cfg: TidalConfig,

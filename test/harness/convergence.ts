@@ -146,7 +146,7 @@ function manifest(m: Model, namespace: string): Service {
  * Deletes one object through a throwaway client. KubeClient.delete sends its DeleteOptions body on a DELETE without
  * Content-Length; Node does not chunk DELETE bodies, so the body bytes reach the API server unframed and the next
  * request on that pooled connection gets a bare `400 Bad Request`. Closing the client after the delete drops that
- * connection. (Reported for activities/kube/client.ts; the controller's own deletes hit it too.)
+ * connection. (Reported for kube/client.ts; the controller's own deletes hit it too.)
  */
 export async function deleteObject(kubeconfig: string, type: (typeof Resources)[keyof typeof Resources], ns: string, name: string): Promise<boolean> {
   const once = new KubeClient({ kubeconfig, fieldManager: 'convergence' });

@@ -147,7 +147,7 @@ export class KubeFake {
 
   /**
    * The client, reporting what it reads and writes to the running step's observations as the real client does
-   * (activities/kube/client.ts `noted`), for tests of what a pass covers.
+   * (kube/client.ts `noted`), for tests of what a pass covers.
    */
   observingClient(): KubeClient {
     const c = this.client();

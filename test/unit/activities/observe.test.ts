@@ -159,7 +159,7 @@ describe('observing', () => {
   it('tells its own-write log when a workflow’s step starts and ends and of every write it makes; nothing of a read, nor outside an activity', async () => {
     const heard: string[] = [];
     const at = (o: Obj, rv: string): Obj => ({ ...o, metadata: { ...o.metadata, resourceVersion: rv } });
-    // As the Kubernetes client reports them: every write also as the process's own (activities/kube/client.ts).
+    // As the Kubernetes client reports them: every write also as the process's own (kube/client.ts).
     const write = (o: Obj, how: 'write' | 'create' | 'status') => {
       noteObject(Resources.Deployment, o, how);
       noteWritten(Resources.Deployment, o, how === 'status');
