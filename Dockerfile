@@ -28,8 +28,8 @@ RUN cd node_modules/@temporalio/core-bridge \
  && find releases -mindepth 1 -maxdepth 1 ! -name "$(uname -m)-unknown-linux-gnu" -exec rm -rf {} +
 
 FROM node:20-bookworm-slim
-# jemalloc preloaded: glibc's malloc keeps what a burst of work freed (206 → 138 MiB at rest after 200
-# Services at once; dev/allocator.ts); jemalloc gives freed pages back at once (and runs its background thread, as
+# jemalloc preloaded: glibc's malloc keeps what a burst of work freed, jemalloc returns it (dev/allocator.ts;
+# docs/benchmarks.md); it gives freed pages back at once (and runs its background thread, as
 # measured). Found by its soname, so on any architecture.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libjemalloc2 \
