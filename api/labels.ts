@@ -29,7 +29,7 @@ export const Annotations = {
 export const TidalAnnotations = {
   /**
    * Control of a gradual rollout, on a Service (copied to its Route) or a Route: `pause`, `resume`, `promote` or
-   * `abort`, optionally `:<revision>` (resources/rollout.ts `parseRolloutControl`, resources/README.md).
+   * `abort`, optionally `:<revision>` (resources/rollout.ts `parseRolloutControl`, docs/gradual-rollouts.md).
    */
   rollout: 'tidal.dev/rollout',
 } as const;

@@ -247,7 +247,7 @@ export async function startTemporalPostgres(opts: TemporalPostgresOptions): Prom
           // Four services in one process, each with its own pools (up to 20 + 10 connections), plus the tools.
           '-c',
           'max_connections=200',
-          // fsync and synchronous_commit keep their durable defaults: see dev/README.md for what they cost here.
+          // fsync and synchronous_commit keep their durable defaults: see docs/local-stack.md for what they cost here.
           '-c',
           'log_min_messages=warning',
           '-c',

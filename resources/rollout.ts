@@ -1,7 +1,7 @@
 // Gradual rollout of a Route's latest revisions: Knative's state and algorithm (knative/serving
 // pkg/reconciler/route/traffic/rollout.go, route/reconcile_resources.go `reconcileRollout`, traffic.go
 // `BuildRollout` / `GetRevisionTrafficTargets`); plus Tidal's control annotation,
-// automatic rollback and the bound on the 1 % step, documented in resources/README.md.
+// automatic rollback and the bound on the 1 % step, documented in docs/gradual-rollouts.md.
 //
 // Pure: no I/O, clocks or randomness. Time comes in as Unix milliseconds (workflow time) or, for the kernels that
 // reproduce upstream's arithmetic exactly, as BigInt Unix nanoseconds. The state keeps Knative's int64 nanoseconds as

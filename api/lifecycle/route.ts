@@ -183,7 +183,7 @@ export function markIngressRolloutInProgress(status: RouteStatus, now: string): 
 }
 
 /**
- * A gradual rollout is paused by `tidal.dev/rollout: pause` (Tidal's, resources/README.md): IngressReady Unknown
+ * A gradual rollout is paused by `tidal.dev/rollout: pause` (Tidal's, docs/gradual-rollouts.md): IngressReady Unknown
  * `RolloutPaused`. Unknown as `RolloutInProgress`: the split is neither failed nor where the spec says.
  */
 export function markIngressRolloutPaused(status: RouteStatus, now: string): void {
