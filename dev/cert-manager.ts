@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { applyConfigMaps } from './config-maps.js';
 import type { ProcessRecord } from './processes.js';
 
 const run = promisify(execFile);
@@ -53,7 +54,7 @@ export function stackIssuers(): object[] {
 }
 
 /** config-certmanager naming the stack's CA ClusterIssuer. */
-export function stackCertManagerConfig(): object {
+export function stackCertManagerConfig(): Record<string, unknown> {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -67,6 +68,8 @@ export interface CertManagerStart {
   kubectl: (args: string[], input?: string) => Promise<string>;
   start: (name: string, bin: string, args: string[]) => ProcessRecord;
   waitFor: (what: string, check: () => Promise<boolean>, timeoutMs: number, rec?: ProcessRecord) => Promise<void>;
+  /** Apply config-certmanager's shipped value over a user's edit, which is kept otherwise (dev/config-maps.ts). */
+  resetConfig?: boolean;
   log: (s: string) => void;
 }
 
@@ -80,7 +83,7 @@ export async function startCertManager(s: CertManagerStart): Promise<void> {
     ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'],
     JSON.stringify({ apiVersion: 'v1', kind: 'List', items: stackIssuers() }),
   );
-  await s.kubectl(['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], JSON.stringify(stackCertManagerConfig()));
+  await applyConfigMaps(s.kubectl, [stackCertManagerConfig()], { reset: s.resetConfig, log: s.log });
   await s.waitFor(
     `ClusterIssuer ${STACK_CA_ISSUER} Ready`,
     async () =>

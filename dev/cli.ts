@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 const dir = path.join(repoRoot, '.tidal');
 const say = (s: string) => console.error(`[tidal] ${s}`);
 
-async function up(inCluster: boolean, realNode: boolean): Promise<void> {
+async function up(inCluster: boolean, realNode: boolean, resetConfig: boolean): Promise<void> {
   const started = Date.now();
   // A local registry (TLS, anonymous) with one image, so tag-to-digest resolution can be tried without the internet.
   mkdirSync(dir, { recursive: true });
@@ -35,6 +35,8 @@ async function up(inCluster: boolean, realNode: boolean): Promise<void> {
     controllerEnv: { TIDAL_REGISTRY_CA_FILES: caFile },
     // A real node serves Routes for real: cert-manager with the stack's CA issuer gives them real certificates.
     certManager: realNode,
+    // Config map keys changed or removed since the last `up` stay as they are unless asked (dev/config-maps.ts).
+    resetConfig,
     log: say,
   });
   const sample = realNode ? 'helloworld' : 'nginx';
@@ -79,13 +81,13 @@ const [cmd, ...rest] = process.argv.slice(2);
 const main = async () => {
   switch (cmd) {
     case 'up':
-      return up(rest.includes('--in-cluster'), rest.includes('--real-node'));
+      return up(rest.includes('--in-cluster'), rest.includes('--real-node'), rest.includes('--reset-config'));
     case 'down':
       return down(rest.includes('--purge'));
     case 'status':
       return status();
     default:
-      throw new Error('usage: tsx dev/cli.ts up [--in-cluster] [--real-node]|down [--purge]|status');
+      throw new Error('usage: tsx dev/cli.ts up [--in-cluster] [--real-node] [--reset-config]|down [--purge]|status');
   }
 };
 main().catch((err: unknown) => {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { controllerMalloc } from './allocator.js';
+import { applyConfigMaps, type EditedConfigMap } from './config-maps.js';
 import { CONTROLLER_NODE_FLAGS } from '../workers/node-flags.js';
 import { ensurePki, writeKubeconfig } from './pki.js';
 import { ProcessTable, type ProcessRecord } from './processes.js';
@@ -208,6 +209,11 @@ export interface StackOptions {
    * naming it, before Tidal's controller starts (so it follows cert-manager's Certificates). Tidal's control plane only.
    */
   certManager?: boolean;
+  /**
+   * Apply the shipped config map values over the keys someone changed or removed since the last `up`, which are kept
+   * otherwise (dev/config-maps.ts; `npm run up -- --reset-config`).
+   */
+  resetConfig?: boolean;
   log?: (line: string) => void;
 }
 
@@ -521,23 +527,19 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
         'config-domain': { [REAL_NODE_DOMAIN]: '', 'svc.cluster.local': null },
       }
     : {};
+  const configOpts = { reset: opts.resetConfig, log };
   if (upstreamFiles) {
     await kubectl(info, ['apply', '-f', upstreamFiles.namespace]);
     // Upstream's config maps with its own defaults and the real node's overrides.
-    await kubectl(
-      info,
-      ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'],
-      configMapsWith(upstreamFiles.configMaps, overrides),
-    );
+    await applyConfigMaps((args, input) => kubectl(info, args, input), configMapsWith(upstreamFiles.configMaps, overrides), configOpts);
   } else {
     await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'knative-serving' } }));
     await kubectl(info, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } }));
     // hakn's two Istio Gateways (external with the self-signed certificate's Secret, and cluster-local).
     await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', path.join(repoRoot, 'deploy', 'istio')]);
-    // Tidal's config maps with hakn's defaults; `up` again keeps whatever a user changed since (server-side apply).
-    const configDir = path.join(repoRoot, 'deploy', 'config');
-    if (existsSync(configDir))
-      await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], configMapsWith(yamlFiles(configDir), overrides));
+    // Tidal's config maps with hakn's values; a later `up` keeps a key a user changed or removed, as a re-install of
+    // Knative does, unless `resetConfig`.
+    await applyTidalConfigMaps(info, overrides, configOpts);
   }
   // The local stack has no route to public registries: never try to resolve Docker Hub tags from it.
   const skip = ['kind.local', 'ko.local', 'dev.local', 'index.docker.io', 'docker.io', ...(opts.skipRegistries ?? [])].join(',');
@@ -574,6 +576,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
       kubectl: (args, input) => kubectl(info, args, input),
       start: (name, bin, args) => ensure(name, bin, args),
       waitFor,
+      resetConfig: opts.resetConfig,
       log,
     });
   }
@@ -607,11 +610,25 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
 export const REAL_NODE_DOMAIN = '127.0.0.1.sslip.io';
 
 /**
- * The config maps of `files` as one List, with `overrides` (config map name → keys) merged into their data; a null
- * value removes the key.
+ * Tidal's config maps (deploy/config/, hakn's values) with `overrides`, over those the stack holds: what every `up`
+ * applies. A key someone changed or removed since is kept unless `reset` (dev/config-maps.ts).
  */
-export function configMapsWith(files: string[], overrides: Record<string, Record<string, string | null>>): string {
-  const items = files
+export async function applyTidalConfigMaps(
+  info: { kubeconfig: string; bins: { KUBECTL: string } },
+  overrides: Record<string, Record<string, string | null>>,
+  opts: { reset?: boolean; log: (s: string) => void },
+): Promise<EditedConfigMap[]> {
+  const configDir = path.join(repoRoot, 'deploy', 'config');
+  if (!existsSync(configDir)) return [];
+  return applyConfigMaps((args, input) => kubectl(info, args, input), configMapsWith(yamlFiles(configDir), overrides), opts);
+}
+
+/**
+ * The config maps of `files` (and any other object in them), with `overrides` (config map name → keys) merged into
+ * their data; a null value removes the key.
+ */
+export function configMapsWith(files: string[], overrides: Record<string, Record<string, string | null>>): Record<string, unknown>[] {
+  return files
     .flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => d.toJSON() as Record<string, unknown> | null))
     .filter((o): o is Record<string, unknown> => o !== null && typeof o === 'object')
     .map((o) => {
@@ -625,7 +642,6 @@ export function configMapsWith(files: string[], overrides: Record<string, Record
       }
       return { ...o, data };
     });
-  return JSON.stringify({ apiVersion: 'v1', kind: 'List', items });
 }
 
 /** Beside a stack with a real node: which API server port named its namespace, for `stackDown`. */
