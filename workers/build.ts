@@ -46,11 +46,16 @@ export function sourcesHash(): string {
   return h.digest('hex');
 }
 
-/** True when dist/ holds outputs built from today's sources. */
-export function isBuildFresh(): boolean {
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** True when dist/ holds outputs built from today's sources (and, when given, stamped with `commit`). */
+export function isBuildFresh(commit?: string): boolean {
   if (![stampFile, builtController, builtWorkflowBundle].every((f) => existsSync(f))) return false;
   try {
-    return (JSON.parse(readFileSync(stampFile, 'utf8')) as { sources?: string }).sources === sourcesHash();
+    const stamp = JSON.parse(readFileSync(stampFile, 'utf8')) as { sources?: string; commit?: string };
+    return stamp.sources === sourcesHash() && (commit === undefined || stamp.commit === commit);
   } catch {
     return false;
   }
@@ -105,7 +110,12 @@ export async function bundleWorkflows(dir: string, shape: WorkflowBundleShape = 
   return compactWorkflowBundle(bundle.code);
 }
 
-export async function build(log: (s: string) => void = (s) => console.error(`[build] ${s}`)): Promise<void> {
+/**
+ * Builds dist/. `commit` is stamped into the controller with package.json's version (workers/version.ts): a release
+ * passes the commit it builds from a clean tree; any other build says `dev`, since dist/ is rebuilt only when the
+ * sources change and a commit stamped then would go stale.
+ */
+export async function build(log: (s: string) => void = (s) => console.error(`[build] ${s}`), commit = 'dev'): Promise<void> {
   const started = Date.now();
   // Hashed first: a source edited during the build makes the next check stale instead of being stamped as built.
   const sources = sourcesHash();
@@ -132,6 +142,7 @@ export async function build(log: (s: string) => void = (s) => console.error(`[bu
       // A map on disk for `node --enable-source-maps` when a stack trace needs the .ts lines; not loaded by default.
       sourcemap: 'linked',
       logLevel: 'warning',
+      define: { TIDAL_BUILD: JSON.stringify({ version: packageVersion(), commit }) },
     });
     // ASCII, as the bundle: esbuild keeps doc comments, and one em dash makes V8 hold the whole source as two bytes a
     // character (1 MiB instead of 0.5). Escapes are in comments in practice; the map's columns move only on their lines.
@@ -140,7 +151,7 @@ export async function build(log: (s: string) => void = (s) => console.error(`[bu
     log(`controller: ${path.relative(repoRoot, builtController)} (${Date.now() - t} ms)`);
 
     for (const f of ['workflow-bundle.js', 'controller.js', 'controller.js.map']) renameSync(path.join(tmp, f), path.join(distDir, f));
-    writeFileSync(path.join(tmp, 'build-stamp.json'), `${JSON.stringify({ sources, builtAt: new Date().toISOString() })}\n`);
+    writeFileSync(path.join(tmp, 'build-stamp.json'), `${JSON.stringify({ sources, commit, builtAt: new Date().toISOString() })}\n`);
     renameSync(path.join(tmp, 'build-stamp.json'), stampFile);
   } finally {
     rmSync(tmp, { recursive: true, force: true });
