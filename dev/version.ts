@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import { KubeClient } from '../kube/client.js';
@@ -26,7 +26,7 @@ export async function taskQueuePollers(conn: Connection, namespace: string, task
   const res = await conn.workflowService.describeTaskQueue({
     namespace,
     taskQueue: { name: taskQueue },
-    taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+    taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
   });
   return (res.pollers ?? []).map((p) => {
     const identity = p.identity ?? '';
