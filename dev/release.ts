@@ -2,6 +2,7 @@
 //   tidal-crds.yaml, tidal-core.yaml   deploy/ as two files, every object labelled app.kubernetes.io/version, the
 //                                      controller's image named by digest (dev/release-manifests.ts)
 //   image/                             the controller image as an OCI layout (dev/image.ts), pushed with --registry
+//   dist/                              the controller and workflow bundle the image holds, stamped with the commit
 // and the git tag `v0.1.0` on the commit it was built from. The version must be package.json's and have a section in
 // CHANGELOG.md. A user installs it with `kubectl apply --server-side -f tidal-crds.yaml` then `-f tidal-core.yaml`.
 //
@@ -52,11 +53,12 @@ export async function release(versionArg: string, opts: ReleaseOptions = {}): Pr
   const dir = opts.out ?? path.join(repoRoot, 'dist', 'release', version);
   mkdirSync(dir, { recursive: true });
 
-  // The build is forced: dist/ may hold a build stamped `dev` from the same sources.
+  // Built in the release's own folder: the checkout's dist/ holds a build stamped `dev` that the local stack runs.
   const { build } = await import('../workers/build.js');
-  await build(say, commit);
+  const dist = path.join(dir, 'dist');
+  await build(say, commit, dist);
   const { assembleImage, pushImageLayout, writeLayout } = await import('./image.js');
-  const img = assembleImage(version);
+  const img = assembleImage(version, dist);
   writeLayout(img, path.join(dir, 'image'), version);
   const repository = opts.imageRepository ?? 'ghcr.io/tidal-serving/controller';
   if (opts.push) {

@@ -50,12 +50,11 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-/** True when dist/ holds outputs built from today's sources (and, when given, stamped with `commit`). */
-export function isBuildFresh(commit?: string): boolean {
+/** True when dist/ holds outputs built from today's sources. */
+export function isBuildFresh(): boolean {
   if (![stampFile, builtController, builtWorkflowBundle].every((f) => existsSync(f))) return false;
   try {
-    const stamp = JSON.parse(readFileSync(stampFile, 'utf8')) as { sources?: string; commit?: string };
-    return stamp.sources === sourcesHash() && (commit === undefined || stamp.commit === commit);
+    return (JSON.parse(readFileSync(stampFile, 'utf8')) as { sources?: string }).sources === sourcesHash();
   } catch {
     return false;
   }
@@ -113,16 +112,17 @@ export async function bundleWorkflows(dir: string, shape: WorkflowBundleShape = 
 /**
  * Builds dist/. `commit` is stamped into the controller with package.json's version (workers/version.ts): a release
  * passes the commit it builds from a clean tree; any other build says `dev`, since dist/ is rebuilt only when the
- * sources change and a commit stamped then would go stale.
+ * sources change and a commit stamped then would go stale. A release builds into a folder of its own (`outDir`), so
+ * the checkout's dist/ keeps what the local stack runs.
  */
-export async function build(log: (s: string) => void = (s) => console.error(`[build] ${s}`), commit = 'dev'): Promise<void> {
+export async function build(log: (s: string) => void = (s) => console.error(`[build] ${s}`), commit = 'dev', outDir = distDir): Promise<void> {
   const started = Date.now();
   // Hashed first: a source edited during the build makes the next check stale instead of being stamped as built.
   const sources = sourcesHash();
   // Imported here, not at the top: dev/stack.ts imports this module for isBuildFresh alone.
   const esbuild = await import('esbuild');
-  mkdirSync(distDir, { recursive: true });
-  const tmp = path.join(distDir, `.build-${process.pid}`);
+  mkdirSync(outDir, { recursive: true });
+  const tmp = path.join(outDir, `.build-${process.pid}`);
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp);
   try {
@@ -148,11 +148,11 @@ export async function build(log: (s: string) => void = (s) => console.error(`[bu
     // character (1 MiB instead of 0.5). Escapes are in comments in practice; the map's columns move only on their lines.
     const controllerJs = path.join(tmp, 'controller.js');
     writeFileSync(controllerJs, asciiOnly(readFileSync(controllerJs, 'utf8')));
-    log(`controller: ${path.relative(repoRoot, builtController)} (${Date.now() - t} ms)`);
+    log(`controller: ${path.relative(repoRoot, path.join(outDir, 'controller.js'))} (${Date.now() - t} ms)`);
 
-    for (const f of ['workflow-bundle.js', 'controller.js', 'controller.js.map']) renameSync(path.join(tmp, f), path.join(distDir, f));
+    for (const f of ['workflow-bundle.js', 'controller.js', 'controller.js.map']) renameSync(path.join(tmp, f), path.join(outDir, f));
     writeFileSync(path.join(tmp, 'build-stamp.json'), `${JSON.stringify({ sources, commit, builtAt: new Date().toISOString() })}\n`);
-    renameSync(path.join(tmp, 'build-stamp.json'), stampFile);
+    renameSync(path.join(tmp, 'build-stamp.json'), path.join(outDir, 'build-stamp.json'));
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
