@@ -9,7 +9,7 @@
 // file, and dist/build-stamp.json names the hash of the sources the files were built from (`isBuildFresh`).
 // `--if-stale` builds only when that hash differs from the sources' now (dev/stack.ts runs it under a lock).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { asciiOnly, compactWorkflowBundle } from './compact-bundle.js';
@@ -121,8 +121,12 @@ export async function build(log: (s: string) => void = (s) => console.error(`[bu
   const sources = sourcesHash();
   // Imported here, not at the top: dev/stack.ts imports this module for isBuildFresh alone.
   const esbuild = await import('esbuild');
+  mkdirSync(distDir, { recursive: true });
   mkdirSync(outDir, { recursive: true });
-  const tmp = path.join(outDir, `.build-${process.pid}`);
+  // The scratch folder is in dist/ whatever `outDir` is: the workflow bundler resolves packages from where it builds.
+  const tmp = path.join(distDir, `.build-${process.pid}`);
+  // Renamed into dist/ (a reader never sees a half-written file); copied to another folder, which may be elsewhere.
+  const place = outDir === distDir ? renameSync : copyFileSync;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp);
   try {
@@ -150,9 +154,9 @@ export async function build(log: (s: string) => void = (s) => console.error(`[bu
     writeFileSync(controllerJs, asciiOnly(readFileSync(controllerJs, 'utf8')));
     log(`controller: ${path.relative(repoRoot, path.join(outDir, 'controller.js'))} (${Date.now() - t} ms)`);
 
-    for (const f of ['workflow-bundle.js', 'controller.js', 'controller.js.map']) renameSync(path.join(tmp, f), path.join(outDir, f));
+    for (const f of ['workflow-bundle.js', 'controller.js', 'controller.js.map']) place(path.join(tmp, f), path.join(outDir, f));
     writeFileSync(path.join(tmp, 'build-stamp.json'), `${JSON.stringify({ sources, commit, builtAt: new Date().toISOString() })}\n`);
-    renameSync(path.join(tmp, 'build-stamp.json'), path.join(outDir, 'build-stamp.json'));
+    place(path.join(tmp, 'build-stamp.json'), path.join(outDir, 'build-stamp.json'));
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
