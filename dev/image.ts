@@ -111,8 +111,7 @@ export function dependencyEntries(): { entries: TarEntry[]; nativeModules: strin
 }
 
 /** The app layer: the built controller and workflow bundle, and a package.json that makes dist/*.js ES modules. */
-export function appEntries(): TarEntry[] {
-  const dist = path.join(repoRoot, 'dist');
+export function appEntries(dist = path.join(repoRoot, 'dist')): TarEntry[] {
   for (const f of ['controller.js', 'workflow-bundle.js'])
     if (!existsSync(path.join(dist, f))) throw new Error(`dist/${f} missing: run npm run build`);
   const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { name: string; version: string };
@@ -125,14 +124,14 @@ export function appEntries(): TarEntry[] {
 }
 
 /** The image's manifest, config and layers (nothing written yet). */
-export function assembleImage(version: string): BuiltImage {
+export function assembleImage(version: string, dist?: string): BuiltImage {
   const deps = dependencyEntries();
   // jemalloc preloaded, as the Dockerfile does (dev/allocator.ts says why); glibc's malloc when this machine lacks it.
   const jemalloc = findJemalloc();
   const layerSpecs: [string, TarEntry[]][] = [
     ['runtime', runtimeEntries(deps.nativeModules, jemalloc)],
     ['dependencies', deps.entries],
-    ['app', appEntries()],
+    ['app', appEntries(dist)],
   ];
   const layers = layerSpecs.map(([name, entries]) => makeLayer(name, entries));
   const nodeVersion = process.version;

@@ -9,7 +9,7 @@
 // file, and dist/build-stamp.json names the hash of the sources the files were built from (`isBuildFresh`).
 // `--if-stale` builds only when that hash differs from the sources' now (dev/stack.ts runs it under a lock).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { asciiOnly, compactWorkflowBundle } from './compact-bundle.js';
@@ -44,6 +44,10 @@ export function sourcesHash(): string {
     h.update('\0');
   }
   return h.digest('hex');
+}
+
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 /** True when dist/ holds outputs built from today's sources. */
@@ -105,14 +109,24 @@ export async function bundleWorkflows(dir: string, shape: WorkflowBundleShape = 
   return compactWorkflowBundle(bundle.code);
 }
 
-export async function build(log: (s: string) => void = (s) => console.error(`[build] ${s}`)): Promise<void> {
+/**
+ * Builds dist/. `commit` is stamped into the controller with package.json's version (workers/version.ts): a release
+ * passes the commit it builds from a clean tree; any other build says `dev`, since dist/ is rebuilt only when the
+ * sources change and a commit stamped then would go stale. A release builds into a folder of its own (`outDir`), so
+ * the checkout's dist/ keeps what the local stack runs.
+ */
+export async function build(log: (s: string) => void = (s) => console.error(`[build] ${s}`), commit = 'dev', outDir = distDir): Promise<void> {
   const started = Date.now();
   // Hashed first: a source edited during the build makes the next check stale instead of being stamped as built.
   const sources = sourcesHash();
   // Imported here, not at the top: dev/stack.ts imports this module for isBuildFresh alone.
   const esbuild = await import('esbuild');
   mkdirSync(distDir, { recursive: true });
+  mkdirSync(outDir, { recursive: true });
+  // The scratch folder is in dist/ whatever `outDir` is: the workflow bundler resolves packages from where it builds.
   const tmp = path.join(distDir, `.build-${process.pid}`);
+  // Renamed into dist/ (a reader never sees a half-written file); copied to another folder, which may be elsewhere.
+  const place = outDir === distDir ? renameSync : copyFileSync;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp);
   try {
@@ -132,16 +146,17 @@ export async function build(log: (s: string) => void = (s) => console.error(`[bu
       // A map on disk for `node --enable-source-maps` when a stack trace needs the .ts lines; not loaded by default.
       sourcemap: 'linked',
       logLevel: 'warning',
+      define: { TIDAL_BUILD: JSON.stringify({ version: packageVersion(), commit }) },
     });
     // ASCII, as the bundle: esbuild keeps doc comments, and one em dash makes V8 hold the whole source as two bytes a
     // character (twice the memory). Escapes are in comments in practice; the map's columns move only on their lines.
     const controllerJs = path.join(tmp, 'controller.js');
     writeFileSync(controllerJs, asciiOnly(readFileSync(controllerJs, 'utf8')));
-    log(`controller: ${path.relative(repoRoot, builtController)} (${Date.now() - t} ms)`);
+    log(`controller: ${path.relative(repoRoot, path.join(outDir, 'controller.js'))} (${Date.now() - t} ms)`);
 
-    for (const f of ['workflow-bundle.js', 'controller.js', 'controller.js.map']) renameSync(path.join(tmp, f), path.join(distDir, f));
-    writeFileSync(path.join(tmp, 'build-stamp.json'), `${JSON.stringify({ sources, builtAt: new Date().toISOString() })}\n`);
-    renameSync(path.join(tmp, 'build-stamp.json'), stampFile);
+    for (const f of ['workflow-bundle.js', 'controller.js', 'controller.js.map']) place(path.join(tmp, f), path.join(outDir, f));
+    writeFileSync(path.join(tmp, 'build-stamp.json'), `${JSON.stringify({ sources, commit, builtAt: new Date().toISOString() })}\n`);
+    place(path.join(tmp, 'build-stamp.json'), path.join(outDir, 'build-stamp.json'));
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

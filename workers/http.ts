@@ -1,8 +1,9 @@
 // The process's small HTTP endpoint: Prometheus metrics (Tidal's, then the Temporal SDK's own, fetched from the
 // Core's exporter on loopback so that one scrape gets both; `?name=` picks some of Tidal's), liveness and readiness
-// (workers/health.ts).
+// (workers/health.ts), and /version (workers/version.ts).
 import http from 'node:http';
 import type { Registry } from 'prom-client';
+import { buildInfo } from './version.js';
 
 export interface HttpProbes {
   /** Empty when ready; else the reasons, one a line in the 503's body. */
@@ -26,6 +27,9 @@ export function serveHttp(port: number, registry: Registry, probes: HttpProbes, 
         }
         const own = await registry.metrics();
         res.end(extraMetricsUrl ? `${own}\n${await fetchText(extraMetricsUrl)}` : own);
+      } else if (url === '/version') {
+        res.setHeader('Content-Type', 'application/json');
+        res.end(`${JSON.stringify({ ...buildInfo, node: process.version })}\n`);
       } else if (url === '/healthz') {
         const ok = probes.live();
         res.statusCode = ok ? 200 : 500;

@@ -14,6 +14,8 @@ import type { TidalConfig } from './config.js';
 import { temporalConnectOptions } from './temporal.js';
 import { stopWorkflowStackTraces } from './stack-traces.js';
 import { stopWorkflowWatchdog } from './workflow-watchdog.js';
+import { hostname } from 'node:os';
+import { versionedIdentity } from './version.js';
 
 /** workflows/index.ts next to this file (or .js once compiled). */
 export function workflowsPath(): string {
@@ -94,7 +96,8 @@ export async function createWorker(
     // An entity workflow keeps its state in the cluster, not in its history: a run that no longer replays on new
     // code fails instead of retrying forever, and the watcher's next poke (or sweep) starts a fresh run.
     workflowFailureErrorTypes: { '*': ['NondeterminismError'] },
-    ...(cfg.identity ? { identity: cfg.identity } : {}),
+    // The version in the identity: `npm run version` reads it from the task queue's pollers.
+    identity: versionedIdentity(cfg.identity ?? `${process.pid}@${hostname()}`),
   });
   if (cfg.workflowThread === 'main' && !cfg.workflowStackTraces) {
     if (stopWorkflowStackTraces()) log.info('workflow stack traces off (TIDAL_WORKFLOW_STACK_TRACES=true keeps them)');
