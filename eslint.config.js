@@ -106,6 +106,16 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [...ioModules, ...aboveFloor('workflows')] }] },
   },
   {
+    // The entity loop's rules and state: pure, so unit tests run them without Temporal (workflows/entity.ts is their shell).
+    files: ['workflows/entity-loop.ts', 'workflows/entity-state.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [...ioModules, { group: ['@temporalio/*'], message: 'Pure code depends on nothing.' }, ...aboveFloor('workflows')] },
+      ],
+    },
+  },
+  {
     files: ['workflows/**/*.ts', 'api/**/*.ts', 'resources/**/*.ts'],
     rules: {
       'no-restricted-globals': [

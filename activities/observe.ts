@@ -146,7 +146,7 @@ export interface ObservedResult {
   wrote?: Record<string, 'all' | 'status'>;
   /**
    * Every apply and create, `<resourceVersion> <observation>` of exactly what the write returned, per source: the
-   * entity loop ignores the poke of that one version (`echoCovers` in api/content-token.ts, workflows/entity.ts). An apply or create is
+   * entity loop ignores the poke of that one version (`echoCovers` in api/content-token.ts, workflows/entity-loop.ts). An apply or create is
    * Tidal's desired state on top of whatever was there (see `noteObject`), and the resourceVersion pins the echo to
    * that version — a later change, even back to the same content, is news. Status writes give none: what they return
    * may hold a spec change the step never acted on.
@@ -157,7 +157,7 @@ export interface ObservedResult {
   /**
    * The oldest resourceVersion of each source of `observed` the activity read or wrote — the oldest it may have acted
    * on: a poke of a newer version that the observation does not cover was not acted on, and its pass runs again
-   * (workflows/entity.ts, ADR 0015).
+   * (workflows/entity-loop.ts, ADR 0015).
    */
   versions?: Record<string, string>;
 }

@@ -1,6 +1,6 @@
 // Activity stubs with Tidal's options. Every step gets a one-line summary so the Temporal UI's history reads
 // like a log. Every step's result also carries what it observed (activities/observe.ts); the steps of one pass
-// pool those observations here for the entity loop (workflows/entity.ts).
+// pool those observations here for the entity loop (workflows/entity-loop.ts).
 //
 // Steps are local activities (ADR 0004): a pass's steps run inside the workflow task that starts the pass and
 // leave one marker each, so a pass costs one workflow task and a handful of history events instead of a task per
@@ -8,6 +8,7 @@
 import { proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import { echoObservation, mergeObservations, newerVersion } from '../api/content-token.js';
 import type { Activities, Observed } from '../activities/index.js';
+import type { PassObservations } from './entity-state.js';
 
 const baseOptions: ActivityOptions & LocalActivityOptions = {
   // Knative's per-reconcile timeout. A worker that dies mid-step is noticed when its workflow task times out (local
@@ -48,13 +49,7 @@ export function beginPassObservations(): void {
  * What the steps of this pass observed, pooled (see `poolStepObservations`), which sources a step applied, its writes'
  * echoes, and whether a step wrote anything.
  */
-export function endPassObservations(): {
-  observed: Record<string, string>;
-  applied: ReadonlySet<string>;
-  echoes: Record<string, string[]>;
-  wrote: boolean;
-  versions: Record<string, string>;
-} {
+export function endPassObservations(): PassObservations {
   const observed = passObservations ?? {};
   // An echo the pass's final observation covers anyway need not be kept.
   const echoes: Record<string, string[]> = {};

@@ -46,3 +46,32 @@ export function deliveredInputs(history: History): string[] {
     return (input?.payloads ?? []).map((p) => text(p.data));
   });
 }
+
+/** A durable timer a run started that has neither fired nor been cancelled: its duration, and its name when it has one. */
+export interface PendingTimer {
+  seconds: number;
+  summary: string;
+}
+
+export function pendingTimers(history: History): PendingTimer[] {
+  const events = history.events ?? [];
+  const ended = new Set(events.flatMap((e) => [e.timerFiredEventAttributes?.timerId, e.timerCanceledEventAttributes?.timerId].filter(Boolean)));
+  return events.flatMap((e) => {
+    const started = e.timerStartedEventAttributes;
+    if (!started || ended.has(started.timerId)) return [];
+    const timeout = started.startToFireTimeout;
+    return [
+      { seconds: Number(timeout?.seconds ?? 0) + (timeout?.nanos ?? 0) / 1e9, summary: text(e.userMetadata?.summary?.data).replace(/^"|"$/g, '') },
+    ];
+  });
+}
+
+/**
+ * The run has handled everything it was told: its last workflow task completed and none has been scheduled since
+ * (a signal or a timer that fired would schedule one). The events after it are that task's commands.
+ */
+export function caughtUpWithHistory(history: History): boolean {
+  const events = history.events ?? [];
+  const last = (has: (e: Event) => unknown) => events.reduce((at, e, i) => (has(e) != null ? i : at), -1);
+  return last((e) => e.workflowTaskCompletedEventAttributes) > last((e) => e.workflowTaskScheduledEventAttributes);
+}

@@ -35,6 +35,15 @@ describe('lint fence around deterministic code', () => {
     expect(ids).not.toContain('no-restricted-imports');
   }, 60_000);
 
+  it('rejects Temporal and clocks in the entity loop’s rules, a pure module of workflows/', async () => {
+    const ids = await ruleIds(
+      'workflows/entity-loop.ts',
+      ["import { sleep } from '@temporalio/workflow';", 'export const t = [Date.now(), sleep];'].join('\n'),
+    );
+    expect(ids).toContain('no-restricted-imports');
+    expect(ids).toContain('no-restricted-properties');
+  }, 60_000);
+
   it('rejects clocks, randomness and Temporal in pure resources/', async () => {
     const ids = await ruleIds(
       'resources/configuration.ts',

@@ -18,7 +18,7 @@ import type { EntityInput, EntityState } from '../../workflows/entity.js';
 import { RolloutWakeLeadMs } from '../../resources/rollout.js';
 import { bundle, startWorker, testEnv, uniqueName } from '../harness/temporal.js';
 import { eventually } from '../harness/wait.js';
-import { historySteps } from '../harness/history.js';
+import { caughtUpWithHistory, historySteps, pendingTimers } from '../harness/history.js';
 
 type Obj = KubeObject & { spec: Record<string, unknown>; status?: Record<string, unknown> };
 
@@ -236,6 +236,12 @@ async function start(name: string, first: Poke, options?: EntityInput['options']
 }
 
 const state = (h: WorkflowHandle) => h.query<EntityState>('state');
+/** The timers a run has left once its (only) idle timer has fired and the task that looked at it completed. */
+const timersAfterIdle = (h: WorkflowHandle) =>
+  eventually('idle timer fired and looked at', async () => {
+    const history = await h.fetchHistory();
+    return history.events?.some((e) => e.timerFiredEventAttributes) && caughtUpWithHistory(history) ? pendingTimers(history) : undefined;
+  });
 const idle = async (h: WorkflowHandle, name: string) => {
   const s = await state(h);
   return !s.dirty && !s.inPass && s.totalReconciles === fake.count(name) ? s : undefined;
@@ -493,8 +499,8 @@ describe('entity loop: no lost updates', () => {
     fake.unsettled.add(name);
     const h = await start(name, selfPoke(route, 'added'), { idleSeconds: 1 });
     await eventually('first pass', async () => (fake.count(name) === 1 ? true : undefined));
-    // Three idle periods later the run still waits.
-    await new Promise((r) => setTimeout(r, 3500));
+    // Its idle timer fired and found the object unsettled: no timer but the resync is left, so the run waits.
+    expect(await timersAfterIdle(h)).toEqual([{ seconds: 36_000, summary: '' }]);
     expect((await h.describe()).status.name).toBe('RUNNING');
     // Once a pass finds it settled, the run ends after its quiet second.
     fake.unsettled.delete(name);
@@ -542,7 +548,7 @@ describe('entity loop: no lost updates', () => {
     fake.unsettled.add(waiting);
     const w = await startCatchUp(waiting, [selfPoke(fake.create(waiting, [{ percent: 100 }]), 'added')], { idleSeconds: 1 });
     await eventually('first pass', async () => (fake.count(waiting) === 1 ? true : undefined));
-    await new Promise((r) => setTimeout(r, 2500));
+    expect(await timersAfterIdle(w)).toEqual([{ seconds: 36_000, summary: '' }]);
     expect((await w.describe()).status.name).toBe('RUNNING');
     fake.unsettled.delete(waiting);
     await w.signal('poke', [selfPoke(fake.changeSpec(waiting, [{ percent: 100, tag: 'x' }]))]);

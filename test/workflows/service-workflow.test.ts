@@ -1,6 +1,6 @@
 // The Service entity workflow on a real Temporal dev server with in-memory activities.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { historySteps } from '../harness/history.js';
+import { caughtUpWithHistory, historySteps, pendingTimers } from '../harness/history.js';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -383,7 +383,16 @@ describe('serviceWorkflow', () => {
       },
       30_000,
     );
-    await new Promise((r) => setTimeout(r, 3000));
+    // The retry timer still pending when it settled fires and finds a pass ran since: only the idle (60 s) and
+    // resync timers are left, and no pass followed.
+    await eventually(
+      'retry timer fired and looked at',
+      async () => {
+        const history = await h.fetchHistory();
+        return caughtUpWithHistory(history) && pendingTimers(history).every((t) => t.seconds >= 60) ? true : undefined;
+      },
+      30_000,
+    );
     expect((await state(h)).totalReconciles).toBe(settled.totalReconciles);
   });
 
@@ -397,7 +406,16 @@ describe('serviceWorkflow', () => {
     expect(mid.lastReconcile?.trigger).toBe('scheduled');
     expect(mid.lastReconcile?.summary).toContain('Route: rollout 2 steps left, Ingress unchanged');
     await eventually('rollout done', async () => (cluster.rollout.get(name)?.left === 0 ? true : undefined), 30_000);
-    await new Promise((r) => setTimeout(r, 1500)); // no timer after the last step
+    // The last step's pass scheduled nothing: no step timer is left to bring another pass.
+    await eventually(
+      'last step passed',
+      async () => {
+        const history = await h.fetchHistory();
+        return (await state(h)).totalReconciles === 4 && caughtUpWithHistory(history) ? true : undefined;
+      },
+      30_000,
+    );
+    expect(pendingTimers(await h.fetchHistory()).filter((t) => t.summary !== '')).toEqual([]);
     expect(stepsOf()).toEqual([...FULL_PASS, ...SCHEDULED_PASS, ...SCHEDULED_PASS, ...SCHEDULED_PASS]);
     expect((await state(h)).wake).toBeUndefined();
   });
