@@ -11,7 +11,8 @@ function calledPatches(): Set<string> {
   const ids = new Set<string>();
   for (const f of readdirSync(workflowsDir).filter((n) => n.endsWith('.ts'))) {
     const src = readFileSync(path.join(workflowsDir, f), 'utf8');
-    for (const m of src.matchAll(/\b(?:patched|deprecatePatch)\(\s*'([^']+)'/g)) ids.add(m[1]!);
+    // Called directly, or named as the entity loop's next question (`{ kind: 'patch', patch: '<id>' }`).
+    for (const m of src.matchAll(/\b(?:patched|deprecatePatch)\(\s*'([^']+)'|\bpatch: '([^']+)'/g)) ids.add((m[1] ?? m[2])!);
   }
   return ids;
 }
