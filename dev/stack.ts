@@ -805,11 +805,8 @@ export async function startController(
 
 /**
  * The dev server's Go garbage collector target: the heap may grow to 1.4× what survived the last collection instead of
- * Go's 2×. 50 measured on `bench:ready` (four runs against five): 170–174 MiB right after 200 Services at once
- * and 174–176 at rest, against 196–198 and 201–205, at the same CPU per Service; 40, with SQLite's page cache cut
- * (`DevTemporalSqlitePageCache`), 147 and 149–150 against 149–151 and 153–154 at 50, for ~10 % more of its CPU (two runs
- * each, docs/benchmarks.md) — the ≤ 150 MiB goal, well inside the CPU goal; 25 took up to half again its CPU. The
- * PostgreSQL Temporal, the production shape, keeps Go's default.
+ * Go's 2×, for a little more of its CPU; lower values cost much more CPU for little memory (docs/benchmarks.md has the
+ * figures of each). The PostgreSQL Temporal, the production shape, keeps Go's default.
  */
 export const DevTemporalGoGC = '40';
 
@@ -827,9 +824,8 @@ export function temporalGoEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proc
 /**
  * The dev server's SQLite page cache at 256 KiB instead of SQLite's 2,000 KiB. Its C memory comes from modernc's
  * allocator, which rounds each allocation up to a power of two, so a 4 KiB page and its header take an 8 KiB slot: the
- * default cache holds ~4 MiB once a burst has filled it, and keeps it. A miss reads the page from the kernel's page
- * cache (WAL mode). Measured on `bench:ready` (four runs against three): 3–5 MiB less right after 200 Services at once
- * and at rest, at the same CPU (docs/benchmarks.md). The PostgreSQL Temporal has no SQLite.
+ * default cache holds twice its size once a burst has filled it, and keeps it. A miss reads the page from the kernel's
+ * page cache (WAL mode), at the same CPU (docs/benchmarks.md). The PostgreSQL Temporal has no SQLite.
  */
 export const DevTemporalSqlitePageCache = ['cache_size=-256'];
 
@@ -852,10 +848,9 @@ export function temporalDynamicConfig(settings: string[] = [], env: NodeJS.Proce
 /**
  * The dev server's history service sizes its task worker pools for a production host: 512 goroutines each for the
  * transfer, timer and visibility queues, 64 for in-memory timers and 640 for replication, which a server of one
- * cluster never uses — ~2,200 goroutines whose stacks it holds and its garbage collector scans. On the local stack (one
- * history shard, a few cores, SQLite's one writer) a few workers per queue keep up: measured on `bench:ready`, the
- * dev server holds 4–5 MiB less idle, 12–14 MiB less right after 200 Services at once and 10–20 MiB less at rest,
- * at the same CPU per Service and latency. Given first, so TIDAL_TEMPORAL_DYNAMIC_CONFIG (or a caller) setting the
+ * cluster never uses — thousands of goroutines whose stacks it holds and its garbage collector scans. On the local stack
+ * (one history shard, a few cores, SQLite's one writer) a few workers per queue keep up, at the same CPU per Service and
+ * latency and with less memory (docs/benchmarks.md). Given first, so TIDAL_TEMPORAL_DYNAMIC_CONFIG (or a caller) setting the
  * same key, spelled the same, wins. The PostgreSQL Temporal, the production shape, keeps the production defaults.
  */
 export const DevTemporalWorkerPools = [
@@ -870,8 +865,8 @@ export const DevTemporalWorkerPools = [
 /**
  * The dev server's maintenance scanners off: the task queue scanner sweeps tasks and task queues matching left behind
  * and the history scanner orphaned history branches — a cluster's long-term upkeep, for which a local stack's database
- * is purged instead (`npm run down -- --purge`). Their workers and pollers are ~170 goroutines and 5–7 MiB of the dev
- * server's memory idle (docs/benchmarks.md). Retention, which deletes closed runs, is the history service's own timer
+ * is purged instead (`npm run down -- --purge`). Their workers and pollers hold goroutines and memory of the dev server
+ * even idle (docs/benchmarks.md). Retention, which deletes closed runs, is the history service's own timer
  * and stays. The PostgreSQL Temporal, the production shape, keeps its scanners.
  */
 export const DevTemporalScannersOff = ['worker.taskQueueScannerEnabled=false', 'worker.historyScannerEnabled=false'];
@@ -879,8 +874,8 @@ export const DevTemporalScannersOff = ['worker.taskQueueScannerEnabled=false', '
 /**
  * The dev server's cache of event batches for cross-cluster replication at its floor (64 KiB; 8 MiB by default): the
  * history service puts every batch it writes there for a replication stream to read, and a server of one cluster has
- * none, so a burst filled it with blobs nothing reads, kept until newer ones push them out. Measured on `bench:ready`:
- * ~8 MiB less right after 200 Services at once and at rest, at the same CPU (docs/benchmarks.md). The PostgreSQL
+ * none, so a burst filled it with blobs nothing reads, kept until newer ones push them out; at its floor the dev server
+ * holds less after a burst and at rest, at the same CPU (docs/benchmarks.md). The PostgreSQL
  * Temporal, the production shape (which may replicate), keeps the default.
  */
 export const DevTemporalReplicationCacheFloor = ['history.xdcCacheMaxSizeBytes=65536'];
@@ -891,8 +886,8 @@ export const DevTemporalReplicationCacheFloor = ['history.xdcCacheMaxSizeBytes=6
  * so every entity run a burst started and ended stayed in the Go heap. 512 is above what a burst of 200 Services has
  * under way at once (two runs each) and far above the requests in flight, each of which pins its entry while it runs
  * (a cache full of pinned entries would refuse a request as overloaded; the client retries). A miss reads the state
- * from SQLite. Measured on `bench:ready`: 5–6 MiB less right after 200 Services at once and 2–3 MiB at rest, at the
- * same CPU; ~30 MiB less at rest with 1,000 Services (docs/benchmarks.md). The PostgreSQL Temporal, the production
+ * from SQLite, at the same CPU and with less memory after a burst and at rest, more so the more Services have run
+ * (docs/benchmarks.md). The PostgreSQL Temporal, the production
  * shape, keeps the default.
  */
 export const DevTemporalHistoryCacheSize = ['history.hostLevelCacheMaxSize=512'];
@@ -902,9 +897,8 @@ export const TemporalDefaultTaskQueuePartitions = 4;
 
 /**
  * One partition per task queue for the dev server: its one matching host gains nothing from four, each a set of
- * goroutines and buffers for every queue (Tidal's and ~20 of the server's own): measured on `bench:ready`, ~230
- * goroutines and ~5 MiB fewer idle; with the scanners off ~10 MiB less idle, right after 200 Services at once and at
- * rest, and less of its CPU idle, at the same CPU per Service (docs/benchmarks.md).
+ * goroutines and buffers for every queue (Tidal's and the server's own): with one, fewer goroutines and less memory idle,
+ * after a burst and at rest, and less of its CPU idle, at the same CPU per Service (docs/benchmarks.md).
  */
 export const DevTemporalTaskQueuePartitions = 1;
 
