@@ -48,8 +48,8 @@ export interface RouteRollout {
  * it a little early on purpose (RolloutWakeLeadMs), so when a step of the rollout `ingress` carries is due within that
  * lead, the pass waits until its time has really come, or the plan would find it not yet due and ask for another timer.
  */
-export function untilStepDue(ingress: Ingress | undefined, clock: () => number, deps: Pick<ActivityDeps, 'now'>): number {
-  return deps.now ? 0 : stepWaitMs(parseRolloutAnnotation(ingress?.metadata.annotations?.[NetworkingAnnotations.rollout]), clock());
+export function untilStepDue(ingress: Ingress | undefined, clock: () => number): number {
+  return stepWaitMs(parseRolloutAnnotation(ingress?.metadata.annotations?.[NetworkingAnnotations.rollout]), clock());
 }
 
 /** Plans the rollout from the state `ingress` carries, at the clock's time. */

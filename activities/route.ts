@@ -3,7 +3,6 @@
 // file of its own: route-traffic.ts, route-placeholders.ts, route-ingress.ts, route-rollout.ts, route-tls.ts,
 // route-labeler.ts, route-status.ts. Children are applied through activities/apply.ts, so a field the Route no
 // longer asks for leaves the child too.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { beginReconcile, cloneJson } from '../api/conditions.js';
 import { setRouteDefaults } from '../api/defaults.js';
 import { Resources } from '../api/kinds.js';
@@ -156,7 +155,9 @@ async function reconcileRoute(deps: ActivityDeps, key: ObjectKey, opts: RouteOpt
   // 2. The gradual rollout (spec §5). Its split names Revisions the plain traffic does not (the rollout's older
   // ones): the labeler must keep them routed, so its targets are taken again from that status.traffic.
   const clock = rolloutClock(deps);
-  for (let wait = untilStepDue(children.ingress, clock, deps); wait > 0; wait = untilStepDue(children.ingress, clock, deps)) await sleep(wait);
+  for (let wait = untilStepDue(children.ingress, clock); wait > 0; wait = untilStepDue(children.ingress, clock)) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
   const rollout = planRouteRollout(route, raw, traffic, children.ingress, net, clock);
   const rolled = applyRolloutToTraffic(traffic, rollout.plan.rollout, tagUrls);
   if (JSON.stringify(rolled) !== JSON.stringify(status.traffic)) {
