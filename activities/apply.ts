@@ -186,6 +186,15 @@ export async function settleAll<T extends readonly unknown[]>(promises: T): Prom
   return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
 }
 
+/** `fn` over `items`, at most `limit` at a time; every call settles before the first failure is thrown. */
+export async function eachConcurrently<T>(items: readonly T[], fn: (item: T) => Promise<unknown> | undefined, limit = 8): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await settleAll(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
 /** Records an Event without waiting for it (see {@link recordLater}). */
 export type RecordLater = (...event: Parameters<EventRecorder['record']>) => void;
 

@@ -1,4 +1,4 @@
-// The entity loop's rules as a pure state machine (design.md §3, ADR 0001, 0006, 0007, 0013, 0015). The workflow
+// The entity loop's rules as a pure state machine (ADR 0001, 0006, 0007, 0013, 0015). The workflow
 // (workflows/entity.ts) feeds `decide` what happens — a poke, a timer firing, a patch answered, options read, a pass's
 // result, handlers finished — and performs what it asks for with Temporal's APIs: the timers in `effects`, the await
 // `state.phase` names. No Temporal import and no clock: workflow time comes in with the events, so every rule runs

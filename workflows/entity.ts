@@ -1,4 +1,4 @@
-// The entity workflow of every object (design.md §3, ADR 0001): the loop's rules are a pure state machine
+// The entity workflow of every object (ADR 0001): the loop's rules are a pure state machine
 // (workflows/entity-loop.ts); this shell feeds it signals, timers, options and passes, and does what it asks with
 // Temporal's APIs. Each phase is one await (or one `patched`) made where the loop has always made it, with no other
 // await between, so runs recorded before replay as they ran.

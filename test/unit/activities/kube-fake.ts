@@ -3,9 +3,10 @@
 // (equality label selectors), server-side apply (as the API server's field ownership does for a single manager: a
 // field the previous apply set and this one does not is removed; lists are atomic; other writers' fields stay),
 // status apply, create (409 when the object exists), update (PUT: the body replaces the object, its status kept; 409
-// when its resourceVersion is not the stored one), JSON merge patch and delete. Every call is recorded, so a test
-// can see that a pass with nothing to do writes nothing; `failNext` makes a call fail as the API server refuses it
-// (422, 403, a webhook's 400). Events are stored like any object, so tests can read them.
+// when its resourceVersion is not the stored one), JSON merge patch and delete. Every call is recorded (a write with
+// whether its object was there: an apply creates or updates), so a test can see that a pass with nothing to do writes
+// nothing; `failNext` makes a call fail as the API server refuses it (422, 403, a webhook's 400). Events are stored
+// like any object, so tests can read them.
 import pino from 'pino';
 import type { RevisionConfig } from '../../../api/config/index.js';
 import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
@@ -61,6 +62,8 @@ export interface Call {
   kind: string;
   name: string;
   body?: unknown;
+  /** For a write: whether the object was there when the call came (an apply of a new object creates it). */
+  existed?: boolean;
 }
 
 const READS: readonly Verb[] = ['get', 'list'];
@@ -126,7 +129,8 @@ export class KubeFake {
 
   private record(verb: Verb, type: ResourceType, ns: string | undefined, name: string | undefined, body?: unknown): string {
     const id = this.id(type, ns, name);
-    this.calls.push({ verb, id, kind: type.kind, name: name ?? '', ...(body === undefined ? {} : { body: clone(body) }) });
+    const existed = READS.includes(verb) ? {} : { existed: this.objects.has(id) };
+    this.calls.push({ verb, id, kind: type.kind, name: name ?? '', ...(body === undefined ? {} : { body: clone(body) }), ...existed });
     const i = this.failures.findIndex((f) => f.verb === verb && this.sameType(f.type, type));
     if (i >= 0) throw this.failures.splice(i, 1)[0]!.error;
     return id;

@@ -1,9 +1,9 @@
-// The Route step with gradual rollouts (spec §5): planRollout wired into reconcileRoute against the
-// in-memory API server, with a clock the test moves. The algorithm's numbers are tested in
+// The Route step with gradual rollouts: planRollout wired into reconcileRoute against the
+// in-memory API server, on fake timers: the test moves the clock, and a pass that waits for a step's time waits on it. The algorithm's numbers are tested in
 // test/unit/resources/rollout*.test.ts; here: what reaches the KIngress, the Route's status, its Events and the outcome.
 import { defaultFeaturesConfig } from '../../../api/config/features.js';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ActivityDeps, ConfigSource } from '../../../activities/deps.js';
 import type { EventRecorder } from '../../../activities/events.js';
 import { observing } from '../../../activities/observe.js';
@@ -13,7 +13,7 @@ import { parseNetworkConfig } from '../../../api/config/network.js';
 import { Resources } from '../../../api/kinds.js';
 import type { Ingress } from '../../../api/networking.js';
 import type { Condition, Configuration, Revision, Route } from '../../../api/serving.js';
-import { parseRolloutAnnotation } from '../../../resources/rollout.js';
+import { parseRolloutAnnotation, RolloutWakeLeadMs } from '../../../resources/rollout.js';
 import { KubeFake } from './kube-fake.js';
 
 const NS = 'default';
@@ -51,7 +51,7 @@ function revision(name: string): Revision {
 }
 
 /**
- * A Route `r` at Configuration `cfg` with `rollout-duration: <seconds>s`, and a clock at T0. `ingressClass`: another
+ * A Route `r` at Configuration `cfg` with `rollout-duration: <seconds>s`; the fake clock starts at T0. `ingressClass`: another
  * class by default, so `ingressReady` plays its controller (the test decides when the 1 % step becomes ready); with
  * istio the Route's step programs the KIngress itself.
  */
@@ -71,14 +71,7 @@ function harness(seconds: number, ingressClass = OTHER_CLASS) {
     featuresConfig: () => defaultFeaturesConfig(),
     systemNamespace: 'knative-serving',
   };
-  let nowMs = T0;
-  const deps = {
-    kube: kube.client(),
-    events: recorder,
-    config,
-    log: pino({ level: 'silent' }),
-    now: () => new Date(nowMs),
-  } as unknown as ActivityDeps;
+  const deps = { kube: kube.client(), events: recorder, config, log: pino({ level: 'silent' }) } as unknown as ActivityDeps;
   const acts = createRouteActivities(deps);
   kube.seed(Resources.Configuration, configuration('cfg-00001'));
   kube.seed(Resources.Revision, revision('cfg-00001'));
@@ -98,7 +91,7 @@ function harness(seconds: number, ingressClass = OTHER_CLASS) {
     kube,
     events,
     /** Moves the clock to T0 + `s` seconds. */
-    at: (s: number) => (nowMs = T0 + s * 1000),
+    at: (s: number) => vi.setSystemTime(T0 + s * 1000),
     pass: async (): Promise<Exclude<RouteOutcome, { outcome: 'gone' }>> => {
       const o = await observing(() => acts.reconcileRoute({ namespace: NS, name: 'r' }));
       if (o.outcome === 'gone') throw new Error('gone');
@@ -148,7 +141,10 @@ async function startRollout(h: H) {
   return h.pass();
 }
 
-describe('the Route step with a gradual rollout (spec §5, checklists 63–69)', () => {
+describe('the Route step with a gradual rollout', () => {
+  beforeEach(() => vi.useFakeTimers({ now: T0, toFake: ['Date', 'setTimeout', 'clearTimeout'] }));
+  afterEach(() => vi.useRealTimers());
+
   it('the first revision takes 100 % at once: no rollout, Knative’s annotation with the plain state', async () => {
     const h = harness(20);
     const first = await h.pass();
@@ -184,13 +180,21 @@ describe('the Route step with a gradual rollout (spec §5, checklists 63–69)',
     expect(scheduled.rollout?.summary).toBe('cfg-00002 at 1% (cfg-00001 99%, cfg-00002 1%), next step at 10:00:10.000Z');
     expect(h.events).toContainEqual(expect.stringMatching(/^Normal RolloutScheduled .*cfg-00002 moves 33% every 5s/u));
 
-    // Early: nothing moves.
-    h.at(9.999);
+    // A pass for something else, well before the step: nothing moves, and the pass does not wait.
+    h.at(9.5);
     expect((await h.pass()).rollout?.nextStepAtMs).toBe(T0 + 10_000);
     expect(h.splits()).toEqual(['cfg-00001 99', 'cfg-00002 1']);
 
-    h.at(10);
-    const step = await h.pass();
+    // The workflow's timer fires RolloutWakeLeadMs early: the pass waits for the step's time, then takes it.
+    h.at(10 - RolloutWakeLeadMs / 1000);
+    let answered = false;
+    const early = h.pass().finally(() => (answered = true));
+    await vi.advanceTimersByTimeAsync(RolloutWakeLeadMs - 1);
+    expect(answered).toBe(false);
+    expect(h.splits()).toEqual(['cfg-00001 99', 'cfg-00002 1']);
+    await vi.advanceTimersByTimeAsync(1);
+    const step = await early;
+    expect(Date.now()).toBe(T0 + 10_000);
     expect(step.rollout?.summary).toBe('cfg-00002 1% → 34% (cfg-00001 66%, cfg-00002 34%), next step at 10:00:15.000Z');
     expect(h.traffic()).toEqual(['cfg-00001 66', 'cfg-00002 34']);
     expect(h.events).toContainEqual(expect.stringMatching(/^Normal RolloutStep .*cfg-00002 1% → 34%/u));
@@ -321,7 +325,7 @@ describe('the Route step with a gradual rollout (spec §5, checklists 63–69)',
     expect(h.events).toContainEqual(expect.stringMatching(/^Warning RolloutRolledBack /u));
   });
 
-  it('duration 0: a new revision takes 100 % at once (checklist 69)', async () => {
+  it('duration 0: a new revision takes 100 % at once', async () => {
     const h = harness(0);
     await startRollout(h);
     expect(h.splits()).toEqual(['cfg-00002 100']);

@@ -195,7 +195,7 @@ function seedOldRouting(h: ReturnType<typeof harness>) {
   h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100 }]));
 }
 
-describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', () => {
+describe('labeler: serving.knative.dev/routes on Configurations', () => {
   let h: H;
   beforeEach(() => (h = harness()));
 
@@ -346,7 +346,7 @@ describe('labeler: serving.knative.dev/routes on Configurations (spec §4.7)', (
   });
 });
 
-describe('placeholder Services (spec §4.4)', () => {
+describe('placeholder Services', () => {
   let h: H;
   beforeEach(() => (h = harness()));
 
@@ -631,7 +631,7 @@ describe('a KIngress of class istio is programmed in the Route’s own pass (ADR
     expect(h.kube.get(Resources.VirtualService, NS, 'direct-ingress')).toBeDefined();
     expect(h.kube.get(Resources.VirtualService, NS, 'direct-mesh')).toBeDefined();
     expect(h.cond('direct', 'IngressReady')?.status).toBe('True');
-    // The load balancer the KIngress now reports reaches the placeholder in the same pass (checklist 54).
+    // The load balancer the KIngress now reports reaches the placeholder in the same pass.
     expect(h.kube.get<KubeObject & { spec: unknown }>(Resources.KubeService, NS, 'direct')!.spec).toMatchObject({
       type: 'ExternalName',
       externalName: 'knative-local-gateway.istio-system.svc.cluster.local',
@@ -857,7 +857,7 @@ describe('a reserve Revision scaled to zero gets traffic only once its pods are 
   });
 });
 
-describe('a KIngress of another class: its own controller writes its status, the Route mirrors it (spec §4.4)', () => {
+describe('a KIngress of another class: its own controller writes its status, the Route mirrors it', () => {
   const TRAEFIK = 'traefik.ingress.networking.knative.dev';
   const lb = { domainInternal: 'traefik.traefik.svc.cluster.local' };
   const condition = (type: string, status: Condition['status'], reason?: string, message?: string): Condition => ({
