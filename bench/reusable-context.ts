@@ -1,6 +1,6 @@
 // The SDK's reusable V8 context for workflow runs — the executor its worker runs — loaded outside a worker, to look
-// at what each run of a workflow bundle holds (bench/run-heap.ts, test/unit/workers/bundle-workflows.test.ts). It is
-// the SDK's lib, not its public API: the version is the lockfile's.
+// at what each run of a workflow bundle holds (bench/run-heap.ts, test/integration/workers/bundle-workflows.test.ts).
+// It is the SDK's lib, not its public API: the version is the lockfile's.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);

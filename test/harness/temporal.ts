@@ -1,8 +1,8 @@
-// Helpers for the workflows layer: one bundle per test file, a worker with fake activities, unique ids.
-import { fileURLToPath } from 'node:url';
+// What the workflows layer's files share: the bundle of today's workflow code (made once per run, by
+// harness/temporal-setup.ts), a worker with fake activities, unique ids.
 import { inject } from 'vitest';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Activities } from '../../activities/index.js';
 
 let runtimeInstalled = false;
@@ -15,11 +15,8 @@ export async function testEnv(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createFromExistingServer({ address: inject('temporalAddress') });
 }
 
-export async function bundle(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-  });
+export function bundle(): Promise<WorkflowBundleWithSourceMap> {
+  return Promise.resolve(inject('workflowBundle'));
 }
 
 export async function startWorker(

@@ -1,43 +1,12 @@
-// The in-cluster manifests (deploy/): every file parses and is in the kustomization, kustomize renders them, RBAC is
-// least-privilege (no wildcard, exactly deploy/README.md's table), and the controller runs restricted, replicated and
-// probed, with the webhook configurations pointing at a Service that reaches its webhook port.
+// The in-cluster manifests (deploy/): every file parses and is in the kustomization (kustomize renders them:
+// test/integration/deploy.test.ts), RBAC is least-privilege (no wildcard, exactly deploy/README.md's table), and the
+// controller runs restricted, replicated and probed, with the webhook configurations pointing at a Service that
+// reaches its webhook port.
 import { describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseAllDocuments } from 'yaml';
+import { all, deployDir, docs, kustomization, yamlFiles } from '../fixtures/deploy-manifests.js';
 
-const deployDir = fileURLToPath(new URL('../../deploy/', import.meta.url));
-const kubectlBin = path.join(os.homedir(), '.cache', 'tidal', 'kubernetes-v1.35.4', 'bin', 'kubectl');
-
-// Manifests are read loosely: each test names the fields it checks.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Loose = any;
-type Obj = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } } & Record<
-  string,
-  Loose
->;
-
-function yamlFiles(dir: string, rel = ''): string[] {
-  return readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => {
-    const r = path.posix.join(rel, e.name);
-    if (e.isDirectory()) return yamlFiles(dir, r);
-    return /\.ya?ml$/.test(e.name) ? [r] : [];
-  });
-}
-
-function docs(file: string): Obj[] {
-  return parseAllDocuments(readFileSync(path.join(deployDir, file), 'utf8')).flatMap((d) => {
-    if (d.errors.length) throw new Error(`${file}: ${d.errors.map((e) => e.message).join('; ')}`);
-    const o = d.toJS() as Obj | null;
-    return o ? [o] : [];
-  });
-}
-
-const kustomization = docs('kustomization.yaml')[0] as unknown as { resources: string[] };
-const all: Obj[] = kustomization.resources.flatMap(docs);
 const find = (kind: string, name: string) => {
   const o = all.find((x) => x.kind === kind && x.metadata.name === name);
   if (!o) throw new Error(`${kind} ${name} not in the kustomization`);
@@ -53,13 +22,6 @@ describe('deploy/ manifests', () => {
       expect(o.apiVersion, `${o.kind} ${o.metadata.name}`).toBeTruthy();
       expect(o.metadata.name, o.kind).toBeTruthy();
     }
-  });
-
-  it.skipIf(!existsSync(kubectlBin))('kubectl kustomize renders exactly those objects', () => {
-    const out = execFileSync(kubectlBin, ['kustomize', deployDir], { encoding: 'utf8' });
-    const rendered = parseAllDocuments(out).map((d) => d.toJS() as Obj);
-    const ids = (xs: Obj[]) => xs.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort();
-    expect(ids(rendered)).toEqual(ids(all));
   });
 
   it('namespaced objects live in knative-serving (or istio-system for Istio and the gateway certificate)', () => {

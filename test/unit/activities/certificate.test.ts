@@ -1,6 +1,5 @@
 // The gateway certificate (hakn's self-signed gateway certificate): what a fresh certificate looks like, when one needs renewal, and the activity's
 // decisions against an in-memory Secret.
-import { execFileSync } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import pino from 'pino';
@@ -14,24 +13,6 @@ import type { ResourceType } from '../../../api/kinds.js';
 
 const NOW = new Date('2025-03-01T12:00:00.000Z');
 const HOUR = 3_600_000;
-
-describe('node-forge', () => {
-  it('is loaded only when a certificate is made, not by importing the modules that make them', () => {
-    // A fresh process: this one has node-forge loaded by the imports above.
-    const script = [
-      "import { createRequire } from 'node:module';",
-      "const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((f) => f.includes('/node-forge/'));",
-      "const cert = await import('./pki/self-signed.ts');",
-      "await import('./activities/certificate.ts');",
-      "await import('./pki/webhook-certificates.ts');",
-      'const before = loaded();',
-      'await cert.makeSelfSignedCertificate({ validityHours: 1, now: new Date() });',
-      'console.log(JSON.stringify({ before, after: loaded() }));',
-    ].join('\n');
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
-    expect(JSON.parse(out)).toEqual({ before: false, after: true });
-  });
-});
 
 const made = await makeSelfSignedCertificate({ validityHours: 168, now: NOW });
 

@@ -80,7 +80,9 @@ function caBundles(kube: FakeKube): string[][] {
 
 const opts = { systemNamespace: 'knative-serving', validityHours: 168, renewBeforeHours: 24, now: new Date('2026-11-24T00:00:00Z') };
 
-describe('ensureWebhookCertificates', () => {
+// Each pass may make two RSA key pairs, whose prime search has a long tail: the same allowance as the gateway
+// certificate's tests (test/unit/activities/certificate.test.ts).
+describe('ensureWebhookCertificates', { timeout: 30_000 }, () => {
   it('creates the Secret with a CA and a serving certificate for the webhook names and loopback, and publishes the CA', async () => {
     const kube = withConfigurations(new FakeKube());
     const r = await ensureWebhookCertificates(kube, opts);
