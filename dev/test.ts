@@ -1,9 +1,9 @@
-// `npm test`: the typecheck, the lint and every vitest layer, in lanes side by side. The e2e and real layers each hold
-// a stack on ports of its own (test/harness/e2e-setup.ts, real-setup.ts) and run their files one after another, so
-// each is a lane of its own from the start; the checks and the layers that need no stack share the remaining lanes.
-// Every lane runs to its end whatever another's result; the run fails when any step did. Each step's output is
-// passed through line by line, prefixed with its lane; vitest's JSON reports (.tidal/test-results/) give the closing
-// count, written as vitest writes its own (`.ci/run` reads that line).
+// `npm test`: the typecheck, the lint and every vitest layer, in two lanes side by side (the layout is below, at
+// `lanes`). Each step runs to its end whatever another's result, and the run fails when any step did. Each step's
+// output is passed through line by line, prefixed with its lane; at the end come each step's time and, from vitest's
+// JSON reports (.tidal/test-results/), the count of every layer's files and tests together, in vitest's own words
+// (`.ci/run` reads that line). `npm test -- <args>` gives the arguments to every vitest run. A run cut short by a
+// signal leaves its stacks to the next run's global setups, which take down what a previous run left.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -71,7 +71,8 @@ const lanes: Lane[] = [
 interface StepResult {
   lane: string;
   step: Step;
-  code: number | null;
+  /** The exit code, or the signal that ended the step. */
+  code: number | string;
   ms: number;
 }
 
@@ -90,16 +91,22 @@ function runStep(lane: string, step: Step): Promise<StepResult> {
       createInterface({ input: stream, crlfDelay: Infinity }).on('line', (line) => console.log(`${prefix}${line}`));
     }
     child.on('error', (err) => console.log(`${prefix}${step.name}: ${err.message}`));
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
       children.delete(child);
-      resolve({ lane, step, code, ms: Date.now() - started });
+      resolve({ lane, step, code: code ?? signal ?? 'unknown', ms: Date.now() - started });
     });
   });
 }
 
+/** Set by a signal: no lane starts another step. */
+let interrupted = false;
+
 async function runLane(lane: Lane): Promise<StepResult[]> {
   const results: StepResult[] = [];
-  for (const step of lane.steps) results.push(await runStep(lane.name, step));
+  for (const step of lane.steps) {
+    if (interrupted) break;
+    results.push(await runStep(lane.name, step));
+  }
   return results;
 }
 
@@ -144,7 +151,14 @@ async function main(): Promise<number> {
   mkdirSync(resultsDir, { recursive: true });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.on(signal, () => {
-      for (const child of children) if (child.pid) process.kill(-child.pid, signal);
+      interrupted = true;
+      for (const child of children) {
+        try {
+          if (child.pid) process.kill(-child.pid, signal);
+        } catch {
+          // Its group is gone already.
+        }
+      }
     });
   }
   const results = (await Promise.all(lanes.map(runLane))).flat();
@@ -153,9 +167,12 @@ async function main(): Promise<number> {
   const files = { failed: 0, passed: 0, skipped: 0 };
   let totalTests = 0;
   console.log(`\nnpm test: ${duration(Date.now() - started)} in ${lanes.length} lanes`);
+  const laneWidth = Math.max(...results.map((r) => r.lane.length));
+  const stepWidth = Math.max(...results.map((r) => r.step.name.length));
   for (const r of results) {
     const report = readReport(r.step.report);
-    let line = `  ${r.lane.padEnd(7)} ${r.step.name.padEnd(10)} ${duration(r.ms).padStart(6)}  ${r.code === 0 ? 'ok' : `failed (exit ${r.code})`}`;
+    const outcome = r.code === 0 ? 'ok' : `failed (${typeof r.code === 'number' ? `exit ${r.code}` : r.code})`;
+    let line = `  ${r.lane.padEnd(laneWidth)}  ${r.step.name.padEnd(stepWidth)}  ${duration(r.ms).padStart(6)}  ${outcome}`;
     if (r.step.report) {
       if (report) {
         tests.failed += report.numFailedTests;
@@ -175,7 +192,7 @@ async function main(): Promise<number> {
     }
     console.log(line);
   }
-  const failed = results.some((r) => r.code !== 0);
+  const failed = interrupted || results.some((r) => r.code !== 0);
   const totalFiles = files.failed + files.passed + files.skipped;
   console.log(`\n Test Files  ${tally({ ...files, todo: 0 }, totalFiles)}`);
   console.log(`      Tests  ${tally(tests, totalTests)}`);
