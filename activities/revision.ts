@@ -1,6 +1,7 @@
 // Activities of the Revision workflow (Knative's Revision reconciler): pin image digests, converge `<rev>-deployment` and the `<rev>`
 // Service, then write the Revision's status from the Deployment and its Pods.
 import { defaultsInForce, setRevisionSpecDefaults } from '../api/defaults.js';
+import { cloneJson } from '../api/conditions.js';
 import { Resources, type ResourceType } from '../api/kinds.js';
 import { Labels } from '../api/labels.js';
 import { isControlledBy, type KubeObject, type ObjectKey } from '../api/meta.js';
@@ -8,11 +9,15 @@ import type { ContainerStatus, Revision } from '../api/serving.js';
 import {
   containerMissingMessage,
   deploymentInitialized,
+  markActiveFalse,
+  NoTrafficMessage,
   ReasonDeploying,
+  ReasonNoTraffic,
   revisionConditionSet,
   RevisionConditionContainerHealthy,
   RevisionConditionResourcesAvailable,
   type DeploymentLike,
+  type RevisionStatus,
   type PodLike,
 } from '../api/lifecycle/revision.js';
 import { describeKnownModules, invalidModuleMessage, isForeignModule, moduleOf } from '../api/modules.js';
@@ -354,6 +359,14 @@ export function createRevisionActivities(deps: ActivityDeps) {
       // A `reserve` Revision runs no pods: its HPA goes, and its Deployment is scaled to 0 (ADR 0018).
       const hpa = usesHPA(rev, cfg) && !holdsNoPods(rev) ? makeHPA(rev, cfg) : undefined;
       const pdb = makePodDisruptionBudget(rev, cfg);
+      // Scaling a `reserve` Revision to zero: Active False is written first, at the version just read, so a Route that
+      // has made it active since fails this step (409) and the retry reads the fresh labels. A Route pass reading it
+      // active afterwards sees that Active and waits for the pods (resources/traffic.ts awaitsPods).
+      if (desired.spec.replicas === 0 && (existing?.spec?.replicas ?? 0) > 0 && isReserve(rev)) {
+        const status: RevisionStatus = cloneJson(rev.status ?? {});
+        markActiveFalse(status, ReasonNoTraffic, NoTrafficMessage, nowOf(deps));
+        await writeStatus(kube, Resources.Revision, rev, status, true);
+      }
       // The Deployment first (a refused Deployment stops the step before the rest), then the others side by side.
       const record = recordLater(events);
       const deployment = await applyOwned(rev, Resources.Deployment, existing, desired, record, deploymentOwned);

@@ -23,6 +23,7 @@ import { servingReplicas } from '../resources/deployment.js';
 import { domainNameErrorMessage, routeAddressURL } from '../resources/domains.js';
 import { ingressClassForRoute } from '../resources/ingress.js';
 import { applyRolloutToTraffic } from '../resources/rollout.js';
+import { isActivationRequired } from '../api/lifecycle/revision.js';
 import { awaitsPods, buildTrafficConfiguration, markBadTrafficTarget, statusTraffic } from '../resources/traffic.js';
 import { recordLater } from './apply.js';
 import type { SeenConfiguration } from './configuration.js';
@@ -58,6 +59,12 @@ export type RouteOutcome =
       written?: WrittenVersions;
       /** A gradual rollout this pass stepped, holds or just finished; absent when there is none. */
       rollout?: RolloutSummary;
+      /**
+       * Revisions held only for their `reserve` label (resources/traffic.ts `awaitsPods`), which this pass's labeler
+       * makes active. That write's echo does not come back to the Route's workflow, and the Revision's status may
+       * not change, so the workflow looks again shortly (`relabelRecheck`).
+       */
+      relabelled?: string[];
     });
 
 /** How a Route's pass is asked for (`reconcileRoute`). */
@@ -122,8 +129,13 @@ async function reconcileRoute(deps: ActivityDeps, key: ObjectKey, opts: RouteOpt
   // scaled to zero comes back first: the labeler's marks make it active); until then the KIngress keeps its split.
   const referenced = await readReferenced(kube, route, await opts.seen);
   const served = new Set((raw.status?.traffic ?? []).map((t) => t.revisionName ?? ''));
+  const relabelled: string[] = [];
   const { config: traffic, error } = buildTrafficConfiguration(route, referenced.configs, referenced.revs, {
-    awaitsPods: (rev) => awaitsPods(rev, served, (r) => servingReplicas(r, config.revisionConfig())),
+    awaitsPods: (rev) => {
+      const held = awaitsPods(rev, served, (r) => servingReplicas(r, config.revisionConfig()));
+      if (held && !isActivationRequired(rev.status)) relabelled.push(rev.metadata.name ?? '');
+      return held;
+    },
   });
   const hosts = routeHosts(route, traffic, error !== undefined, net, dom);
   if (hosts.url !== undefined) status.url = hosts.url;
@@ -133,7 +145,10 @@ async function reconcileRoute(deps: ActivityDeps, key: ObjectKey, opts: RouteOpt
     // Knative's ErrDomainName, or a target missing or not ready: nothing is programmed; a change pokes again.
     if (hosts.error !== undefined) markDomainNameError(status, domainNameErrorMessage(hosts.error), now);
     else if (error) markBadTrafficTarget(status, error, now);
-    return routeOutcome(await statusWrite.write(), reconciled, wrote, { ...(hosts.error !== undefined ? { domainError: hosts.error } : {}) });
+    return routeOutcome(await statusWrite.write(), reconciled, wrote, {
+      ...(hosts.error !== undefined ? { domainError: hosts.error } : {}),
+      ...(relabelled.length ? { relabelled } : {}),
+    });
   }
   markTrafficAssigned(status, now);
   // external-domain-tls: the Route's Certificates are made (or found) first; each URL takes the scheme its
@@ -221,7 +236,14 @@ function routeOutcome(
   written: string | undefined,
   reconciled: Route,
   wrote: WrittenVersions,
-  parts: { ingress?: RouteIngress; placeholders?: PlaceholderOutcome; domainError?: string; notOwned?: string; rollout?: RolloutSummary | undefined },
+  parts: {
+    ingress?: RouteIngress;
+    placeholders?: PlaceholderOutcome;
+    domainError?: string;
+    notOwned?: string;
+    rollout?: RolloutSummary | undefined;
+    relabelled?: string[];
+  },
 ): RouteOutcome {
   const touched = parts.placeholders ? describePlaceholders(parts.placeholders) : '';
   return {
@@ -233,5 +255,6 @@ function routeOutcome(
     ...(parts.notOwned !== undefined ? { notOwned: parts.notOwned } : {}),
     written: writtenSoFar(wrote),
     ...(parts.rollout ? { rollout: parts.rollout } : {}),
+    ...(parts.relabelled ? { relabelled: parts.relabelled } : {}),
   };
 }

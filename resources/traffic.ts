@@ -2,7 +2,7 @@
 // Pure: the Configurations and Revisions are looked up in maps the caller passes in.
 import { SERVING_API_VERSION } from '../api/kinds.js';
 import { Labels } from '../api/labels.js';
-import { isActivationRequired, isRevisionReady } from '../api/lifecycle/revision.js';
+import { hasActiveCondition, isActivationRequired, isRevisionReady } from '../api/lifecycle/revision.js';
 import {
   markConfigurationFailed,
   markConfigurationNotReady,
@@ -13,6 +13,7 @@ import {
   type RouteStatus,
 } from '../api/lifecycle/route.js';
 import type { Configuration, Revision, Route, TrafficTarget } from '../api/serving.js';
+import { isReserve } from './deployment.js';
 import { isH2C } from './queue.js';
 
 /** The unnamed (untagged) traffic group. */
@@ -239,9 +240,16 @@ export interface TrafficOptions {
  * up: its Active condition is there and not True — a `reserve` Revision scaled to zero (False `NoTraffic`) or
  * scaling back up (Unknown `Queued`) — while it runs pods once routed (`servingReplicas` > 0; one with min-scale and
  * initial-scale 0 has none to wait for). A Revision without Active (a foreign module's) never waits.
+ *
+ * A Revision still labelled `reserve` waits too, whatever its Active says: its own pass may be scaling it down right
+ * now, its status not written yet. The Route's labeler makes it active in the same pass; its Revision pass marks
+ * Active False before it scales to zero, under a precondition a relabel breaks, so the Active a later Route pass
+ * reads is the truth.
  */
 export function awaitsPods(rev: Revision, served: ReadonlySet<string>, servingReplicas: (rev: Revision) => number): boolean {
-  return !served.has(rev.metadata.name ?? '') && isActivationRequired(rev.status) && servingReplicas(rev) > 0;
+  if (served.has(rev.metadata.name ?? '')) return false;
+  const down = isActivationRequired(rev.status) || (isReserve(rev) && hasActiveCondition(rev.status));
+  return down && servingReplicas(rev) > 0;
 }
 
 /**

@@ -3,7 +3,7 @@
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
-import { describeRollout, describeStatus, isSettled, rolloutWake } from './summaries.js';
+import { describeRollout, describeStatus, isSettled, relabelRecheck, rolloutWake } from './summaries.js';
 import { ownFact, ownerReconciles } from './delegation.js';
 import { writtenBefore, writtenFacts } from './written.js';
 
@@ -22,6 +22,7 @@ export async function routeWorkflow(input: EntityInput): Promise<string> {
       settled: isSettled(res),
       facts: { ...ownFact, ...writtenFacts(res) },
       ...rolloutWake(id, res),
+      ...relabelRecheck(res),
       summary: [describeRollout(res), `Ingress ${res.ingress}`, describeStatus(res)].filter(Boolean).join('; '),
     };
   });

@@ -7,7 +7,17 @@ import { specOfObservation } from '../api/content-token.js';
 import type { ChildOutcome, RevisionGcOutcome, RevisionOutcome, RouteOutcome, StatusOutcome, WrittenVersions } from '../activities/index.js';
 import { runEntity, type EntityInput, type EntityState, type PassResult } from './entity.js';
 import { combinedStep, step } from './activities.js';
-import { describeChild, describeGc, describeRollout, describeStatus, earliestWake, gcWake, isSettled, rolloutWake } from './summaries.js';
+import {
+  describeChild,
+  describeGc,
+  describeRollout,
+  describeStatus,
+  earliestWake,
+  gcWake,
+  isSettled,
+  relabelRecheck,
+  rolloutWake,
+} from './summaries.js';
 import { collectRevisions } from './revision-gc.js';
 import { writtenBefore, writtenFacts } from './written.js';
 
@@ -37,7 +47,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const wake = earliestWake(rolloutWake(id, route), gcWake(id, gc));
     return failed
       ? { retryInSeconds: retryDelay(st), ...wake, facts: { ...written, routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
-      : { ...wake, facts: { ...written, routeRetries: '' } };
+      : { ...relabelRecheck(route), ...wake, facts: { ...written, routeRetries: '' } };
   }
 
   return runEntity(input, async (st): Promise<PassResult> => {

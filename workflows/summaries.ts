@@ -32,6 +32,14 @@ export function rolloutWake(id: string, r: RouteOutcome | undefined): Pick<PassR
   return { wake: { atMs: r.rollout.nextStepAtMs, inMs, summary: `rollout of Route ${id}: ${r.rollout.summary}` } };
 }
 
+/** Seconds before a Route held for a Revision's `reserve` label looks again (its own relabel does not poke it). */
+export const RelabelRecheckSeconds = 1;
+
+/** A pass again shortly when the Route waited only for Revisions it has just made active (RouteOutcome `relabelled`). */
+export function relabelRecheck(r: RouteOutcome | undefined): Pick<PassResult, 'retryInSeconds'> {
+  return r !== undefined && r.outcome !== 'gone' && r.relabelled?.length ? { retryInSeconds: RelabelRecheckSeconds } : {};
+}
+
 /** The durable timer of a Configuration's next Revision garbage collection (ADR 0008), named after the Revision. */
 export function gcWake(id: string, gc: RevisionGcOutcome | undefined): Pick<PassResult, 'wake'> {
   if (gc === undefined || gc.outcome === 'gone' || gc.nextAtMs === undefined) return {};

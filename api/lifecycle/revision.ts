@@ -37,8 +37,10 @@ export interface KubeConditionLike {
 }
 
 export interface DeploymentLike {
+  metadata?: { generation?: number };
   spec?: { replicas?: number };
   status?: {
+    observedGeneration?: number;
     conditions?: readonly KubeConditionLike[];
     replicas?: number;
     readyReplicas?: number;
@@ -155,6 +157,11 @@ export function isRevisionFailed(rev: RevisionLike): boolean {
     (rev.status?.observedGeneration ?? 0) === (rev.metadata.generation ?? 0) &&
     revisionConditionSet.get(rev.status, RevisionConditionReady)?.status === 'False'
   );
+}
+
+/** The status carries `Active`: Tidal's own Deployment reports it (a foreign module's Revision has none). */
+export function hasActiveCondition(status: RevisionStatus | undefined): boolean {
+  return revisionConditionSet.get(status, RevisionConditionActive) !== undefined;
 }
 
 /** `Active` present and not True (upstream `IsActivationRequired`); Deployment conditions are then not propagated. */
@@ -401,13 +408,22 @@ export function propagateActive(status: RevisionStatus, deployment: DeploymentLi
   else markActiveUnknown(status, ReasonQueued, QueuedMessage, now);
 }
 
+/**
+ * The Deployment's status speaks of its current spec: the Deployment controller has observed its generation. Scaled
+ * to zero and straight back up, a Deployment's status still counts the pods of before until then.
+ */
+function statusCurrent(deployment: DeploymentLike): boolean {
+  const seen = deployment.status?.observedGeneration;
+  return seen === undefined || seen >= (deployment.metadata?.generation ?? 0);
+}
+
 /** The Deployment reports every replica it wants available (its `Available` condition True): the scale target is up. */
 export function deploymentInitialized(deployment: DeploymentLike): boolean {
   const available = deployment.status?.conditions?.find((c) => c.type === 'Available');
-  return available?.status === 'True' && (deployment.status?.availableReplicas ?? 0) >= (deployment.spec?.replicas ?? 1);
+  return statusCurrent(deployment) && available?.status === 'True' && (deployment.status?.availableReplicas ?? 0) >= (deployment.spec?.replicas ?? 1);
 }
 
-/** The Revision's ready replicas: the Deployment's count, or the Ready pods the caller counted when those are more. */
+/** The Revision's ready replicas: the Deployment's count (once current), or the Ready pods the caller counted when more. */
 function readyReplicasOf(deployment: DeploymentLike, readyPods: number | undefined): number {
-  return Math.max(deployment.status?.readyReplicas ?? 0, readyPods ?? 0);
+  return Math.max(statusCurrent(deployment) ? (deployment.status?.readyReplicas ?? 0) : 0, readyPods ?? 0);
 }

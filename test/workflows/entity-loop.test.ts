@@ -45,6 +45,8 @@ class FakeRoutes {
   unsettled = new Set<string>();
   /** Names whose pass finds everything in place and writes nothing (a catch-up pass over a settled object). */
   quiet = new Set<string>();
+  /** Names whose next pass waits for a Revision it has just relabelled from reserve (`RouteOutcome.relabelled`). */
+  relabelling = new Set<string>();
   /** Names whose pass reports its Ingress write as the activities report writes (`Observed.wrote`). */
   reportWrites = new Set<string>();
   /**
@@ -111,10 +113,12 @@ class FakeRoutes {
         this.holdAfterStep.delete(key.name);
         await late;
       }
+      const relabelled = this.relabelling.delete(key.name);
       return {
         ...step,
+        ...(relabelled ? { relabelled: [`${key.name}-00001`] } : {}),
         outcome: 'written',
-        ready: this.unsettled.has(key.name) ? 'Unknown' : 'True',
+        ready: this.unsettled.has(key.name) || relabelled ? 'Unknown' : 'True',
         ingress: 'updated',
         ...(echoes ? { echoes } : {}),
         ...(this.reportWrites.has(key.name) && wrote ? { wrote } : {}),
@@ -260,6 +264,17 @@ describe('entity loop: no lost updates', () => {
     const s = await state(h);
     expect(s.ignoredPokes).toBe(1);
     expect(fake.count(name)).toBe(1);
+  });
+
+  it('looks again on its own after a pass held for a Revision it relabelled from reserve (that label write pokes no one)', async () => {
+    const name = uniqueName('relabel');
+    fake.relabelling.add(name);
+    const h = await start(name, selfPoke(fake.create(name, [{ percent: 100 }]), 'added'));
+    await eventually('the look again', async () => (fake.count(name) === 2 ? idle(h, name) : undefined));
+    const s = await state(h);
+    expect(s.pokesThisRun).toBe(1);
+    const history = await h.fetchHistory();
+    expect(history.events?.filter((e) => e.timerStartedEventAttributes?.startToFireTimeout?.seconds?.toString() === '1')).toHaveLength(1);
   });
 
   it('never lets a status write hide a spec change made while the pass ran (the 90/10 split race)', async () => {

@@ -429,6 +429,59 @@ describe('the HPA autoscaler class and the PodDisruptionBudget', () => {
     expect(fake.get<HorizontalPodAutoscaler>(Resources.HorizontalPodAutoscaler, 'default', 'hello-00001')!.spec.minReplicas).toBe(3);
   });
 
+  const toReserve = (r: Revision) => {
+    r.metadata.labels!['serving.knative.dev/routingState'] = 'reserve';
+    withScaleTargetInitialized(r);
+    r.status!.conditions = [...(r.status?.conditions ?? []), { type: 'Active', status: 'True', lastTransitionTime: '2025-01-01T00:00:00Z' }];
+  };
+
+  it('scaling a reserve Revision to zero writes Active False first, under the version it read, then the Deployment', async () => {
+    const { fake, acts } = setupWith(revision('hello-00001', 'default', resolved), hakn());
+    await acts.reconcileRevisionResources(key);
+    fake.edit<Revision>(Resources.Revision, 'default', 'hello-00001', toReserve);
+    const readAt = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.metadata.resourceVersion;
+    const before = fake.writes().length;
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'updated', replicas: 0 });
+    const writes = fake.writes().slice(before);
+    const statusAt = writes.findIndex((w) => w.verb === 'status' && w.kind === 'Revision');
+    const deploymentAt = writes.findIndex((w) => w.kind === 'Deployment');
+    expect(statusAt).toBeGreaterThanOrEqual(0);
+    expect(statusAt).toBeLessThan(deploymentAt);
+    expect((writes[statusAt]!.body as Revision).metadata.resourceVersion).toBe(readAt);
+    const active = revisionConditionSet.get(fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status, 'Active');
+    expect(active).toMatchObject({ status: 'False', reason: 'NoTraffic' });
+  });
+
+  it('a Route that makes the Revision active between its read and its scale-down stops the step before the Deployment', async () => {
+    const fake = new KubeFake();
+    fake.seed(Resources.Revision, revision('hello-00001', 'default', resolved));
+    const { deps } = fakeDeps(fake, { revisionConfig: hakn });
+    const acts = createRevisionActivities(deps);
+    await acts.reconcileRevisionResources(key);
+    fake.edit<Revision>(Resources.Revision, 'default', 'hello-00001', toReserve);
+    // The Route's labeler relabels it right after this pass read it.
+    const get = deps.kube.get.bind(deps.kube);
+    deps.kube.get = (async (type, ns, name) => {
+      const got = await get(type, ns, name);
+      if (type.kind === 'Revision') {
+        fake.edit<Revision>(
+          Resources.Revision,
+          'default',
+          'hello-00001',
+          (r) => void (r.metadata.labels!['serving.knative.dev/routingState'] = 'active'),
+        );
+      }
+      return got;
+    }) as typeof deps.kube.get;
+    await expect(acts.reconcileRevisionResources(key)).rejects.toMatchObject({ code: 409, reason: 'Conflict' });
+    expect(fake.get<Deployment>(Resources.Deployment, 'default', 'hello-00001-deployment')!.spec.replicas).toBe(2);
+    const active = revisionConditionSet.get(fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status, 'Active');
+    expect(active?.status).toBe('True');
+    // The retry reads the Revision active: its pods stay.
+    deps.kube.get = get;
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ deployment: 'unchanged', replicas: 2 });
+  });
+
   it('a Revision labelled reserve before it was ever Ready reaches its serving count first, then holds no pods', async () => {
     const { fake, acts } = setupWith(
       revision('hello-00001', 'default', resolved, withRevLabels({ 'serving.knative.dev/routingState': 'reserve' })),

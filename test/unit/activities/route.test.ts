@@ -855,6 +855,38 @@ describe('a reserve Revision scaled to zero gets traffic only once its pods are 
       ['cfg-00001', 50],
     ]);
   });
+
+  it('a Revision labelled reserve whose Active is still True (its scale-down not reported yet) is held and relabelled; the pass asks for a look again', async () => {
+    const h = harness(ISTIO);
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00002'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Revision, revision('cfg-00002', 'cfg'));
+    setActive(h, 'cfg-00001', 'True');
+    setActive(h, 'cfg-00002', 'True');
+    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100, latestRevision: true }]));
+    await h.pass('direct');
+    expect(ok(await h.pass('direct')).ready).toBe('True');
+    h.kube.edit<Revision>(Resources.Revision, NS, 'cfg-00001', (r) => void (r.metadata.labels!['serving.knative.dev/routingState'] = 'reserve'));
+    h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => {
+      r.metadata.generation = 2;
+      r.spec.traffic = [
+        { configurationName: 'cfg', percent: 50, latestRevision: true },
+        { revisionName: 'cfg-00001', percent: 50, latestRevision: false },
+      ];
+    });
+    const held = ok(await h.pass('direct'));
+    expect(held).toMatchObject({ ready: 'Unknown', relabelled: ['cfg-00001'] });
+    expect(h.route('direct').status?.traffic?.map((t) => [t.revisionName, t.percent])).toEqual([['cfg-00002', 100]]);
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00001')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+    // The look again: active and Active True (its pass saw the relabel before scaling down) — the split goes out.
+    const next = ok(await h.pass('direct'));
+    expect(next.ready).toBe('True');
+    expect(next).not.toHaveProperty('relabelled');
+    expect(h.route('direct').status?.traffic?.map((t) => [t.revisionName, t.percent])).toEqual([
+      ['cfg-00002', 50],
+      ['cfg-00001', 50],
+    ]);
+  });
 });
 
 describe('a KIngress of another class: its own controller writes its status, the Route mirrors it', () => {

@@ -23,6 +23,7 @@ import {
   markResourcesUnavailable,
   type PodLike,
   podLikeOf,
+  deploymentInitialized,
   propagateActive,
   propagateDeploymentStatus,
   propagateReplicas,
@@ -556,6 +557,26 @@ describe('propagateActive (hakn: Active from the ready pods, no scale to zero)',
     expect(active(status)?.reason).toBe('Queued');
     propagateActive(status, deployment({ readyReplicas: 1 }, 2), T2, 2, 2);
     expect(active(status)?.status).toBe('True');
+  });
+
+  it('a status the Deployment controller has not brought to the current generation counts no pods: only those counted', () => {
+    // Scaled to zero and straight back up: the status still speaks of the pods of before.
+    const stale: DeploymentLike = {
+      metadata: { generation: 3 },
+      spec: { replicas: 2 },
+      status: { observedGeneration: 1, readyReplicas: 2, availableReplicas: 2, conditions: [{ type: 'Available', status: 'True' }] },
+    };
+    expect(deploymentInitialized(stale)).toBe(false);
+    const status = deploying();
+    propagateActive(status, stale, T2, 0);
+    expect(active(status)?.reason).toBe('Queued');
+    propagateActive(status, stale, T2, 2);
+    expect(active(status)?.status).toBe('True');
+    const current = { ...stale, status: { ...stale.status, observedGeneration: 3 } };
+    expect(deploymentInitialized(current)).toBe(true);
+    const fromStatus = deploying();
+    propagateActive(fromStatus, current, T2);
+    expect(active(fromStatus)?.status).toBe('True');
   });
 
   it('zero replicas wanted → False NoTraffic "The target is not receiving traffic."', () => {

@@ -428,6 +428,19 @@ describe('awaitsPods: a Route sends a Revision traffic only once its pods are up
     expect(awaitsPods(rev('hello-00001'), none, two)).toBe(false); // no Active (a foreign module's Revision)
   });
 
+  it('holds a Revision still labelled reserve whatever its Active says: its own pass may be scaling it down', () => {
+    const none = new Set<string>();
+    const reserve = (r: Revision): Revision => ({
+      ...r,
+      metadata: { ...r.metadata, labels: { ...r.metadata.labels, 'serving.knative.dev/routingState': 'reserve' } },
+    });
+    expect(awaitsPods(reserve(up), none, two)).toBe(true);
+    expect(awaitsPods(reserve(up), new Set(['hello-00001']), two)).toBe(false);
+    expect(awaitsPods(reserve(rev('hello-00001')), none, two)).toBe(false); // no Active: a foreign module's pods
+    const active = { ...up, metadata: { ...up.metadata, labels: { ...up.metadata.labels, 'serving.knative.dev/routingState': 'active' } } };
+    expect(awaitsPods(active, none, two)).toBe(false);
+  });
+
   it('a held Revision is a wait (UnreadyRevision, AllTrafficAssigned Unknown): nothing is programmed', () => {
     const hold = { awaitsPods: (r: Revision) => awaitsPods(r, new Set(), two) };
     const named = buildTrafficConfiguration(
