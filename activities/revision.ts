@@ -442,6 +442,7 @@ export function createRevisionActivities(deps: ActivityDeps) {
           digestsResolved: digestsResolved(rev),
           deploymentNotOwned: notOwned,
           serviceNotOwned,
+          hpaNotOwned: hpa !== undefined && ownHpa === undefined,
           deployment: notOwned ? undefined : deployment,
           pod,
           readyPods,

@@ -39,6 +39,8 @@ export interface RevisionObservation {
    * Service makes a full pass): what the Revision's status says is kept.
    */
   serviceNotOwned?: boolean | undefined;
+  /** The Revision uses the HPA class and the HorizontalPodAutoscaler `<rev>` exists, controlled by another object. */
+  hpaNotOwned?: boolean | undefined;
   deployment: DeploymentLike | undefined;
   /** One pod of the Revision, inspected for a failure only when no replica is available, as upstream's `reconcileDeployment`. */
   pod?: PodLike | undefined;
@@ -156,6 +158,8 @@ export function computeRevisionStatus(obs: RevisionObservation, now: string): { 
   else if (obs.module) propagateModuleConditions(status, rev, obs.module, now);
   else if (obs.deploymentNotOwned) markDeploymentNotOwned(status, `${name}-deployment`, now);
   else if (obs.serviceNotOwned ?? saysServiceNotOwned(obs.revision)) markResourceNotOwned(status, 'Service', name, now);
+  // Upstream's HPA reconciler marks its PodAutoscaler NotOwned, which the Revision reports; Tidal has no PA between.
+  else if (obs.hpaNotOwned) markResourceNotOwned(status, 'HorizontalPodAutoscaler', name, now);
   else if (!obs.deployment) {
     markDeploying(status, undefined, now);
     propagateActive(status, undefined, now);

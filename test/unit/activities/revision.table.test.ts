@@ -580,8 +580,12 @@ const rows: RevisionRow[] = [
     objects: [rev()],
     given: [...ready, editRevision(reserve)],
     wantUpdates: [deploymentWith({ replicas: 0 })],
-    // Upstream's PodAutoscaler keeps its scale target initialized: Ready stays, Active says no traffic.
-    wantStatusUpdates: [revisionStatus({ ...READY, Active: NO_TRAFFIC }, { actualReplicas: 2, desiredReplicas: 0 })],
+    // Upstream's PodAutoscaler keeps its scale target initialized: Ready stays, Active says no traffic. Active False
+    // goes first, under the version read, before the Deployment (a Route that relabelled it since stops the step).
+    wantStatusUpdates: [
+      revisionStatus({ ...READY, Active: NO_TRAFFIC }, { actualReplicas: 2, desiredReplicas: 2 }),
+      revisionStatus({ ...READY, Active: NO_TRAFFIC }, { actualReplicas: 2, desiredReplicas: 0 }),
+    ],
     then: outcome({ resources: { deployment: 'updated', replicas: 0 } }),
   },
   {
@@ -594,8 +598,11 @@ const rows: RevisionRow[] = [
     name: 'reserve revision that was never ready reaches its serving count first, then scales to zero',
     objects: [rev(reserve)],
     given: [pass, deploymentReports(available())],
-    // Ready, then — in the same pass — its Deployment at 0.
-    wantStatusUpdates: [revisionStatus(READY, { actualReplicas: 2, desiredReplicas: 2 })],
+    // Ready, then — in the same pass — Active False and its Deployment at 0.
+    wantStatusUpdates: [
+      revisionStatus(READY, { actualReplicas: 2, desiredReplicas: 2 }),
+      revisionStatus({ ...READY, Active: NO_TRAFFIC }, { actualReplicas: 2, desiredReplicas: 2 }),
+    ],
     wantUpdates: [deploymentWith({ replicas: 0 })],
     wantEvents: [becameReady],
     then: outcome({ resources: { replicas: 2 }, status: { rescale: true }, rescaled: { deployment: 'updated', replicas: 0 } }),

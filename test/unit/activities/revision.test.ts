@@ -512,6 +512,31 @@ describe('the HPA autoscaler class and the PodDisruptionBudget', () => {
     expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'True' });
   });
 
+  it('an HPA-class Revision whose HPA another object controls says so: ResourcesAvailable False NotOwned, never Ready', async () => {
+    const { fake, acts } = setupWith(revision('hello-00001', 'default', resolved, withRevAnnotations(hpaClass)), hakn());
+    fake.seed(Resources.HorizontalPodAutoscaler, {
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: {
+        name: 'hello-00001',
+        namespace: 'default',
+        ownerReferences: [{ kind: 'Other', apiVersion: 'example.io/v1', name: 'x', uid: 'other', controller: true }],
+      },
+    });
+    expect(await acts.reconcileRevisionResources(key)).toMatchObject({ hpa: 'notOwned' });
+    fake.edit<KubeObject & { spec: { replicas?: number }; status?: unknown }>(Resources.Deployment, 'default', 'hello-00001-deployment', (d) => {
+      d.spec.replicas = 3;
+      d.status = { replicas: 3, readyReplicas: 3, availableReplicas: 3, conditions: [{ type: 'Available', status: 'True' }] };
+    });
+    expect(await acts.updateRevisionStatus(key)).toMatchObject({ ready: 'False' });
+    const status = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!.status;
+    expect(revisionConditionSet.get(status, 'ResourcesAvailable')).toMatchObject({
+      status: 'False',
+      reason: 'NotOwned',
+      message: 'There is an existing HorizontalPodAutoscaler "hello-00001" that we do not own.',
+    });
+  });
+
   it('an HPA or PodDisruptionBudget another object controls is left alone', async () => {
     const { fake, acts } = setupWith(
       revision('hello-00001', 'default', resolved),
