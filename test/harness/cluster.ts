@@ -3,6 +3,7 @@ import { inject } from 'vitest';
 import { eventually } from './wait.js';
 import { Client, Connection } from '@temporalio/client';
 import { kubectl as runKubectl } from '../../dev/stack.js';
+import { apiGet, parseGet } from './api-read.js';
 
 export function stack() {
   return inject('stack');
@@ -13,6 +14,8 @@ export function kubectl(args: string[], input?: string): Promise<string> {
 }
 
 export async function kubectlJson<T = Record<string, unknown>>(args: string[]): Promise<T> {
+  const get = parseGet(args);
+  if (get) return (await apiGet(stack().kubeconfig, get)) as T;
   return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
 }
 

@@ -4,6 +4,7 @@ import http from 'node:http';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { kubectl as runKubectl } from '../../dev/stack.js';
 import { eventually } from './wait.js';
+import { apiGet, parseGet } from './api-read.js';
 
 export function realStack() {
   return inject('realStack');
@@ -14,6 +15,8 @@ export function kubectl(args: string[], input?: string): Promise<string> {
 }
 
 export async function kubectlJson<T = Record<string, unknown>>(args: string[]): Promise<T> {
+  const get = parseGet(args);
+  if (get) return (await apiGet(realStack().kubeconfig, get)) as T;
   return JSON.parse(await kubectl([...args, '-o', 'json'])) as T;
 }
 
