@@ -44,7 +44,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       'error',
       ...SearchAttributes.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
     ],
-    { stdio: ['ignore', 'inherit', 'inherit'] },
+    // Kept (TIDAL_KEEP_TEMPORAL): a process group of its own, which outlives vitest's.
+    { stdio: ['ignore', 'inherit', 'inherit'], detached: Boolean(process.env.TIDAL_KEEP_TEMPORAL) },
   );
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -59,6 +60,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalAddress', address);
   project.provide('workflowBundle', await bundled);
   return async () => {
+    // TIDAL_KEEP_TEMPORAL=1: the server stays up with every run the layer made (dev/replay-all.ts replays them).
+    if (process.env.TIDAL_KEEP_TEMPORAL) {
+      server?.unref();
+      return console.error(`[workflows] Temporal kept running at ${address} (pid ${server?.pid ?? '?'})`);
+    }
     server?.kill('SIGTERM');
     await new Promise((r) => server?.once('exit', r));
   };
