@@ -71,7 +71,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     registries: { public: publicRegistry, private: privateRegistry },
   });
   return async () => {
-    if (process.env.TIDAL_RECORD_HISTORIES) recordHistories(info.bins.TEMPORAL, info.temporalAddress, log);
+    const record = process.env.TIDAL_RECORD_HISTORIES;
+    if (record) recordHistories(info.bins.TEMPORAL, info.temporalAddress, record, log);
     if (process.env.TIDAL_KEEP_TEST_STACK) return log(`kept running in ${dir}`);
     await stackDown(dir, { log });
     await stopRegistry(publicRegistry.dir);
@@ -80,16 +81,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 /**
- * `TIDAL_RECORD_HISTORIES=1 npm run test:e2e` refreshes the replay fixtures (test/workflows/replay.test.ts): the
- * history of every workflow named by a file in test/fixtures/histories/, as the e2e run left it.
+ * `TIDAL_RECORD_HISTORIES=<version> npm run test:e2e` records a release's replay fixtures (test/workflows/replay.test.ts)
+ * into test/fixtures/histories/<version>/: the history of every workflow named by a file of the newest folder there,
+ * as the e2e run left it.
  */
-function recordHistories(temporal: string, address: string, log: (s: string) => void): void {
-  const fixtures = path.join(repoRoot, 'test', 'fixtures', 'histories');
-  for (const file of readdirSync(fixtures).filter((f) => f.endsWith('.json'))) {
+function recordHistories(temporal: string, address: string, version: string, log: (s: string) => void): void {
+  const root = path.join(repoRoot, 'test', 'fixtures', 'histories');
+  const newest = readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && d.name !== version)
+    .map((d) => d.name)
+    .sort()
+    .at(-1);
+  const out = path.join(root, version);
+  mkdirSync(out, { recursive: true });
+  const named = newest ? readdirSync(path.join(root, newest)).filter((f) => f.endsWith('.json')) : [];
+  for (const file of named) {
     const id = file.replace(/\.json$/, '').replace(/_/g, '/');
     try {
       const json = execFileSync(temporal, ['workflow', 'show', '-w', id, '--output', 'json', '--address', address], { maxBuffer: 64 << 20 });
-      writeFileSync(path.join(fixtures, file), json);
+      writeFileSync(path.join(out, file), json);
       log(`recorded ${id}`);
     } catch (err) {
       log(`could not record ${id}: ${String(err)}`);
