@@ -32,7 +32,7 @@ import type { Deployment } from '../../../resources/deployment.js';
 import type { HorizontalPodAutoscaler } from '../../../resources/hpa.js';
 import { revision, revisionConfig, withRevAnnotations, withRevLabels } from '../../fixtures/revision.js';
 import { fakeDeps, KubeFake, refused } from './kube-fake.js';
-import { tableTest, type Row, type TableContext, type Want } from './table.js';
+import { conditionsOf, tableTest, type Row, type TableContext, type Want } from './table.js';
 
 const NS = 'default';
 const REV = 'hello-00001';
@@ -145,12 +145,7 @@ const replicaFailure = (message: string): DeploymentStatus => ({
 
 /** The Revision's status as written: each condition `Type: Status [Reason[: message]]`, and the fields it must hold. */
 function revisionStatus(conditions: Record<string, string>, fields: Record<string, unknown> = {}): Want {
-  const conds = Object.keys(conditions)
-    .sort()
-    .map((type) => {
-      const [, status, reason, message] = /^(\S+)(?: ([^:]+))?(?:: (.*))?$/u.exec(conditions[type]!)!;
-      return { type, status, ...(reason !== undefined ? { reason } : {}), ...(message !== undefined ? { message } : {}) };
-    });
+  const conds = conditionsOf(conditions);
   return [`Revision ${REV}`, { status: { conditions: conds, ...fields } }];
 }
 

@@ -52,7 +52,7 @@ import {
   type Option,
 } from '../../fixtures/routing.js';
 import { KubeFake, refused } from './kube-fake.js';
-import { tableTest, type Row, type TableContext, type Want } from './table.js';
+import { conditionsOf, tableTest, type Row, type TableContext, type Want } from './table.js';
 
 const NS = 'default';
 const NOW = Date.parse('2026-11-23T10:00:00.000Z');
@@ -74,12 +74,7 @@ function valueOf<T>(p: { ok: true; value: T } | { ok: false; error: string }): T
  */
 function routeStatus(name: string, conditions: Record<string, string>, fields: Record<string, unknown> = {}): Want {
   const all: Record<string, string> = { CertificateProvisioned: 'True TLSNotEnabled: external-domain-tls is not enabled', ...conditions };
-  const conds = Object.keys(all)
-    .sort()
-    .map((type) => {
-      const [, status, reason, message] = /^(\S+)(?: ([^:]+))?(?:: (.*))?$/u.exec(all[type]!)!;
-      return { type, status, ...(reason !== undefined ? { reason } : {}), ...(message !== undefined ? { message } : {}) };
-    });
+  const conds = conditionsOf(all);
   return [`Route ${name}`, { status: { conditions: conds, ...fields } }];
 }
 

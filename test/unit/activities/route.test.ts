@@ -814,19 +814,23 @@ describe('a reserve Revision scaled to zero gets traffic only once its pods are 
       };
     });
 
-  it('the Route keeps its split and marks the Revision active; once its pods are up the split is programmed', async () => {
+  /** A Route settled on cfg-00002, both Revisions Active True; then cfg-00001 labelled reserve. */
+  async function settledThenReserve(): Promise<H> {
     const h = harness(ISTIO);
     h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00002'));
     h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
     h.kube.seed(Resources.Revision, revision('cfg-00002', 'cfg'));
+    setActive(h, 'cfg-00001', 'True');
     setActive(h, 'cfg-00002', 'True');
     h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100, latestRevision: true }]));
     await h.pass('direct');
     expect(ok(await h.pass('direct')).ready).toBe('True');
-    // cfg-00001 is reserve and scaled to zero; a split sends it half the traffic.
     h.kube.edit<Revision>(Resources.Revision, NS, 'cfg-00001', (r) => void (r.metadata.labels!['serving.knative.dev/routingState'] = 'reserve'));
-    setActive(h, 'cfg-00001', 'False', 'NoTraffic');
-    const ingressBefore = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.spec;
+    return h;
+  }
+
+  /** The Route's spec splits half the traffic back to cfg-00001. */
+  const splitBack = (h: H) =>
     h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => {
       r.metadata.generation = 2;
       r.spec.traffic = [
@@ -834,6 +838,13 @@ describe('a reserve Revision scaled to zero gets traffic only once its pods are 
         { revisionName: 'cfg-00001', percent: 50, latestRevision: false },
       ];
     });
+
+  it('the Route keeps its split and marks the Revision active; once its pods are up the split is programmed', async () => {
+    const h = await settledThenReserve();
+    // cfg-00001 is reserve and scaled to zero; a split sends it half the traffic.
+    setActive(h, 'cfg-00001', 'False', 'NoTraffic');
+    const ingressBefore = h.kube.get<Ingress>(Resources.KIngress, NS, 'direct')!.spec;
+    splitBack(h);
     const held = ok(await h.pass('direct'));
     expect(held.ready).toBe('Unknown');
     expect(h.cond('direct', 'AllTrafficAssigned')).toMatchObject({
@@ -857,23 +868,8 @@ describe('a reserve Revision scaled to zero gets traffic only once its pods are 
   });
 
   it('a Revision labelled reserve whose Active is still True (its scale-down not reported yet) is held and relabelled; the pass asks for a look again', async () => {
-    const h = harness(ISTIO);
-    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00002'));
-    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
-    h.kube.seed(Resources.Revision, revision('cfg-00002', 'cfg'));
-    setActive(h, 'cfg-00001', 'True');
-    setActive(h, 'cfg-00002', 'True');
-    h.kube.seed(Resources.Route, route('direct', [{ configurationName: 'cfg', percent: 100, latestRevision: true }]));
-    await h.pass('direct');
-    expect(ok(await h.pass('direct')).ready).toBe('True');
-    h.kube.edit<Revision>(Resources.Revision, NS, 'cfg-00001', (r) => void (r.metadata.labels!['serving.knative.dev/routingState'] = 'reserve'));
-    h.kube.edit<Route>(Resources.Route, NS, 'direct', (r) => {
-      r.metadata.generation = 2;
-      r.spec.traffic = [
-        { configurationName: 'cfg', percent: 50, latestRevision: true },
-        { revisionName: 'cfg-00001', percent: 50, latestRevision: false },
-      ];
-    });
+    const h = await settledThenReserve();
+    splitBack(h);
     const held = ok(await h.pass('direct'));
     expect(held).toMatchObject({ ready: 'Unknown', relabelled: ['cfg-00001'] });
     expect(h.route('direct').status?.traffic?.map((t) => [t.revisionName, t.percent])).toEqual([['cfg-00002', 100]]);

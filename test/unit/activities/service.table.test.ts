@@ -19,7 +19,7 @@ import type { KubeObject } from '../../../api/meta.js';
 import type { Condition, Configuration, Route, Service, TrafficTarget } from '../../../api/serving.js';
 import { service, withAnnotations, withImage, withLabels } from '../../fixtures/serving.js';
 import { fakeDeps, KubeFake, refused } from './kube-fake.js';
-import { tableTest, type Row, type TableContext, type Want } from './table.js';
+import { conditionsOf, tableTest, type Row, type TableContext, type Want } from './table.js';
 
 const NS = 'default';
 const HOST = 'svc.default.example.com';
@@ -47,12 +47,7 @@ const foreign = (kind: 'Configuration' | 'Route'): KubeObject =>
  * hold.
  */
 function serviceStatus(conditions: Record<string, string>, fields: Record<string, unknown> = {}): Want {
-  const conds = Object.keys(conditions)
-    .sort()
-    .map((type) => {
-      const [, status, reason, message] = /^(\S+)(?: ([^:]+))?(?:: (.*))?$/u.exec(conditions[type]!)!;
-      return { type, status, ...(reason !== undefined ? { reason } : {}), ...(message !== undefined ? { message } : {}) };
-    });
+  const conds = conditionsOf(conditions);
   return ['Service svc', { status: { conditions: conds, ...fields } }];
 }
 

@@ -103,3 +103,16 @@ export function tableTest<C extends TableContext, R extends Row<C> = Row<C>>(row
     });
   }
 }
+
+/**
+ * Conditions as a status write lists them (sorted by type), from `Type: 'Status [Reason[: message]]'`:
+ * `{ Ready: 'Unknown Deploying', Active: 'False NoTraffic: The target is not receiving traffic.' }`.
+ */
+export function conditionsOf(conditions: Record<string, string>): { type: string; status: string; reason?: string; message?: string }[] {
+  return Object.keys(conditions)
+    .sort()
+    .map((type) => {
+      const [, status, reason, message] = /^(\S+)(?: ([^:]+))?(?:: (.*))?$/u.exec(conditions[type]!)!;
+      return { type, status: status!, ...(reason !== undefined ? { reason } : {}), ...(message !== undefined ? { message } : {}) };
+    });
+}
