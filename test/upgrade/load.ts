@@ -155,6 +155,21 @@ export class RolloutWatch {
     return this.states.find((x) => x.c.revisions.length === 1 && x.c.revisions[0]!.revisionName === this.revision)?.at;
   }
 
+  /** The start times the new Revision's rollout had: one, unless it started again from 1 %. */
+  get starts(): string[] {
+    return [...new Set(this.states.filter((x) => this.percentOf(x.c) > 0 && x.c.stepParams.startTimeNs).map((x) => x.c.stepParams.startTimeNs!))];
+  }
+
+  /** The new Revision's percents in order, each change once: 1, then one step size more each time, to 100. */
+  get percents(): number[] {
+    const out: number[] = [];
+    for (const x of this.states) {
+      const p = x.c.revisions.length === 1 && x.c.revisions[0]!.revisionName === this.revision ? x.c.percent : this.percentOf(x.c);
+      if (p > 0 && out[out.length - 1] !== p) out.push(p);
+    }
+    return out;
+  }
+
   /** Each timed step: when it fell due (the `nextStepTime` the state before announced) and how late its state arrived (ms). */
   get steps(): { due: number; lateMs: number }[] {
     const out: { due: number; lateMs: number }[] = [];

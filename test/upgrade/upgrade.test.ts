@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ProcessTable } from '../../dev/processes.js';
-import { repoRoot, type StackInfo } from '../../dev/stack.js';
+import { kwokNode, repoRoot, type StackInfo } from '../../dev/stack.js';
 import { setGcArgs } from '../harness/config-gc.js';
 import {
   apply,
@@ -40,7 +40,7 @@ const inNamespace = `KnativeNamespace = '${ns}'`;
 /** The gradual rollout's duration: longer than the upgrade, so its steps go on through every replica's replacement. */
 const RolloutSeconds = 120;
 const rolloutAnnotation = 'serving.knative.dev/rollout-duration';
-/** The writer's pace: one change every 2 s, to each of its Services in turn (each change starts a pod). */
+/** The writer's pace: one change every 2 s, to each of its Services in turn. */
 const WriteEveryMs = 2000;
 /**
  * How long after config-gc names its time the Revision falls due: the first two replicas are replaced by then, as a
@@ -52,6 +52,18 @@ const WriteAfterRollMs = 10_000;
 
 const domain = 'steady.upgrade.test';
 const writerServices = ['writer-a', 'writer-b'];
+/**
+ * The writer's Services run on a fake (kwok) node: each change makes a Revision, a Deployment and a pod as any other,
+ * without starting containers on the 2-core machine whose real node serves the probe. Only they tolerate its taint.
+ */
+const fakeNode = 'upgrade-fake';
+const fakeTaint = { key: 'upgrade.tidal.test/fake', value: 'true', effect: 'NoSchedule' };
+const onFakeNode = (name: string) => {
+  const svc = ksvc(name, { image: image('helloworld') }) as { spec: { template: { spec: Record<string, unknown> } } };
+  svc.spec.template.spec.nodeSelector = { 'kubernetes.io/hostname': fakeNode };
+  svc.spec.template.spec.tolerations = [{ key: fakeTaint.key, operator: 'Exists', effect: fakeTaint.effect }];
+  return svc;
+};
 const services = ['steady', 'gradual', 'gc-timed', ...writerServices];
 /** Each Service's generation as its last accepted change left it. */
 const generations = new Map<string, number>();
@@ -180,10 +192,22 @@ describe('an upgrade of the controller under live traffic, and the downgrade bac
     // Nothing is collected until the upgrade's test names the time.
     await setGc('1h');
     const annotations = { [rolloutAnnotation]: `${RolloutSeconds}s` };
+    await kubectl(['apply', '-f', '-'], JSON.stringify({ ...kwokNode(fakeNode), spec: { taints: [fakeTaint] } }));
+    await kubectl([
+      'patch',
+      'configmap',
+      'config-features',
+      '-n',
+      'knative-serving',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ data: { 'kubernetes.podspec-nodeselector': 'enabled', 'kubernetes.podspec-tolerations': 'enabled' } }),
+    ]);
     await Promise.all([
       apply(ksvc('steady', { image: image('helloworld') }), ns),
       apply(ksvc('gradual', { image: image('pizzaplanetv1') }, { annotations }), ns),
-      ...['gc-timed', ...writerServices].map((n) => apply(ksvc(n, { image: image('helloworld') }), ns)),
+      apply(ksvc('gc-timed', { image: image('helloworld') }), ns),
+      ...writerServices.map((n) => apply(onFakeNode(n), ns)),
     ]);
     for (const n of services) generations.set(n, 1);
     await Promise.all(services.map((n) => serviceReady(n, ns, 300_000)));
@@ -244,6 +268,7 @@ describe('an upgrade of the controller under live traffic, and the downgrade bac
     await kubectl(['apply', '--server-side', '--force-conflicts', '-f', path.join(repoRoot, 'deploy', 'crds')]);
     const rollStart = Date.now();
     let fleetAtGc = '';
+    let killed = 0;
     for (const r of fleet.replicas) {
       if (r.index === fleet.replicas.length - 1 && Date.now() < eligibleAt + 2000) {
         log(`waiting ${eligibleAt + 2000 - Date.now()} ms for gc-timed-00001 to fall due (fleet ${fleet.describe()})`);
@@ -253,6 +278,7 @@ describe('an upgrade of the controller under live traffic, and the downgrade bac
       const leader = await fleet.leader();
       const began = clock();
       const t = await fleet.replace(r, 'current');
+      if (t.killed) killed++;
       log(
         `${r.name} (${leader === r ? 'the leader' : 'not leading'}) on the current code from ${began}: ${exited(t)}, ready ${t.readyMs} ms after start`,
       );
@@ -268,25 +294,28 @@ describe('an upgrade of the controller under live traffic, and the downgrade bac
 
     // The rollout: Knative schedules the first timed step a step's interval after the 1 % step was observed ready and
     // each later one an interval after the step before was taken (`stepRevisions`: next = now + stepDuration), so a
-    // late step moves every later one and the end is the plan's end plus the steps' lateness summed. Each step's
-    // durable timer fires early and the Route's step waits for its time (ADR 0007): none is early, and on a busy
-    // 2-core machine a step is rarely more than 100 ms late (docs/benchmarks.md: p99 92 ms, three rollouts at once).
-    // On schedule, then: not before the plan's end, and no later than 100 ms a step after it — plus, for each
-    // replica replaced, one interval: a step whose workflow task the stopped worker held is taken by another
-    // replica once Temporal hands it over.
+    // late step moves every later one: the end is the plan's end plus every step's lateness. None is early: each
+    // step's durable timer fires 150 ms before it is due and the Route's step waits for its time (ADR 0007). A step is
+    // late by what the pass its timer starts does before the Route's step beyond those 150 ms, or by a pass already
+    // under way when it falls due; on this 2-core machine, which also runs the stack, a real node and the probe, such
+    // passes take up to a few hundred ms: 500 ms a step. And a replica killed at the end of its grace period may hold
+    // the rollout's workflow task: another replica takes it once the task times out (Temporal's 10 s).
     const finishedAt = await eventually('the rollout finished', async () => rollout.finishedAt, plan.plannedEnd - Date.now() + 120_000, 200);
     const late = rollout.steps.map((x) => x.lateMs);
     const latest = [...rollout.steps].sort((a, b) => b.lateMs - a.lateMs).slice(0, 3);
-    const toleranceMs = plan.steps * 100 + fleet.replicas.length * plan.stepMs;
+    const toleranceMs = plan.steps * 500 + killed * 10_000;
     log(
-      `rollout finished ${new Date(finishedAt).toISOString()}: ${finishedAt - plan.plannedEnd} ms after the plan's end (tolerance ${toleranceMs.toFixed(0)} ms), ${finishedAt - ((rollout.startedAt ?? 0) + RolloutSeconds * 1000)} ms after start + ${RolloutSeconds} s; ${late.length} timed steps, lateness p50 ${quantile(late, 0.5)} ms, p99 ${quantile(late, 0.99)} ms; the latest ${latest.map((x) => `${x.lateMs} ms (due ${clock(x.due)})`).join(', ')}`,
+      `rollout finished ${new Date(finishedAt).toISOString()}: ${finishedAt - plan.plannedEnd} ms after the plan's end (tolerance ${toleranceMs} ms), ${finishedAt - ((rollout.startedAt ?? 0) + RolloutSeconds * 1000)} ms after start + ${RolloutSeconds} s; ${late.length} timed steps, lateness p50 ${quantile(late, 0.5)} ms, p99 ${quantile(late, 0.99)} ms; the latest ${latest.map((x) => `${x.lateMs} ms (due ${clock(x.due)})`).join(', ')}`,
     );
-    expect(finishedAt).toBeGreaterThanOrEqual(plan.plannedEnd);
-    expect(finishedAt - plan.plannedEnd).toBeLessThanOrEqual(toleranceMs);
-
     // The GC: deleted within a second of its eligibility, as the watch saw it (test/e2e/gc.test.ts measures it so).
     const deletedAt = await eventually('gc-timed-00001 deleted', async () => deletions.deletedAt.get('gc-timed-00001'), 60_000, 100);
     log(`gc-timed-00001 deleted ${deletedAt - eligibleAt} ms after its eligibility (creationTimestamp + ${retainSeconds} s)`);
+
+    // One rollout, never started again, its percents 1, then one step size more each step, to 100.
+    expect(rollout.starts).toHaveLength(1);
+    expect(rollout.percents).toEqual(Array.from({ length: plan.steps + 1 }, (_, i) => Math.min(100, 1 + i * plan.stepSize)));
+    expect(finishedAt).toBeGreaterThanOrEqual(plan.plannedEnd);
+    expect(finishedAt - plan.plannedEnd).toBeLessThanOrEqual(toleranceMs);
     expect(eligibleAt).toBeGreaterThan(rollStart);
     expect(eligibleAt).toBeLessThan(rollEnd);
     expect(deletedAt - eligibleAt).toBeGreaterThanOrEqual(0);
