@@ -92,7 +92,7 @@ async function start(project: TestProject, log: (s: string) => void, teardown: (
     registryHost: registry.host,
     images,
   };
-  // Under the real layer's name too, so its helpers (test/harness/real.ts) serve this stack.
+  // Under the real layer's name too, so test/harness/real.ts serves this stack as it serves the real layer's.
   project.provide('realStack', provided);
   project.provide('previousRelease', previous);
   return async () => {

@@ -69,7 +69,7 @@ export class Fleet {
    * SIGTERM, and the time the replica took to exit; `killed` when it was still running at the end of the termination
    * grace period and got SIGKILL.
    */
-  async stop(r: Replica): Promise<{ exitMs: number; killed: boolean }> {
+  async terminate(r: Replica): Promise<{ exitMs: number; killed: boolean }> {
     const rec = this.procs.running(r.name);
     if (!rec) throw new Error(`${r.name} is not running`);
     const started = Date.now();
@@ -84,10 +84,10 @@ export class Fleet {
 
   /** Replaces the replica with one on `build`: what a rolling update does to one pod. */
   async replace(r: Replica, build: Build): Promise<{ exitMs: number; killed: boolean; readyMs: number }> {
-    const stopped = await this.stop(r);
+    const ended = await this.terminate(r);
     const started = Date.now();
     await this.start(r, build);
-    return { ...stopped, readyMs: Date.now() - started };
+    return { ...ended, readyMs: Date.now() - started };
   }
 
   /** The replica that leads (holds the Lease), as the replicas' metrics say. */

@@ -17,7 +17,7 @@ export interface ProbeTally {
  * Requests to `hosts` in turn through the ingress's public entry point, `workers` at a time with a short pause after
  * each (the machine also runs the stack and the controller), until `finish`.
  */
-export function startProbe(hosts: string[], workers = 2, pauseMs = 50): { tally: ProbeTally; finish: () => Promise<ProbeTally> } {
+export function startProbe(hosts: string[], workers = 2, pauseMs = 100): { tally: ProbeTally; finish: () => Promise<ProbeTally> } {
   const tally: ProbeTally = { total: 0, failures: [] };
   let done = false;
   let next = 0;
@@ -108,7 +108,7 @@ export function watchDeletions(namespace: string): { deletedAt: Map<string, numb
 /** A gradual rollout as the KIngress's annotation told it, each state with the time it arrived. */
 export class RolloutWatch {
   readonly states: { at: number; c: ConfigurationRollout }[] = [];
-  private readonly close: () => void;
+  private readonly closeWatch: () => void;
 
   constructor(
     namespace: string,
@@ -116,14 +116,14 @@ export class RolloutWatch {
     private readonly revision: string,
   ) {
     const key = 'networking\\.internal\\.knative\\.dev/rollout';
-    this.close = watchLines(['kingress', route, '-n', namespace, '-o', `jsonpath={.metadata.annotations.${key}}{"\\n"}`], (line, at) => {
+    this.closeWatch = watchLines(['kingress', route, '-n', namespace, '-o', `jsonpath={.metadata.annotations.${key}}{"\\n"}`], (line, at) => {
       const c = parseRolloutAnnotation(line.trim())?.configurations.find((x) => x.configurationName === route && x.tag === undefined);
       if (c) this.states.push({ at, c });
     });
   }
 
-  stop(): void {
-    this.close();
+  end(): void {
+    this.closeWatch();
   }
 
   private percentOf(c: ConfigurationRollout): number {

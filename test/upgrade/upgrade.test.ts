@@ -54,7 +54,8 @@ const domain = 'steady.upgrade.test';
 const writerServices = ['writer-a', 'writer-b'];
 /**
  * The writer's Services run on a fake (kwok) node: each change makes a Revision, a Deployment and a pod as any other,
- * without starting containers on the 2-core machine whose real node serves the probe. Only they tolerate its taint.
+ * without starting containers on the 2-core machine whose real node serves the probe (with a pod started every 2 s
+ * there, its passes took seconds and the timings measured the machine, not the upgrade). Only they tolerate its taint.
  */
 const fakeNode = 'upgrade-fake';
 const fakeTaint = { key: 'upgrade.tidal.test/fake', value: 'true', effect: 'NoSchedule' };
@@ -222,7 +223,7 @@ describe('an upgrade of the controller under live traffic, and the downgrade bac
     );
     await ready('domainmapping', domain);
 
-    // gc-timed's first Revision stops serving: collected once config-gc's retain-since-create-time has passed.
+    // gc-timed's first Revision no longer serves: collected once config-gc's retain-since-create-time has passed.
     await change('gc-timed', 'second');
     await converged('gc-timed');
     await eventually(
@@ -248,7 +249,7 @@ describe('an upgrade of the controller under live traffic, and the downgrade bac
     const deletions = watchDeletions(ns);
     closers.push(deletions.close);
     const rollout = new RolloutWatch(ns, 'gradual', 'gradual-00002');
-    closers.push(() => rollout.stop());
+    closers.push(() => rollout.end());
     probe = startProbe(hosts);
     const writer = startWriter(ns, writerServices, 'up', WriteEveryMs);
 
