@@ -83,6 +83,18 @@ export default defineConfig({
           hookTimeout: 300_000,
         },
       },
+      {
+        // An upgrade under live traffic: the previous release's three replicas rolled to this checkout's and back, on a
+        // real-node stack of its own (test/harness/upgrade-setup.ts). `npm run test:upgrade`; not part of `npm test`.
+        test: {
+          name: 'upgrade',
+          include: ['test/upgrade/**/*.test.ts'],
+          globalSetup: ['test/harness/upgrade-setup.ts'],
+          pool: 'forks',
+          testTimeout: 900_000,
+          hookTimeout: 600_000,
+        },
+      },
     ],
   },
 });

@@ -734,15 +734,22 @@ export async function startWebhookFront(info: StackInfo, procs: ProcessTable, lo
   await kubectl(info, ['apply', '--server-side', '--field-manager=tidal-installer', '-f', '-'], docs.map((d) => JSON.stringify(d)).join('\n---\n'));
 }
 
+/** Another build of the controller than this checkout's dist/: an earlier release's (dev/previous-release.ts). */
+export interface ControllerBuild {
+  controller: string;
+  workflowBundle: string;
+}
+
 /**
  * Tidal's controller (watcher + worker) as a background process: the built dist/controller.js on plain node with the
  * prebuilt workflow bundle, as production runs it (no tsx, no bundling in the controller). dist/ is rebuilt
  * first, in a child process under a lock, when the sources changed since it was built (workers/build.ts).
+ * `controllerBuild` runs another build's controller and bundle instead (not the in-cluster way).
  */
 export async function startController(
   info: StackInfo,
   procs: ProcessTable,
-  opts: Pick<StackOptions, 'ports' | 'controllerEnv' | 'controllerInCluster'>,
+  opts: Pick<StackOptions, 'ports' | 'controllerEnv' | 'controllerInCluster'> & { controllerBuild?: ControllerBuild },
   log: (s: string) => void,
   name = 'tidal-controller',
   /** Wait for /readyz (default); false returns once the process is started (the chaos run watches it itself). */
@@ -751,7 +758,8 @@ export async function startController(
   const existing = procs.running(name);
   if (existing) return existing;
   const build = await import('../workers/build.js');
-  if (!build.isBuildFresh()) {
+  if (opts.controllerBuild && opts.controllerInCluster) throw new Error('controllerBuild runs a build of its own, not the in-cluster way');
+  if (!opts.controllerBuild && !build.isBuildFresh()) {
     log('building dist/ (npm run build)');
     mkdirSync(build.distDir, { recursive: true });
     // Under flock: concurrent stacks (npm test while npm run up) build once; the script re-checks under the lock.
@@ -770,7 +778,8 @@ export async function startController(
     return rec;
   }
   const malloc = controllerMalloc();
-  log(`starting ${name} (malloc: ${malloc.allocator}${malloc.note ? `; ${malloc.note}` : ''})`);
+  const from = opts.controllerBuild ? ` from ${opts.controllerBuild.controller}` : '';
+  log(`starting ${name}${from} (malloc: ${malloc.allocator}${malloc.note ? `; ${malloc.note}` : ''})`);
   const rec = procs.start(
     name,
     process.execPath,
@@ -781,7 +790,7 @@ export async function startController(
       // TIDAL_CONTROLLER_NODE_ARGS: extra node/V8 flags for the controller, after its own (the last one wins; benchmarks
       // try heap settings with it).
       ...spaceSeparated(process.env.TIDAL_CONTROLLER_NODE_ARGS),
-      build.builtController,
+      opts.controllerBuild?.controller ?? build.builtController,
     ],
     {
       ...process.env,
@@ -790,7 +799,7 @@ export async function startController(
       KUBECONFIG: info.kubeconfig,
       TEMPORAL_ADDRESS: info.temporalAddress,
       METRICS_PORT: String(opts.ports.controllerMetrics),
-      TIDAL_WORKFLOW_BUNDLE: build.builtWorkflowBundle,
+      TIDAL_WORKFLOW_BUNDLE: opts.controllerBuild?.workflowBundle ?? build.builtWorkflowBundle,
       // The admission webhook on this replica's own loopback port, behind the stack's balancer; none without one.
       ...(opts.ports.controllerWebhook !== undefined && opts.ports.webhook !== undefined
         ? { TIDAL_WEBHOOK_PORT: String(opts.ports.controllerWebhook), TIDAL_WEBHOOK_HOST: '127.0.0.1' }
