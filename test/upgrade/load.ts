@@ -31,14 +31,7 @@ export function startProbe(hosts: string[], workers = 2, pauseMs = 100): { tally
     }
   };
   const running = Promise.all(Array.from({ length: workers }, worker));
-  return {
-    tally,
-    finish: async () => {
-      done = true;
-      await running;
-      return tally;
-    },
-  };
+  return handle(tally, () => (done = true), running);
 }
 
 /** The template annotation the writer changes: each change is a new generation and a new Revision. */
@@ -74,14 +67,7 @@ export function startWriter(
       await sleep(Math.max(0, everyMs - (Date.now() - started)));
     }
   })();
-  return {
-    tally,
-    finish: async () => {
-      done = true;
-      await running;
-      return tally;
-    },
-  };
+  return handle(tally, () => (done = true), running);
 }
 
 /** A `kubectl get -w` of one kind in `namespace`, one line per event, each handed over with the time it arrived. */
@@ -183,4 +169,16 @@ export class RolloutWatch {
     }
     return out;
   }
+}
+
+/** A loop's handle: its tally, and `finish`, which stops it and waits for its last round. */
+function handle<T>(tally: T, stop: () => void, running: Promise<unknown>): { tally: T; finish: () => Promise<T> } {
+  return {
+    tally,
+    finish: async () => {
+      stop();
+      await running;
+      return tally;
+    },
+  };
 }
