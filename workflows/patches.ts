@@ -13,4 +13,5 @@ export const Patches: Record<string, PatchRecord> = {
   'new-revision-in-one-step': { introduced: 'v0.1.0' },
   'status-pass-in-one-step': { introduced: 'v0.1.0' },
   'full-pass-in-one-step': { introduced: 'v0.1.0' },
+  'relabel-recheck': { introduced: 'v0.1.0' },
 };

@@ -1,5 +1,6 @@
 // The Route entity workflow (Knative's Route reconciler) of a Route no Service controls (a Service's own is reconciled in the Service's
 // pass, ADR 0005): traffic → placeholder Services → KIngress (programmed in the same step) → status.
+import { patched } from '@temporalio/workflow';
 import type { ObjectKey } from '../api/meta.js';
 import { runEntity, type EntityInput, type PassResult } from './entity.js';
 import { step } from './activities.js';
@@ -22,7 +23,7 @@ export async function routeWorkflow(input: EntityInput): Promise<string> {
       settled: isSettled(res),
       facts: { ...ownFact, ...writtenFacts(res) },
       ...rolloutWake(id, res),
-      ...relabelRecheck(res),
+      ...relabelRecheck(res, () => patched('relabel-recheck')),
       summary: [describeRollout(res), `Ingress ${res.ingress}`, describeStatus(res)].filter(Boolean).join('; '),
     };
   });

@@ -47,7 +47,7 @@ export async function serviceWorkflow(input: EntityInput): Promise<string> {
     const wake = earliestWake(rolloutWake(id, route), gcWake(id, gc));
     return failed
       ? { retryInSeconds: retryDelay(st), ...wake, facts: { ...written, routeRetries: String(Number(st.facts.routeRetries ?? '0') + 1) } }
-      : { ...relabelRecheck(route), ...wake, facts: { ...written, routeRetries: '' } };
+      : { ...relabelRecheck(route, () => patched('relabel-recheck')), ...wake, facts: { ...written, routeRetries: '' } };
   }
 
   return runEntity(input, async (st): Promise<PassResult> => {

@@ -35,9 +35,13 @@ export function rolloutWake(id: string, r: RouteOutcome | undefined): Pick<PassR
 /** Seconds before a Route held for a Revision's `reserve` label looks again (its own relabel does not poke it). */
 export const RelabelRecheckSeconds = 1;
 
-/** A pass again shortly when the Route waited only for Revisions it has just made active (RouteOutcome `relabelled`). */
-export function relabelRecheck(r: RouteOutcome | undefined): Pick<PassResult, 'retryInSeconds'> {
-  return r !== undefined && r.outcome !== 'gone' && r.relabelled?.length ? { retryInSeconds: RelabelRecheckSeconds } : {};
+/**
+ * A pass again shortly when the Route waited only for Revisions it has just made active (RouteOutcome `relabelled`).
+ * Its timer is a command runs of earlier releases did not issue: `inForce` is the caller's `patched()` (ADR 0022),
+ * asked only when there is a timer to arm.
+ */
+export function relabelRecheck(r: RouteOutcome | undefined, inForce: () => boolean): Pick<PassResult, 'retryInSeconds'> {
+  return r !== undefined && r.outcome !== 'gone' && r.relabelled?.length && inForce() ? { retryInSeconds: RelabelRecheckSeconds } : {};
 }
 
 /** The durable timer of a Configuration's next Revision garbage collection (ADR 0008), named after the Revision. */
