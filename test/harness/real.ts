@@ -178,6 +178,16 @@ export async function traffic(
   return seen;
 }
 
+/** A DomainMapping of `domain` to the Knative Service `service` of namespace `namespace`. */
+export function domainMapping(domain: string, service: string, namespace: string): object {
+  return {
+    apiVersion: 'serving.knative.dev/v1beta1',
+    kind: 'DomainMapping',
+    metadata: { name: domain },
+    spec: { ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: service, namespace } },
+  };
+}
+
 /** A Knative Service of one container. */
 export function ksvc(
   name: string,

@@ -17,6 +17,7 @@ import {
   apply,
   condition,
   createNamespace,
+  domainMapping,
   hostOf,
   image,
   ksvc,
@@ -212,15 +213,7 @@ describe('an upgrade of the controller under live traffic, and the downgrade bac
     ]);
     for (const n of services) generations.set(n, 1);
     await Promise.all(services.map((n) => serviceReady(n, ns, 300_000)));
-    await apply(
-      {
-        apiVersion: 'serving.knative.dev/v1beta1',
-        kind: 'DomainMapping',
-        metadata: { name: domain },
-        spec: { ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'steady', namespace: ns } },
-      },
-      ns,
-    );
+    await apply(domainMapping(domain, 'steady', ns), ns);
     await ready('domainmapping', domain);
 
     // gc-timed's first Revision no longer serves: collected once config-gc's retain-since-create-time has passed.

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   apply,
   condition,
+  domainMapping,
   hostOf,
   image,
   ksvc,
@@ -117,15 +118,7 @@ describe('a Service on the real node', () => {
     await serviceReady('mapped', ns);
     const domain = 'pizza.tidal.test';
     // The stack keeps hakn's autocreate-cluster-domain-claims: the mapping claims its domain itself.
-    await apply(
-      {
-        apiVersion: 'serving.knative.dev/v1beta1',
-        kind: 'DomainMapping',
-        metadata: { name: domain },
-        spec: { ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'mapped', namespace: ns } },
-      },
-      ns,
-    );
+    await apply(domainMapping(domain, 'mapped', ns), ns);
     await eventually(
       `DomainMapping ${domain} Ready`,
       async () => condition(await kubectlJson(['get', 'domainmapping', domain, '-n', ns]), 'Ready')?.status === 'True',
