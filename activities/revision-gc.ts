@@ -1,6 +1,6 @@
 // The Revision GC step of a Configuration's pass (resources/revision-gc.ts decides): deletes what config-gc
 // makes collectable now — each with a precondition on its uid and resourceVersion, so a Revision that changed since it
-// was read (routed again, annotated no-gc) is left for the next pass — records an Event on the Configuration, and
+// was read (routed again, annotated no-gc) is decided on again as it is now — records an Event on the Configuration, and
 // reports when the next Revision falls due, for the workflow's durable timer (ADR 0008). Its Deployment and Service go
 // with it through their ownerReferences (the garbage collector of kube-controller-manager).
 import { defaultGcConfig, describeGcConfig, GcDisabled, type GcConfig } from '../api/config/index.js';
@@ -9,7 +9,7 @@ import { Annotations, Labels } from '../api/labels.js';
 import { controllerOf, type ObjectKey } from '../api/meta.js';
 import { NetworkingAnnotations, type Ingress } from '../api/networking.js';
 import type { Configuration, Revision, Route, Service, TrafficTarget } from '../api/serving.js';
-import { planRevisionGc, revisionsInRollout, type Collectable } from '../resources/revision-gc.js';
+import { planRevisionGc, revisionsInRollout, type Collectable, type RevisionGcPlan } from '../resources/revision-gc.js';
 import { parseRolloutAnnotation } from '../resources/rollout.js';
 import { RoutingState } from '../resources/revision.js';
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -22,6 +22,8 @@ export const RevisionDeletedReason = 'RevisionDeleted';
 
 /** More Revisions than this, and the step lists them whole instead of reading each one. */
 const MaxRevisionReads = 8;
+/** Collections one step makes while Revisions change between its reads and its deletes, before it fails to be retried. */
+const MaxDecisions = 3;
 
 export type RevisionGcOutcome =
   | { outcome: 'gone' }
@@ -110,6 +112,43 @@ export function createRevisionGcActivities(deps: ActivityDeps) {
     };
   }
 
+  /** The Configuration and its Revisions read fresh (listed whole once a delete found one changed), and the plan. */
+  async function decide(
+    key: ObjectKey,
+    config: GcConfig,
+    named: { items: Revision[]; cached: boolean },
+    listed: boolean,
+  ): Promise<'gone' | { cfg: Configuration; plan: RevisionGcPlan }> {
+    const [cfg, revisions] = await Promise.all([
+      kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
+      listed
+        ? kube.list<Revision>(Resources.Revision, key.namespace, { labelSelector: `${Labels.configuration}=${key.name}` }).then((l) => l.items)
+        : wholeRevisions(key, named),
+    ]);
+    if (!cfg || cfg.metadata.deletionTimestamp) return 'gone';
+    const needed = await neededRevisions(cfg);
+    const plan = planRevisionGc({
+      config,
+      latestReadyRevisionName: cfg.status?.latestReadyRevisionName,
+      latestCreatedRevisionName: cfg.status?.latestCreatedRevisionName,
+      rolloutRevisions: needed.rollout,
+      trafficRevisions: needed.traffic,
+      revisions,
+      nowMs: clock(deps),
+    });
+    return { cfg, plan };
+  }
+
+  /** Deletes one Revision under its precondition: true when deleted now, false when already gone, `changed` on a 409. */
+  async function deleteCollectable(key: ObjectKey, c: Collectable): Promise<boolean | 'changed'> {
+    try {
+      return await kube.delete(Resources.Revision, key.namespace, c.name, 'Background', { uid: c.uid, resourceVersion: c.resourceVersion });
+    } catch (err) {
+      if (isConflict(err)) return 'changed';
+      throw err;
+    }
+  }
+
   return {
     /**
      * Collects the Configuration's Revisions that config-gc makes collectable now (Knative's algorithm) and says when
@@ -126,43 +165,37 @@ export function createRevisionGcActivities(deps: ActivityDeps) {
       }
       if (!named.items.some((r) => r.metadata.labels?.[Labels.routingState] === RoutingState.reserve)) return nothing('no reserve Revision');
 
-      const [cfg, revisions] = await Promise.all([
-        kube.get<Configuration>(Resources.Configuration, key.namespace, key.name),
-        wholeRevisions(key, named),
-      ]);
-      if (!cfg || cfg.metadata.deletionTimestamp) return { outcome: 'gone' };
-      const needed = await neededRevisions(cfg);
-      const plan = planRevisionGc({
-        config,
-        latestReadyRevisionName: cfg.status?.latestReadyRevisionName,
-        latestCreatedRevisionName: cfg.status?.latestCreatedRevisionName,
-        rolloutRevisions: needed.rollout,
-        trafficRevisions: needed.traffic,
-        revisions,
-        nowMs: clock(deps),
-      });
-
       const deleted: { name: string; rule: Collectable['rule']; lateMs?: number }[] = [];
-      for (const c of plan.collect) {
-        let gone: boolean;
-        try {
-          gone = await kube.delete(Resources.Revision, key.namespace, c.name, 'Background', { uid: c.uid, resourceVersion: c.resourceVersion });
-        } catch (err) {
-          // Changed since it was read (routed again, annotated no-gc): that change pokes this workflow, which decides again.
-          if (isConflict(err)) continue;
-          throw err;
+      let plan: RevisionGcPlan | undefined;
+      // A precondition that fails means the Revision changed after it was read: most such writes (its own status, its
+      // replica counts) poke nobody, so the step reads again and decides again rather than leave it to a later pass.
+      for (let round = 1; ; round++) {
+        const decided = await decide(key, config, named, round > 1);
+        if (decided === 'gone') return { outcome: 'gone' };
+        plan = decided.plan;
+        const changed: string[] = [];
+        for (const c of plan.collect) {
+          const gone = await deleteCollectable(key, c);
+          if (gone === 'changed') changed.push(c.name);
+          if (gone !== true) continue;
+          const at = clock(deps);
+          const lateMs = c.eligibleAtMs !== undefined ? Math.max(0, at - c.eligibleAtMs) : undefined;
+          deleted.push({ name: c.name, rule: c.rule, ...(lateMs !== undefined ? { lateMs } : {}) });
+          metrics?.collected.inc({ rule: c.rule });
+          if (lateMs !== undefined) metrics?.lateness.observe(lateMs / 1000);
+          log.info(
+            { kind: 'Configuration', namespace: key.namespace, name: key.name, revision: c.name, rule: c.rule, lateMs },
+            'revision garbage-collected',
+          );
+          await events.record(decided.cfg, 'Normal', RevisionDeletedReason, `Deleted Revision "${c.name}": ${why(c, config)}`);
         }
-        if (!gone) continue;
-        const at = clock(deps);
-        const lateMs = c.eligibleAtMs !== undefined ? Math.max(0, at - c.eligibleAtMs) : undefined;
-        deleted.push({ name: c.name, rule: c.rule, ...(lateMs !== undefined ? { lateMs } : {}) });
-        metrics?.collected.inc({ rule: c.rule });
-        if (lateMs !== undefined) metrics?.lateness.observe(lateMs / 1000);
+        if (changed.length === 0) break;
         log.info(
-          { kind: 'Configuration', namespace: key.namespace, name: key.name, revision: c.name, rule: c.rule, lateMs },
-          'revision garbage-collected',
+          { kind: 'Configuration', namespace: key.namespace, name: key.name, revisions: changed, round },
+          'revisions changed before their deletion; deciding again',
         );
-        await events.record(cfg, 'Normal', RevisionDeletedReason, `Deleted Revision "${c.name}": ${why(c, config)}`);
+        // Still moving after a few reads: the step's retry (with backoff) decides again later.
+        if (round >= MaxDecisions) throw new Error(`Revisions ${changed.join(', ')} changed under each of ${MaxDecisions} collections; retrying`);
       }
 
       const parts = deleted.map(

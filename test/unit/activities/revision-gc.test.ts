@@ -132,17 +132,52 @@ describe('collectRevisions', () => {
     );
   });
 
-  it('a Revision changed since it was read (its precondition fails) is left for the next pass: no Event', async () => {
+  it('a Revision changed since it was read (its precondition fails) is read again and decided on as it is now', async () => {
     const { fake, acts, recorded, deps } = setup(hakn, [rev('hello-00001', 'reserve', 300), rev('hello-00003', 'active', 100)]);
     const del = deps.kube.delete.bind(deps.kube);
-    // Someone writes the Revision between the step's read and its delete.
+    // Its own workflow writes its status (no one is poked for that) between the step's first read and its delete.
+    let writes = 0;
+    deps.kube.delete = async (...args: Parameters<typeof del>) => {
+      if (writes++ === 0) {
+        const live = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!;
+        fake.seed(Resources.Revision, { ...live, status: { actualReplicas: 0 } });
+      }
+      return del(...args);
+    };
+    expect(await acts.collectRevisions(key)).toMatchObject({ outcome: 'collected', deleted: [{ name: 'hello-00001', rule: 'max' }] });
+    expect(fake.writes('delete')).toHaveLength(2);
+    expect(fake.get(Resources.Revision, 'default', 'hello-00001')).toBeUndefined();
+    expect(recorded.map((e) => e.reason)).toEqual(['RevisionDeleted']);
+  });
+
+  it('a Revision routed again since it was read is kept: the second decision sees it active', async () => {
+    const { fake, acts, recorded, deps } = setup(hakn, [rev('hello-00001', 'reserve', 300), rev('hello-00003', 'active', 100)]);
+    const del = deps.kube.delete.bind(deps.kube);
     deps.kube.delete = async (...args: Parameters<typeof del>) => {
       const live = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!;
-      fake.seed(Resources.Revision, { ...live, metadata: { ...live.metadata, annotations: { edited: 'yes' } } });
+      fake.seed(Resources.Revision, {
+        ...live,
+        metadata: { ...live.metadata, labels: { ...live.metadata.labels, 'serving.knative.dev/routingState': 'active' } },
+      });
       return del(...args);
     };
     expect(await acts.collectRevisions(key)).toMatchObject({ outcome: 'nothing', deleted: [] });
     expect(fake.writes('delete')).toHaveLength(1);
+    expect(fake.get(Resources.Revision, 'default', 'hello-00001')).toBeDefined();
+    expect(recorded).toEqual([]);
+  });
+
+  it('a Revision that changes under every decision fails the step, for its retry to decide later', async () => {
+    const { fake, acts, recorded, deps } = setup(hakn, [rev('hello-00001', 'reserve', 300), rev('hello-00003', 'active', 100)]);
+    const del = deps.kube.delete.bind(deps.kube);
+    let n = 0;
+    deps.kube.delete = async (...args: Parameters<typeof del>) => {
+      const live = fake.get<Revision>(Resources.Revision, 'default', 'hello-00001')!;
+      fake.seed(Resources.Revision, { ...live, status: { actualReplicas: n++ } });
+      return del(...args);
+    };
+    await expect(acts.collectRevisions(key)).rejects.toThrow('Revisions hello-00001 changed under each of 3 collections; retrying');
+    expect(fake.writes('delete')).toHaveLength(3);
     expect(fake.get(Resources.Revision, 'default', 'hello-00001')).toBeDefined();
     expect(recorded).toEqual([]);
   });
