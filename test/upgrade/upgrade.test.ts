@@ -345,7 +345,7 @@ describe('an upgrade of the controller under live traffic, and the downgrade bac
     const latest = [...rollout.steps].sort((a, b) => b.lateMs - a.lateMs).slice(0, 3);
     const toleranceMs = plan.steps * 500 + killed * 10_000;
     log(
-      `rollout finished ${new Date(finishedAt).toISOString()}: ${finishedAt - plan.plannedEnd} ms after the plan's end (tolerance ${toleranceMs} ms), ${finishedAt - ((rollout.startedAt ?? 0) + RolloutSeconds * 1000)} ms after start + ${RolloutSeconds} s; ${late.length} timed steps, lateness p50 ${quantile(late, 0.5)} ms, p99 ${quantile(late, 0.99)} ms; the latest ${latest.map((x) => `${x.lateMs} ms (due ${clock(x.due)})`).join(', ')}`,
+      `rollout finished ${new Date(finishedAt).toISOString()}: ${Math.round(finishedAt - plan.plannedEnd)} ms after the plan's end (tolerance ${toleranceMs} ms), ${finishedAt - ((rollout.startedAt ?? 0) + RolloutSeconds * 1000)} ms after start + ${RolloutSeconds} s; ${late.length} timed steps, lateness p50 ${quantile(late, 0.5)} ms, p99 ${quantile(late, 0.99)} ms; the latest ${latest.map((x) => `${x.lateMs} ms (due ${clock(x.due)})`).join(', ')}`,
     );
     // The GC: deleted within a second of its eligibility, as the watch saw it (test/e2e/gc.test.ts measures it so).
     const deletedAt = await eventually('gc-timed-00001 deleted', async () => deletions.deletedAt.get('gc-timed-00001'), 60_000, 100);
