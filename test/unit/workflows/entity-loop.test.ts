@@ -140,7 +140,7 @@ class Shell {
       if (!next || next.atMs > until) break;
       this.pending.splice(this.pending.indexOf(next), 1);
       this.nowMs = next.atMs;
-      this.feed({ type: 'timerFired', timer: next.timer });
+      this.feed({ type: 'timerFired', timer: next.timer, nowMs: this.nowMs });
       if (this.settle() !== 'wait') return this.state.phase.kind;
     }
     this.nowMs = until;
@@ -435,6 +435,25 @@ describe('entity loop: scheduled passes (ADR 0007)', () => {
     expect(shell.timers('wake')).toHaveLength(2);
   });
 
+  it('a timer that fires late arms the rest of a schedule that moved later from when it fired, or passes when that is due', () => {
+    const shell = new Shell();
+    // Armed for 3 s although due in 1 s: the task that armed it ran a long pass after the step measured its wait.
+    const first = { atMs: shell.nowMs + 1000, inMs: 3000, summary: 'step 2' };
+    shell.pass(done({ wake: first }));
+    shell.poke(childPoke('C1', 'T1'));
+    shell.pass(done({ wake: { atMs: first.atMs + 2500, inMs: 2400, summary: 'step 3' } }));
+    expect(shell.advance(3000)).toBe('wait');
+    // 500 ms after it fired, not 2.5 s (the distance between the two due times).
+    expect(shell.timers('wake').map((a) => a.ms)).toEqual([3000, 500]);
+    const late = new Shell();
+    late.pass(done({ wake: { atMs: late.nowMs + 1000, inMs: 3000, summary: 'step 2' } }));
+    late.poke(childPoke('C1', 'T1'));
+    late.pass(done({ wake: { atMs: late.nowMs + 2000, inMs: 1900, summary: 'step 3' } }));
+    // Fired after step 3 fell due: its pass runs now.
+    expect(late.advance(3000)).toBe('pass');
+    expect(late.state.trigger).toBe('scheduled');
+  });
+
   it('a timer that fires before a schedule that moved later arms one for the rest; one finding nothing scheduled does nothing', () => {
     const shell = new Shell();
     const first = wakeIn(shell, 1000);
@@ -533,7 +552,7 @@ describe('entity loop: the run ends when idle (ADR 0006)', () => {
   it('a poke that lands while the idle run waits for its handlers is acted on instead of the end', () => {
     const shell = settledRun({ options: { idleSeconds: 1 } });
     shell.nowMs += 1000;
-    shell.feed({ type: 'timerFired', timer: { kind: 'idle' } });
+    shell.feed({ type: 'timerFired', timer: { kind: 'idle' }, nowMs: shell.nowMs });
     shell.feed({ type: 'woken', nowMs: shell.nowMs, continueAsNewSuggested: false });
     expect(shell.state.phase).toMatchObject({ kind: 'drain', then: 'idle' });
     shell.poke(selfPoke('S2', '6'));
