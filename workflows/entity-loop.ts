@@ -98,7 +98,16 @@ export interface Resumed {
 
 export type LoopEvent =
   | { type: 'poke'; poke: Poke }
-  | { type: 'timerFired'; timer: LoopTimer; nowMs: number }
+  | {
+      type: 'timerFired';
+      timer: LoopTimer;
+      nowMs: number;
+      /**
+       * Whether a wake timer that fired after the rest of its moved schedule fell due passes at once (`patched`, ADR
+       * 0022): asked only then, since runs of earlier releases armed one more timer for it.
+       */
+      lateWakePassesNow: () => boolean;
+    }
   | ({ type: 'patched'; inForce: boolean } & Resumed)
   | ({ type: 'optionsRead'; read: EntityOptionsRead | undefined } & Resumed)
   | ({ type: 'woken' } & Resumed)
@@ -172,7 +181,7 @@ export function decide(state: Readonly<LoopState>, event: LoopEvent): Decision {
       heard(st, event.poke);
       break;
     case 'timerFired':
-      fired(st, event.timer, event.nowMs, effects);
+      fired(st, event.timer, event.nowMs, event.lateWakePassesNow, effects);
       break;
     default:
       resume(st, event, effects);
@@ -439,7 +448,7 @@ function reconciledLog(st: LoopState, trigger: string, summary: string): LoopEff
   return { type: 'log', message: 'reconciled', fields: { kind: st.kind, namespace: st.namespace, name: st.name, trigger, summary } };
 }
 
-function fired(st: LoopState, timer: LoopTimer, nowMs: number, effects: LoopEffect[]): void {
+function fired(st: LoopState, timer: LoopTimer, nowMs: number, lateWakePassesNow: () => boolean, effects: LoopEffect[]): void {
   switch (timer.kind) {
     case 'resync':
       // Re-armed when the resync's pass has read the options.
@@ -453,11 +462,14 @@ function fired(st: LoopState, timer: LoopTimer, nowMs: number, effects: LoopEffe
       // Not full: the schedule is not news (a Service's status-only pass programs its Route), unless news came too. A
       // timer that fires before the schedule (it moved later) arms one for the rest, counted from now: a timer fires
       // late when the task that armed it ran a long pass first, and the rest counted from its own due time would be
-      // late by as much. One that finds nothing scheduled does nothing.
+      // late by as much; when the rest is due already, the pass runs now. One that finds nothing scheduled does nothing.
       st.wakeTimers.splice(st.wakeTimers.indexOf(timer.atMs), 1);
       const wake = st.wake;
       if (wake === undefined) return;
-      if (wake.atMs > timer.atMs && wake.atMs > nowMs) return armWake(st, wake.atMs, wake.atMs - nowMs, wake.summary, effects);
+      if (wake.atMs > timer.atMs) {
+        if (wake.atMs > nowMs) return armWake(st, wake.atMs, wake.atMs - nowMs, wake.summary, effects);
+        if (!lateWakePassesNow()) return armWake(st, wake.atMs, wake.atMs - timer.atMs, wake.summary, effects);
+      }
       st.wake = undefined;
       st.dirty = true;
       st.trigger = 'scheduled';

@@ -49,7 +49,7 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
     if (effect.type === 'log') return log.info(effect.message, effect.fields);
     const { timer, ms } = effect;
     const fired = timer.kind === 'wake' ? sleep(ms, { summary: timer.summary }) : sleep(ms);
-    void fired.then(() => feed({ type: 'timerFired', timer, nowMs: new Date().getTime() }));
+    void fired.then(() => feed({ type: 'timerFired', timer, nowMs: new Date().getTime(), lateWakePassesNow: () => patched('late-wake-passes-now') }));
   };
 
   setHandler(pokeSignal, (batch) => {

@@ -14,4 +14,5 @@ export const Patches: Record<string, PatchRecord> = {
   'status-pass-in-one-step': { introduced: 'v0.1.0' },
   'full-pass-in-one-step': { introduced: 'v0.1.0' },
   'relabel-recheck': { introduced: 'v0.1.0' },
+  'late-wake-passes-now': { introduced: 'v0.2.0' },
 };

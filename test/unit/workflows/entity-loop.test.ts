@@ -74,6 +74,9 @@ class Shell {
   continueAsNewSuggested = false;
   /** Every `patched()` asked, in order. */
   asked: LoopPatch[] = [];
+  /** `patched('late-wake-passes-now')` as the timer callback answers it, and how often it was asked. */
+  latePatch = true;
+  lateAsked = 0;
 
   constructor(input: Partial<EntityInput> = {}, options: ShellOptions = {}) {
     this.nowMs = options.nowMs ?? 1_000_000;
@@ -140,7 +143,7 @@ class Shell {
       if (!next || next.atMs > until) break;
       this.pending.splice(this.pending.indexOf(next), 1);
       this.nowMs = next.atMs;
-      this.feed({ type: 'timerFired', timer: next.timer, nowMs: this.nowMs });
+      this.feed({ type: 'timerFired', timer: next.timer, nowMs: this.nowMs, lateWakePassesNow: () => (this.lateAsked++, this.latePatch) });
       if (this.settle() !== 'wait') return this.state.phase.kind;
     }
     this.nowMs = until;
@@ -449,9 +452,18 @@ describe('entity loop: scheduled passes (ADR 0007)', () => {
     late.pass(done({ wake: { atMs: late.nowMs + 1000, inMs: 3000, summary: 'step 2' } }));
     late.poke(childPoke('C1', 'T1'));
     late.pass(done({ wake: { atMs: late.nowMs + 2000, inMs: 1900, summary: 'step 3' } }));
-    // Fired after step 3 fell due: its pass runs now.
+    // Fired after step 3 fell due: its pass runs now. Only this case asks the patch.
     expect(late.advance(3000)).toBe('pass');
     expect(late.state.trigger).toBe('scheduled');
+    expect([shell.lateAsked, late.lateAsked]).toEqual([0, 1]);
+    // A run begun before the patch armed one more timer there, for the distance between the two due times.
+    const before = new Shell();
+    before.latePatch = false;
+    before.pass(done({ wake: { atMs: before.nowMs + 1000, inMs: 3000, summary: 'step 2' } }));
+    before.poke(childPoke('C1', 'T1'));
+    before.pass(done({ wake: { atMs: before.nowMs + 2000, inMs: 1900, summary: 'step 3' } }));
+    expect(before.advance(3000)).toBe('wait');
+    expect(before.timers('wake').map((a) => a.ms)).toEqual([3000, 1000]);
   });
 
   it('a timer that fires before a schedule that moved later arms one for the rest; one finding nothing scheduled does nothing', () => {
@@ -552,7 +564,7 @@ describe('entity loop: the run ends when idle (ADR 0006)', () => {
   it('a poke that lands while the idle run waits for its handlers is acted on instead of the end', () => {
     const shell = settledRun({ options: { idleSeconds: 1 } });
     shell.nowMs += 1000;
-    shell.feed({ type: 'timerFired', timer: { kind: 'idle' }, nowMs: shell.nowMs });
+    shell.feed({ type: 'timerFired', timer: { kind: 'idle' }, nowMs: shell.nowMs, lateWakePassesNow: () => true });
     shell.feed({ type: 'woken', nowMs: shell.nowMs, continueAsNewSuggested: false });
     expect(shell.state.phase).toMatchObject({ kind: 'drain', then: 'idle' });
     shell.poke(selfPoke('S2', '6'));
