@@ -1,7 +1,7 @@
 // Tidal's controller process: the watcher and a worker in one process, as hakn runs everything in one pod.
 // Any number of replicas may run. SIGTERM drains: the watcher stops, running activities finish, then exit.
 import { Client, Connection } from '@temporalio/client';
-import { Runtime } from '@temporalio/worker';
+import { GracefulShutdownPeriodExpiredError, Runtime } from '@temporalio/worker';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import net from 'node:net';
 import { Resources } from '../api/kinds.js';
@@ -366,7 +366,11 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   if (built) {
-    await built.worker.run();
+    await built.worker.run().catch((err: unknown) => {
+      // The shutdown's force time passed: what the worker still held goes to another replica; this one exits cleanly.
+      if (!(err instanceof GracefulShutdownPeriodExpiredError)) throw err;
+      log.warn({ err: err.message }, 'worker did not drain within its shutdown force time; exiting');
+    });
     await finish();
   }
 }

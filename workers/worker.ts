@@ -91,8 +91,11 @@ export async function createWorker(
     // are copied between threads). The SDK calls this debugMode. Its 5 s isolate timeout (a looping task fails instead
     // of stalling the process) holds only with TIDAL_WORKFLOW_WATCHDOG=true: it costs a thread per call (below).
     ...(cfg.workflowThread === 'main' ? { debugMode: true, isolateExecutionTimeout: '5s' } : {}),
-    // Let running steps finish on SIGTERM; anything longer is retried by another replica.
+    // Let running steps finish on SIGTERM; anything longer is retried by another replica. Past the force time the
+    // worker gives up on what it still holds (another replica takes those tasks over), well inside the Deployment's
+    // 40 s terminationGracePeriodSeconds, so a stopping replica does not keep taking work until it is killed.
     shutdownGraceTime: '20s',
+    shutdownForceTime: '30s',
     // An entity workflow keeps its state in the cluster, not in its history: a run that no longer replays on new
     // code fails instead of retrying forever, and the watcher's next poke (or sweep) starts a fresh run.
     workflowFailureErrorTypes: { '*': ['NondeterminismError'] },
