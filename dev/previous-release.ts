@@ -17,10 +17,10 @@ import { repoRoot } from './kubectl.js';
 const run = promisify(execFile);
 
 /**
- * The release an upgrade starts from: a commit of main from before the upgrade test existed. Once releases are tagged,
- * the tag of the release before this checkout's replaces it (ADR 0022: an upgrade goes one release at a time).
+ * The release an upgrade starts from: the tag of the release before this checkout's (ADR 0022: an upgrade goes one
+ * release at a time), and the commit it names, for a clone that did not fetch tags.
  */
-export const PreviousRelease = '0ee8f8e';
+export const PreviousRelease = { tag: 'v0.1.0', commit: '1deca5307261d1caeb01332ae23b30f45cd80a94' };
 
 /** A build of the controller: what `startController` runs (dev/stack.ts `ControllerBuild`). */
 export interface ReleaseBuild {
@@ -44,6 +44,31 @@ interface Marker {
 /** The full commit `ref` names in this repository. */
 export function resolveCommit(ref: string): string {
   return execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { cwd: repoRoot, encoding: 'utf8' }).trim();
+}
+
+/**
+ * The previous release's commit: its tag when this clone has it, which must name the recorded commit; else that
+ * commit; else both fetched from the clone's origin (a shallow or tag-less clone).
+ */
+export function previousReleaseCommit(): string {
+  const { tag, commit } = PreviousRelease;
+  const local = (): string | undefined => {
+    for (const ref of [tag, commit]) {
+      try {
+        return resolveCommit(ref);
+      } catch {
+        // not in this clone
+      }
+    }
+    return undefined;
+  };
+  let found = local();
+  if (found === undefined) {
+    execFileSync('git', ['fetch', '--quiet', 'origin', 'tag', tag], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] });
+    found = local();
+  }
+  if (found !== commit) throw new Error(`the previous release ${tag} names ${found ?? 'nothing'} here, not ${commit}`);
+  return found;
 }
 
 function buildOf(commit: string): ReleaseBuild {
@@ -110,7 +135,7 @@ async function buildRelease(b: ReleaseBuild, log: (s: string) => void): Promise<
  * concurrent callers build it once.
  */
 export async function ensurePreviousRelease(log: (s: string) => void = (s) => console.error(`[previous-release] ${s}`)): Promise<ReleaseBuild> {
-  const b = buildOf(resolveCommit(PreviousRelease));
+  const b = buildOf(previousReleaseCommit());
   if (completeBuild(b)) return b;
   mkdirSync(releasesDir, { recursive: true });
   const lock = path.join(releasesDir, `.${b.commit}.lock`);
@@ -130,7 +155,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   // --locked: the child ensurePreviousRelease starts under the lock, which builds in this process.
   const building = process.argv.includes('--locked')
     ? (async () => {
-        const b = buildOf(resolveCommit(PreviousRelease));
+        const b = buildOf(previousReleaseCommit());
         await buildRelease(b, say);
         return b;
       })()
