@@ -14,10 +14,11 @@ import { createDomainMappingActivities } from './domainmapping.js';
 import { createRevisionGcActivities } from './revision-gc.js';
 import { createCombinedActivities } from './combined.js';
 import { asSteps, recordingAtStepEnd } from './background.js';
+import { linkingWarnings, withStoryLinks } from './story-link.js';
 
 export function createActivities(given: ActivityDeps) {
-  // Each step's Events are sent when its work is done (activities/background.ts).
-  const deps = { ...given, events: recordingAtStepEnd(given.events, given.now) };
+  // Each step's Events are sent when its work is done (activities/background.ts); its Warnings link to its workflow.
+  const deps = { ...given, events: linkingWarnings(recordingAtStepEnd(given.events, given.now)) };
   const steps = withObservations(
     {
       ...createServiceActivities(deps),
@@ -33,8 +34,10 @@ export function createActivities(given: ActivityDeps) {
     },
     deps.ownWrites,
   );
-  // Made of the steps above, each part with its own observations (activities/combined.ts).
-  return asSteps({ ...steps, ...createCombinedActivities(steps, deps.newRevisionReadyWaitMs ?? 0, deps.cache) });
+  // Made of the steps above, each part with its own observations (activities/combined.ts). Each step knows the
+  // workflow it works for, for the link in what it writes (activities/story-link.ts).
+  const uiUrl = () => given.config.observabilityConfig?.().temporalUiUrl ?? '';
+  return withStoryLinks(asSteps({ ...steps, ...createCombinedActivities(steps, deps.newRevisionReadyWaitMs ?? 0, deps.cache) }), uiUrl);
 }
 
 /** What every activity result may carry besides its outcome. */

@@ -6,6 +6,17 @@ import type { Status } from '../api/serving.js';
 import type { StatusEvent } from '../resources/configuration-status.js';
 import type { EventRecorder } from './events.js';
 import type { KubeClient } from '../kube/client.js';
+import { withStoryAnnotations } from '../api/story-link.js';
+import { stepStoryLink } from './story-link.js';
+
+/**
+ * `status` as a step writes it: with the link to the workflow the step works for in its annotations (constant once
+ * written, so it costs no write of its own after the first).
+ */
+function linked(status: unknown): unknown {
+  const link = stepStoryLink();
+  return link ? withStoryAnnotations(status, link) : status;
+}
 
 /**
  * Writes `status` for `obj` unless it equals what is stored; returns the new resourceVersion, if it wrote. With
@@ -20,6 +31,7 @@ export async function writeStatus(
   status: unknown,
   preconditioned = false,
 ): Promise<string | undefined> {
+  status = linked(status);
   if (statusEqual(obj.status, status)) return undefined;
   const rv = preconditioned && obj.metadata.resourceVersion ? { resourceVersion: obj.metadata.resourceVersion } : {};
   const written = await kube.apply(
@@ -48,7 +60,7 @@ export async function writeStatusWithEvents(
   toRecord: readonly StatusEvent[],
   preconditioned = false,
 ): Promise<string | undefined> {
-  const recorded = statusEqual(obj.status, status) ? [] : toRecord.map((e) => events.record(obj, e.type, e.reason, e.message));
+  const recorded = statusEqual(obj.status, linked(status)) ? [] : toRecord.map((e) => events.record(obj, e.type, e.reason, e.message));
   const [written] = await Promise.all([writeStatus(kube, type, obj, status, preconditioned), ...recorded]);
   return written;
 }

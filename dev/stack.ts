@@ -527,6 +527,8 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
         'config-domain': { [REAL_NODE_DOMAIN]: '', 'svc.cluster.local': null },
       }
     : {};
+  // With the Temporal UI, every object's status links to its workflow there (api/story-link.ts).
+  if (info.temporalUi) overrides['config-observability'] = { 'temporal-ui-url': info.temporalUi };
   const configOpts = { reset: opts.resetConfig, log };
   if (upstreamFiles) {
     await kubectl(info, ['apply', '-f', upstreamFiles.namespace]);

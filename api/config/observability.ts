@@ -32,6 +32,11 @@ export interface ObservabilityConfig {
   enableRequestLog: boolean;
   requestLogTemplate: string;
   enableProbeRequestLog: boolean;
+  /**
+   * Tidal's `temporal-ui-url`: the Temporal UI's base URL, for the link to each object's workflow in its
+   * `status.annotations` and Warning Events (api/story-link.ts); '' = the workflow id alone.
+   */
+  temporalUiUrl: string;
 }
 
 const SECOND_NS = 1_000_000_000n;
@@ -48,6 +53,7 @@ export function defaultObservabilityConfig(): ObservabilityConfig {
     enableRequestLog: false,
     requestLogTemplate: DEFAULT_REQUEST_LOG_TEMPLATE,
     enableProbeRequestLog: false,
+    temporalUiUrl: '',
   };
 }
 
@@ -66,6 +72,11 @@ function as<T>(data: Readonly<Record<string, string>>, key: string, fallback: T,
 }
 
 const str = (raw: string): string => raw.trim();
+/** An http(s) URL without its trailing slashes, or '' (empty); undefined for anything else. */
+const baseUrl = (raw: string): string | undefined => {
+  const v = raw.trim().replace(/\/+$/, '');
+  return v === '' || /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(v) ? v : undefined;
+};
 const duration = (raw: string): bigint | undefined => parseGoDuration(raw);
 const DURATION = 'a duration';
 
@@ -137,6 +148,7 @@ export function parseObservabilityConfig(data: Readonly<Record<string, string>>)
       requestLogTemplate: as(data, 'logging.request-log-template', d.requestLogTemplate, str, 'a string'),
       enableRequestLog: as(data, 'logging.enable-request-log', false, parseGoBool, 'a boolean'),
       enableProbeRequestLog: as(data, 'logging.enable-probe-request-log', false, parseGoBool, 'a boolean'),
+      temporalUiUrl: as(data, 'temporal-ui-url', d.temporalUiUrl, baseUrl, 'an http(s) URL'),
     };
     if (value.requestLogTemplate === '' && value.enableRequestLog) {
       throw new ConfigKeyError(
