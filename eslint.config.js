@@ -61,6 +61,8 @@ const floors = {
   webhook: ['api', 'kube', 'pki', 'activities'],
   workers: ['api', 'resources', 'kube', 'registry', 'pki', 'activities', 'workflows', 'watcher', 'webhook'],
   dev: ['api', 'resources', 'kube', 'registry', 'pki', 'activities', 'workflows', 'watcher', 'webhook', 'workers'],
+  // `kubectl tidal`: reads the link (api/) and connects as the controller does (workers/temporal.ts).
+  cli: ['api', 'workers'],
 };
 const allFolders = [...Object.keys(floors), 'bench', 'examples', 'test'];
 
