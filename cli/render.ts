@@ -49,7 +49,7 @@ function timerLine(t: StoryTimer, nowMs: number, indent = '    '): string {
         ? 'retry: the next pass'
         : t.kind === 'resync'
           ? 'resync: a full pass'
-          : 'idle: the run ends';
+          : 'idle check: the run ends if nothing is left to do';
   return `${indent}@ ${clock(t.dueAtMs)} (${relative(t.dueAtMs, nowMs)})  ${what}`;
 }
 

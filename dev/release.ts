@@ -3,6 +3,8 @@
 //                                      controller's image named by digest (dev/release-manifests.ts)
 //   image/                             the controller image as an OCI layout (dev/image.ts), pushed with --registry
 //   dist/                              the controller and workflow bundle the image holds, stamped with the commit
+//   kubectl-tidal                      the kubectl plugin, one file (cli/build.ts):
+//                                      `install -m 0755 kubectl-tidal /usr/local/bin/` makes it `kubectl tidal`
 // and the git tag `v0.1.0` on the commit it was built from. The version must be package.json's and have a section in
 // CHANGELOG.md. A user installs it with `kubectl apply --server-side -f tidal-crds.yaml` then `-f tidal-core.yaml`.
 //
@@ -66,6 +68,9 @@ export async function release(versionArg: string, opts: ReleaseOptions = {}): Pr
     say(`pushed ${new URL(opts.push.url).host}/${repository.replace(/^[^/]+\//, '')}:${version} → ${pushed}`);
   }
   const image = `${repository}@${img.manifest.digest}`;
+
+  const { buildPlugin } = await import('../cli/build.js');
+  await buildPlugin(path.join(dir, 'kubectl-tidal'));
 
   const deploy = path.join(repoRoot, 'deploy');
   const files = kustomizationResources(readFileSync(path.join(deploy, 'kustomization.yaml'), 'utf8')).map((p) => ({

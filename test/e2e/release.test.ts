@@ -27,6 +27,8 @@ describe('a release', () => {
     expect(result.image).toMatch(/^ghcr\.io\/tidal-serving\/controller@sha256:[0-9a-f]{64}$/);
     const index = JSON.parse(readFileSync(path.join(out, 'image', 'index.json'), 'utf8')) as { manifests: { digest: string }[] };
     expect(result.image.endsWith(index.manifests[0]!.digest)).toBe(true);
+    // The kubectl plugin, one executable file that runs on bare Node.
+    expect((await run(path.join(out, 'kubectl-tidal'), ['--help'])).stdout).toMatch(/^kubectl tidal — /);
 
     const core = parseAllDocuments(readFileSync(path.join(out, 'tidal-core.yaml'), 'utf8')).map(
       (d) =>
