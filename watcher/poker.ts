@@ -221,6 +221,15 @@ export class Poker {
     this.wake?.();
   }
 
+  /**
+   * Records a poke as delivered without sending it: a previous leader delivered it (the start-up list's objects
+   * unchanged since the watch bookmark, ADR 0024), so a later poke announcing the same content is no news.
+   */
+  remember(target: PokeTarget, poke: Poke): void {
+    const content = contentOf(poke);
+    if (content !== undefined) this.rememberSent(`${entityWorkflowId(target.kind, target.key)}|${poke.source}`, content);
+  }
+
   /** Number of pokes not yet delivered. */
   get backlog(): number {
     return this.pending.size + this.inFlight;
