@@ -1,7 +1,8 @@
 // The watcher runs on the leader only. Every replica campaigns for the Lease `TIDAL_LEASE_NAME` in the system
 // namespace (watcher/leader-election.ts); the holder runs a *term*: a fresh watcher and poker whose start-up list pokes
-// every object (each workflow ignores a poke whose content it already acted on), so no change made while no one
-// watched — a handover, a fresh cluster — is lost. A term ends the moment leadership does: its poker stops delivering
+// every object written after the previous leader's watch bookmark (ADR 0024; every object when there is none), so no
+// change made while no one watched — a handover, a fresh cluster — is lost, and none made before costs a task. The
+// leader keeps the bookmark on the Lease with each renewal, moved up whenever its poker has delivered all it saw. A term ends the moment leadership does: its poker stops delivering
 // at once (it asks before every delivery), its pending pokes are dropped and its informers closed; a term after
 // another leader's starts from a fresh list, never from the old view.
 // One exception: a leader that only missed its own renew deadline (a saturated machine) *pauses* its term — nothing is
