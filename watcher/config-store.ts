@@ -149,6 +149,16 @@ export class ConfigStore implements ConfigSource {
     return this.informer.synced;
   }
 
+  /** The newest resourceVersion the config maps' cache reflects (the watch bookmark's `ConfigMap`). */
+  get newestVersion(): string {
+    return this.informer.newestVersion;
+  }
+
+  /** The config maps Tidal reads, as cached. */
+  maps(): ConfigMap[] {
+    return this.informer.list().filter((cm) => parsers[cm.metadata.name ?? ''] !== undefined);
+  }
+
   close(): Promise<void> {
     return this.informer.close();
   }

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 export interface LeaseObject {
   apiVersion: 'coordination.k8s.io/v1';
   kind: 'Lease';
-  metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string> };
+  metadata: { name: string; namespace: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: {
     holderIdentity?: string;
     leaseDurationSeconds?: number;
@@ -59,9 +59,9 @@ export interface LeaderCallbacks {
   /**
    * This process now holds the Lease. `continued`: it took back a Lease that still named it — it missed its own
    * renew deadline and nobody else held the Lease meanwhile (every takeover writes the taker's identity, a release
-   * an empty one).
+   * an empty one). `before`: the Lease as it was just before this process took it (undefined when it created it).
    */
-  onStartedLeading(continued: boolean): void;
+  onStartedLeading(continued: boolean, before?: LeaseObject): void;
   /** It no longer does (deadline passed, someone else holds it, or it released it): stop acting at once. */
   onStoppedLeading(reason: 'deadline' | 'lost' | 'released'): void;
   /** The Lease was seen naming someone else (or no one): a later takeover by this process is not a continuation. */
@@ -106,6 +106,11 @@ export class LeaderElector {
     private readonly log: Logger,
     private readonly clock: Clock = systemClock,
     private readonly scheduler: Scheduler = realScheduler,
+    /**
+     * Annotations the holder keeps on the Lease, asked before each of its writes (acquire, renew, release): written
+     * under the same resourceVersion precondition, so only the holder of the moment writes them.
+     */
+    private readonly annotations?: () => Record<string, string>,
   ) {
     if (timings.renewDeadlineMs >= timings.leaseDurationMs) throw new Error('leader election: the renew deadline must be shorter than the lease');
     if (timings.leaseDurationMs % 1000 !== 0) throw new Error('leader election: the lease duration must be whole seconds (leaseDurationSeconds)');
@@ -143,6 +148,7 @@ export class LeaderElector {
     try {
       await this.api.replace({
         ...mine,
+        metadata: this.annotated(mine.metadata),
         spec: { ...mine.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
       });
       this.log.info(
@@ -163,7 +169,7 @@ export class LeaderElector {
     const current = this.leading && this.observed?.spec.holderIdentity === this.identity ? this.observed : await this.api.get();
     if (!current) {
       try {
-        this.won(await this.api.create(this.record(undefined, wall)), started, false);
+        this.won(await this.api.create(this.record(undefined, wall)), started, false, undefined);
         return this.leading;
       } catch (err) {
         if (err instanceof LeaseConflict) return false;
@@ -175,7 +181,7 @@ export class LeaderElector {
     if (holder !== '' && holder !== this.identity && !this.expired(current)) return false;
     if (this.stopped) return false;
     try {
-      this.won(await this.api.replace(this.record(current, wall)), started, holder === this.identity);
+      this.won(await this.api.replace(this.record(current, wall)), started, holder === this.identity, current);
       return this.leading;
     } catch (err) {
       if (!(err instanceof LeaseConflict)) throw err;
@@ -195,7 +201,7 @@ export class LeaderElector {
     return {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
-      metadata: current?.metadata ?? { namespace: this.lease.namespace, name: this.lease.name },
+      metadata: this.annotated(current?.metadata ?? { namespace: this.lease.namespace, name: this.lease.name }),
       spec: {
         holderIdentity: this.identity,
         leaseDurationSeconds: this.timings.leaseDurationMs / 1000,
@@ -204,6 +210,12 @@ export class LeaderElector {
         leaseTransitions: !current ? 0 : ours ? transitions : transitions + 1,
       },
     };
+  }
+
+  /** The Lease's metadata with the holder's annotations as they are now (others' annotations kept). */
+  private annotated(metadata: LeaseObject['metadata']): LeaseObject['metadata'] {
+    const own = this.annotations?.();
+    return own && Object.keys(own).length ? { ...metadata, annotations: { ...metadata.annotations, ...own } } : metadata;
   }
 
   /** A record is expired when it has not changed for its own lease duration, as this process's clock measures it. */
@@ -226,7 +238,7 @@ export class LeaderElector {
     if (lease.spec.holderIdentity !== this.identity) this.callbacks.onOtherHolder?.(lease.spec.holderIdentity ?? '');
   }
 
-  private won(lease: LeaseObject, sentAt: number, continued: boolean): void {
+  private won(lease: LeaseObject, sentAt: number, continued: boolean, before: LeaseObject | undefined): void {
     this.observed = lease;
     this.observedAt = this.clock.now();
     // A write that took longer than the renew deadline does not count: others may already treat the Lease as expiring.
@@ -248,7 +260,7 @@ export class LeaderElector {
         },
         continued ? 'leads again (nobody else held the lease meanwhile)' : 'became the leader',
       );
-      this.callbacks.onStartedLeading(continued);
+      this.callbacks.onStartedLeading(continued, before);
     }
   }
 

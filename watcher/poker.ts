@@ -10,11 +10,11 @@
 // is delivered as a start that finds the running workflow and adds nothing to its history.
 //
 // Catch-up pokes (the start-up list of objects whose status already reports their generation, and sweeps) go in a
-// second lane, metered to `catchUpPerSecond`, after every other poke: a restart re-pokes every object, and a change
-// made while the controller was down (or during the catch-up) must not queue behind thousands of full passes. A
+// second lane, metered to `catchUpPerSecond`, after every other poke: a start without a watch bookmark (ADR 0024) and
+// the periodic sweep poke every object, and a change made meanwhile must not queue behind thousands of full passes. A
 // catch-up run is started with its pokes as input and marked so (`EntityInput.catchUp`): one whose first pass writes
-// nothing ends at once (ADR 0006, "Later"); a run that is there gets them as a signal. The sweep after a start leaves
-// out the runs this process's catch-up started in the minutes before: they ran on this code and have passed. The lane
+// nothing ends at once (ADR 0006, "Later"); a run that is there gets them as a signal. A sweep leaves out the runs
+// this process's catch-up started in the minutes before: they ran on this code and have passed. The lane
 // goes faster (`catchUpQuietPerSecond`) while the first lane is quiet: nothing else then shares the cores with it.
 import type { Logger } from 'pino';
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
@@ -89,7 +89,7 @@ const MAX_STEP_HOLD_MS = 2_000;
 /** How long the first lane must have been idle before the catch-up lane goes at its quiet rate. */
 const CATCH_UP_QUIET_MS = 2_000;
 
-/** How long a run the catch-up started stays out of sweeps: past the start-up sweep, well short of the periodic one. */
+/** How long a run the catch-up started stays out of sweeps: well short of the periodic one. */
 const FRESH_CATCH_UP_RUN_MS = 5 * 60_000;
 
 /** What identifies a poke's content for de-duplication. */
@@ -219,6 +219,15 @@ export class Poker {
       this.pending.set(id, { target, pokes: new Map([[poke.source, poke]]), attempts: 0, notBefore: 0, catchUp: opts.catchUp === true });
     }
     this.wake?.();
+  }
+
+  /**
+   * Records a poke as delivered without sending it: a previous leader delivered it (the start-up list's objects
+   * unchanged since the watch bookmark, ADR 0024), so a later poke announcing the same content is no news.
+   */
+  remember(target: PokeTarget, poke: Poke): void {
+    const content = contentOf(poke);
+    if (content !== undefined) this.rememberSent(`${entityWorkflowId(target.kind, target.key)}|${poke.source}`, content);
   }
 
   /** Number of pokes not yet delivered. */

@@ -22,6 +22,7 @@ import { RouteIndex } from './route-index.js';
 import { CacheWaiters } from './cache-waiters.js';
 import { DomainMappingIndex } from './domainmapping-index.js';
 import type { Poker } from './poker.js';
+import { writtenAfter, type WatchBookmark } from './bookmark.js';
 
 export interface WatcherOptions {
   /** Entity workflows this build runs; pokes for other kinds are not sent. */
@@ -40,6 +41,11 @@ export interface WatcherOptions {
    * first lane even when its status looks settled — it may have changed during the handover, when no one watched.
    */
   recentSince?: number;
+  /**
+   * The watch bookmark the previous leader left on the Lease (watcher/bookmark.ts, ADR 0023): the start-up list pokes
+   * only the objects written after their kind's bookmark. Absent: every object is poked.
+   */
+  bookmark?: WatchBookmark;
 }
 
 /**
@@ -181,6 +187,18 @@ export class Watcher {
     return this.informers.every((i) => i.hasSynced);
   }
 
+  /** The start-up list's objects: poked, and left alone as unchanged since the bookmark. */
+  readonly startUp = { poked: 0, unchanged: 0 };
+
+  /**
+   * Each kind's newest version this watcher has seen and handed to the poker, once every kind has listed and the
+   * held changes went out; undefined before. With an empty poker, the watch bookmark may move up to it.
+   */
+  progress(): Record<string, string> | undefined {
+    if (!this.hasSynced || this.held !== undefined) return undefined;
+    return Object.fromEntries([...this.byKind].map(([kind, informer]) => [kind, informer.newestVersion]));
+  }
+
   async close(): Promise<void> {
     this.waiters.close();
     await Promise.all(this.informers.map((i) => i.close()));
@@ -191,19 +209,36 @@ export class Watcher {
    * the sender-side de-duplication: the sweep uses it so that a workflow that is gone gets started again.
    */
   pokeAll(kinds: readonly EntityKind[], poke: Poke, opts: { force?: boolean; catchUp?: boolean } = {}): number {
-    // Each object's reconciling workflow once: a Service's Configuration and Route are the Service's (ADR 0005).
+    const objects = kinds.flatMap((kind) => (this.opts.enabled.has(kind) ? (this.byKind.get(kind)?.list() ?? []).map((obj) => ({ kind, obj })) : []));
+    return this.pokeReconcilers(objects, poke, opts);
+  }
+
+  /**
+   * Pokes the workflows that reconcile the given objects, those this watcher knows (an object gone needs no run):
+   * the runs that failed (watcher/failed-runs.ts). Returns how many workflows were poked.
+   */
+  pokeObjects(targets: readonly { kind: EntityKind; key: ObjectKey }[], poke: Poke, opts: { force?: boolean; catchUp?: boolean } = {}): number {
+    const objects = targets.flatMap(({ kind, key }) => {
+      const obj = this.opts.enabled.has(kind) ? this.byKind.get(kind)?.get(key.namespace, key.name) : undefined;
+      return obj ? [{ kind, obj }] : [];
+    });
+    return this.pokeReconcilers(objects, poke, opts);
+  }
+
+  /** Each object's reconciling workflow once: a Service's Configuration and Route are the Service's (ADR 0005). */
+  private pokeReconcilers(
+    objects: readonly { kind: EntityKind; obj: KubeObject }[],
+    poke: Poke,
+    opts: { force?: boolean; catchUp?: boolean },
+  ): number {
     const seen = new Set<string>();
-    for (const kind of kinds) {
-      const informer = this.byKind.get(kind);
-      if (!informer || !this.opts.enabled.has(kind)) continue;
-      for (const obj of informer.list()) {
-        const own = { kind, key: { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' } };
-        const target = reconcilerOf(own, obj, this.lookup, this.opts.enabled);
-        const id = entityWorkflowId(target.kind, target.key);
-        if (seen.has(id)) continue;
-        seen.add(id);
-        this.poker.poke(target, poke, opts);
-      }
+    for (const { kind, obj } of objects) {
+      const own = { kind, key: { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' } };
+      const target = reconcilerOf(own, obj, this.lookup, this.opts.enabled);
+      const id = entityWorkflowId(target.kind, target.key);
+      if (seen.has(id)) continue;
+      seen.add(id);
+      this.poker.poke(target, poke, opts);
     }
     return seen.size;
   }
@@ -334,13 +369,13 @@ export class Watcher {
    * so, across a leader's hand-overs). Controllers wait for their caches to sync before they work for the same
    * reason; a kind that cannot be listed (a permission missing) holds back nothing but the owners' kinds' pokes.
    */
-  private held: { kind: WatchedKind; change: ChangeType; obj: KubeObject; catchUp: boolean; listed: boolean }[] | undefined = [];
+  private held: { kind: WatchedKind; change: ChangeType; obj: KubeObject; catchUp: boolean; listed: boolean; remember?: boolean }[] | undefined = [];
 
   private releaseHeld(): void {
     const held = this.held;
     if (!held || !this.resolvers.every((i) => i.hasSynced)) return;
     this.held = undefined;
-    for (const h of held) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed);
+    for (const h of held) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember);
   }
 
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject, listed = false): void {
@@ -349,6 +384,17 @@ export class Watcher {
     this.waiters.changed(watchedTypes[kind].type, obj);
     if (kind === 'Route') this.routeIndex.update(obj, change === 'deleted');
     if (kind === 'DomainMapping') this.mappingIndex.update(obj, change === 'deleted');
+    // The start-up list: an object no one changed since the previous leader delivered its kind's pokes is only
+    // cached (ADR 0024). Its workflow acted on it, or holds the poke durably.
+    const firstList = change === 'added' && this.byKind.get(kind)?.hasSynced === false;
+    if (firstList && this.opts.bookmark !== undefined && !writtenAfter(this.opts.bookmark, kind, obj)) {
+      this.startUp.unchanged += 1;
+      // What its pokes would announce is what its targets were told: the same content again is no news to them.
+      if (this.held) this.held.push({ kind, change, obj, catchUp: false, listed, remember: true });
+      else this.pokeFor(kind, change, obj, false, listed, true);
+      return;
+    }
+    if (firstList) this.startUp.poked += 1;
     // The start-up list: an object whose status already reports its generation is caught up after the ones that do
     // not (a Service changed while the controller was down goes first), in the poker's metered second lane.
     const catchUp =
@@ -369,7 +415,7 @@ export class Watcher {
    * target's own write that moved the object away from what was last delivered: such a poke is sent even when its
    * content equals the last one delivered from that source (`fresh`).
    */
-  private pokeFor(kind: WatchedKind, change: ChangeType, obj: KubeObject, catchUp: boolean, listed: boolean): void {
+  private pokeFor(kind: WatchedKind, change: ChangeType, obj: KubeObject, catchUp: boolean, listed: boolean, rememberOnly = false): void {
     const source = sourceName(kind, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
     const base: Poke = {
       source,
@@ -390,7 +436,8 @@ export class Watcher {
       // A child's deletion is a dependency change for its owner.
       const reason: PokeReason = !isSelf && change === 'deleted' ? 'dependency' : base.reason;
       const p: Poke = { ...base, reason, ...(change === 'deleted' ? {} : { token }) };
-      if (catchUp) this.poker.poke(target, p, { catchUp, ...(listed ? { fresh: true } : {}) });
+      if (rememberOnly) this.poker.remember(target, p);
+      else if (catchUp) this.poker.poke(target, p, { catchUp, ...(listed ? { fresh: true } : {}) });
       else if (listed) this.poker.poke(target, p, { fresh: true });
       else this.poker.poke(target, p);
     }

@@ -6,7 +6,10 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import net from 'node:net';
 import { Resources } from '../api/kinds.js';
 import { Health } from './health.js';
-import type { EntityKind } from '../api/entity.js';
+import type { EntityKind, Poke } from '../api/entity.js';
+import type { KubeObject } from '../api/meta.js';
+import { writtenAfter } from '../watcher/bookmark.js';
+import { failedRunObjects } from '../watcher/failed-runs.js';
 import { makeEventRecorder } from '../activities/events.js';
 import { ConfigStore } from '../watcher/config-store.js';
 import { GcConfigName } from '../api/config/gc.js';
@@ -167,13 +170,15 @@ async function main(): Promise<void> {
     const l = (leadership = new Leadership(
       {
         enabled: cfg.leaderElection,
+        // Config maps are poked from the process-wide config store, into the term's poker in the tick they are seen.
+        seenElsewhere: () => ({ ConfigMap: configStore.newestVersion }),
         namespace: cfg.systemNamespace,
         leaseName: cfg.leaseName,
         identityBase: cfg.identity,
         timings,
       },
       kubeLeaseApi(leaseKube, cfg.systemNamespace, cfg.leaseName),
-      (isCurrent, recentSince) => {
+      (isCurrent, recentSince, bookmark) => {
         // Entity options are not passed at start: workflows read them from their worker at every run and resync.
         const poker = new Poker(
           client,
@@ -216,6 +221,7 @@ async function main(): Promise<void> {
             relistMs: cfg.relistSeconds * 1000,
             maxBackoffMs: 30_000,
             ...(recentSince !== undefined ? { recentSince } : {}),
+            ...(bookmark !== undefined ? { bookmark } : {}),
             // What steps read right after an event wakes them: a Revision's Deployment once its pods are Ready, a
             // Service's Revision once it is Ready.
             delivered: { kinds: ['Revision', 'Deployment'], to: (type, obj) => recent.memo?.delivered(type, obj) },
@@ -223,6 +229,14 @@ async function main(): Promise<void> {
           log.child({ component: 'watcher' }),
           registry,
         );
+        // A config map changed while no leader watched: its readers are poked as for any change (ADR 0024). Without
+        // a bookmark the start-up list pokes every object anyway.
+        if (bookmark !== undefined) {
+          void watcher.synced().then(() => {
+            if (!isCurrent()) return;
+            for (const cm of configStore.maps()) if (writtenAfter(bookmark, 'ConfigMap', cm)) pokeConfigReaders(cm);
+          });
+        }
         return { watcher, poker };
       },
       log.child({ component: 'leader' }),
@@ -247,35 +261,52 @@ async function main(): Promise<void> {
         renewBeforeHours: webhookSettings.certRenewBeforeHours,
       });
     }
-    // Start a run for every object whose run is gone: shortly after start (runs that fail to replay on new code fail
-    // on their first task), then every TIDAL_SWEEP_SECONDS — Knative's global resync, since runs at rest have ended
-    // (ADR 0006) and each object so gets a full pass. Only the leader sweeps (from its own, current view).
+    // Start a run for every object whose run is gone every TIDAL_SWEEP_SECONDS — Knative's global resync, since runs
+    // at rest have ended (ADR 0006) and each object so gets a full pass. Only the leader sweeps (from its own view).
+    const sweep: Poke = { source: 'Tidal/sweep', reason: 'resync' };
     const sweepOnce = () => {
-      const n = l.watcher?.pokeAll([...enabledKinds], { source: 'Tidal/sweep', reason: 'resync' }, { force: true, catchUp: true });
+      const n = l.watcher?.pokeAll([...enabledKinds], sweep, { force: true, catchUp: true });
       log.debug({ poked: n }, 'sweep');
     };
-    setTimeout(sweepOnce, 30_000).unref();
     setInterval(sweepOnce, cfg.sweepSeconds * 1000).unref();
-    configStore.onUpdate((cm) => {
-      // config-gc is read only by the Configurations' garbage collection, in the Service's or the Configuration's pass.
-      // config-modules only by the status of Revisions (ADR 0009), config-observability and config-logging by
-      // Revisions (logUrl; queue-proxy's settings); config-istio by what programs KIngresses.
-      const name = cm.metadata.name;
-      const kinds: EntityKind[] =
-        name === GcConfigName
-          ? ['Service', 'Configuration']
-          : name === ModulesConfigName || name === ObservabilityConfigName || name === LoggingConfigName
-            ? ['Revision']
-            : name === IstioConfigName
-              ? ['Route', 'Ingress', 'DomainMapping']
-              : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
-      const n = l.watcher?.pokeAll(kinds, {
-        source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
-        reason: 'updated',
-        ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),
-      });
-      if (n !== undefined) log.info({ kind: 'ConfigMap', name: cm.metadata.name, poked: n }, 'config changed; resyncing objects that read it');
+    // Runs that failed (a run that no longer replays on new code fails on its next task, ADR 0002), timed out or were
+    // terminated get a fresh run from the leader within half a minute: a leader change pokes only what changed
+    // (ADR 0024), so nothing else would start them before the sweep.
+    let failedSince = new Date(Date.now() - 10 * 60_000);
+    const restartFailedRuns = async () => {
+      const watcher = l.watcher;
+      if (!watcher?.hasSynced) return;
+      const checkedAt = new Date();
+      const targets = await failedRunObjects(client, cfg.taskQueue, new Date(failedSince.getTime() - 60_000));
+      const n = watcher.pokeObjects(targets, sweep, { force: true, catchUp: true });
+      failedSince = checkedAt;
+      if (n > 0) log.info({ poked: n }, 'runs that failed, timed out or were terminated: their objects get a fresh run');
+    };
+    setInterval(() => void restartFailedRuns().catch((err: unknown) => log.warn({ err }, 'could not list failed runs')), 30_000).unref();
+    configStore.onUpdate((cm) => pokeConfigReaders(cm));
+  }
+  /**
+   * Pokes the objects that read a changed config map. config-gc is read only by the Configurations' garbage
+   * collection, in the Service's or the Configuration's pass; config-modules only by the status of Revisions (ADR
+   * 0009), config-observability and config-logging by Revisions (logUrl; queue-proxy's settings); config-istio by
+   * what programs KIngresses.
+   */
+  function pokeConfigReaders(cm: KubeObject): void {
+    const name = cm.metadata.name;
+    const kinds: EntityKind[] =
+      name === GcConfigName
+        ? ['Service', 'Configuration']
+        : name === ModulesConfigName || name === ObservabilityConfigName || name === LoggingConfigName
+          ? ['Revision']
+          : name === IstioConfigName
+            ? ['Route', 'Ingress', 'DomainMapping']
+            : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
+    const n = leadership?.watcher?.pokeAll(kinds, {
+      source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
+      reason: 'updated',
+      ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),
     });
+    if (n !== undefined) log.info({ kind: 'ConfigMap', name: cm.metadata.name, poked: n }, 'config changed; resyncing objects that read it');
   }
   // Activities read the config maps: start the worker once they have been listed.
   await configStore.synced;

@@ -1,7 +1,8 @@
 // The watcher runs on the leader only. Every replica campaigns for the Lease `TIDAL_LEASE_NAME` in the system
 // namespace (watcher/leader-election.ts); the holder runs a *term*: a fresh watcher and poker whose start-up list pokes
-// every object (each workflow ignores a poke whose content it already acted on), so no change made while no one
-// watched — a handover, a fresh cluster — is lost. A term ends the moment leadership does: its poker stops delivering
+// every object written after the previous leader's watch bookmark (ADR 0024; every object when there is none), so no
+// change made while no one watched — a handover, a fresh cluster — is lost, and none made before costs a task. The
+// leader keeps the bookmark on the Lease with each renewal, moved up whenever its poker has delivered all it saw. A term ends the moment leadership does: its poker stops delivering
 // at once (it asks before every delivery), its pending pokes are dropped and its informers closed; a term after
 // another leader's starts from a fresh list, never from the old view.
 // One exception: a leader that only missed its own renew deadline (a saturated machine) *pauses* its term — nothing is
@@ -20,6 +21,7 @@ import { LeaderElector, type Clock, type LeaderElectionTimings, type LeaseApi } 
 import { counterIn } from '../watcher/metrics.js';
 import type { Poker } from '../watcher/poker.js';
 import type { Watcher } from '../watcher/watcher.js';
+import { advanceBookmark, BookmarkAnnotation, formatBookmark, parseBookmark, type WatchBookmark } from '../watcher/bookmark.js';
 
 export interface WatcherTerm {
   watcher: Watcher;
@@ -28,6 +30,11 @@ export interface WatcherTerm {
 
 export interface LeadershipOptions {
   enabled: boolean;
+  /**
+   * Versions seen outside the terms' watchers, for the watch bookmark (the config maps: `ConfigMap`). Changes there
+   * must reach a term's poker in the same tick they are seen, so that an empty poker means they were delivered.
+   */
+  seenElsewhere?: () => Record<string, string | undefined>;
   namespace: string;
   leaseName: string;
   timings: LeaderElectionTimings;
@@ -50,13 +57,20 @@ export class Leadership {
   readonly identity: string;
 
   /**
-   * `makeTerm(isCurrent, recentSince)` builds (not starts) a watcher and poker; the poker must ask `isCurrent()` before
-   * every delivery. `leaseApi` (watcher/lease-api.ts) should time out requests within the renew deadline.
+   * The watch bookmark (watcher/bookmark.ts, ADR 0024): as the previous leader left it on the Lease when this replica
+   * took it, then moved up at each renewal at which this term's poker had delivered everything its watcher saw.
+   */
+  private bookmark: WatchBookmark | undefined;
+
+  /**
+   * `makeTerm(isCurrent, recentSince, bookmark)` builds (not starts) a watcher and poker; the poker must ask
+   * `isCurrent()` before every delivery. `leaseApi` (watcher/lease-api.ts) should time out requests within the renew
+   * deadline.
    */
   constructor(
     private readonly opts: LeadershipOptions,
     leaseApi: LeaseApi,
-    private readonly makeTerm: (isCurrent: () => boolean, recentSince: number | undefined) => WatcherTerm,
+    private readonly makeTerm: (isCurrent: () => boolean, recentSince: number | undefined, bookmark: WatchBookmark | undefined) => WatcherTerm,
     private readonly log: Logger,
     registry: Registry,
     clock?: Clock,
@@ -81,12 +95,13 @@ export class Leadership {
         this.identity,
         opts.timings,
         {
-          onStartedLeading: (continued) => {
+          onStartedLeading: (continued, before) => {
             if (continued && this.resume()) {
               transitions.inc({ change: 'resumed' });
               return;
             }
             transitions.inc({ change: 'acquired' });
+            this.bookmark = parseBookmark(before?.metadata.annotations);
             this.begin(Date.now() - 2 * opts.timings.leaseDurationMs - 2000);
           },
           onStoppedLeading: (reason) => {
@@ -98,8 +113,18 @@ export class Leadership {
         },
         log,
         clock,
+        undefined,
+        () => this.bookmarkAnnotations(),
       );
     }
+  }
+
+  /** The bookmark as the Lease should carry it now, moved up first if this term has delivered all it saw. */
+  private bookmarkAnnotations(): Record<string, string> {
+    const term = this.term;
+    const seen = term?.watcher.progress();
+    if (term && seen && term.poker.backlog === 0) this.bookmark = advanceBookmark(this.bookmark, { ...seen, ...this.opts.seenElsewhere?.() });
+    return this.bookmark ? { [BookmarkAnnotation]: formatBookmark(this.bookmark) } : {};
   }
 
   /** The current term's poker, if this replica leads. */
@@ -153,7 +178,7 @@ export class Leadership {
   private begin(recentSince: number | undefined): void {
     this.end();
     this.closePaused('a new term starts from a fresh list');
-    const term: WatcherTerm = this.makeTerm(() => this.term === term && (this.elector?.isLeader() ?? true), recentSince);
+    const term: WatcherTerm = this.makeTerm(() => this.term === term && (this.elector?.isLeader() ?? true), recentSince, this.bookmark);
     this.term = term;
     this.leaderGauge.set({ identity: this.identity }, 1);
     term.watcher.start();
@@ -166,7 +191,11 @@ export class Leadership {
         if (this.term !== term && this.paused !== term) return;
         // Children deleted while no one watched are absent from the list: their owners hear of it here.
         const missing = term.watcher.pokeMissingChildren();
-        this.log.info({ identity: this.identity, missingChildren: missing }, 'watcher synced');
+        const { poked, unchanged } = term.watcher.startUp;
+        this.log.info(
+          { identity: this.identity, missingChildren: missing, poked, unchangedSinceBookmark: unchanged, bookmark: this.bookmark !== undefined },
+          'watcher synced',
+        );
       })
       .catch((err: unknown) => this.log.warn({ identity: this.identity, err }, 'watcher sync: could not poke the owners of missing children'));
   }

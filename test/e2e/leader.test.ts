@@ -1,6 +1,9 @@
 // Leader election: three controller replicas on the e2e stack. Exactly one holds the Lease
 // `knative-serving/tidal-controller` and pokes; the others serve as workers and webhooks only. kill -9 of the leader
-// hands over to another replica, and a change made right after the kill converges; SIGTERM releases the Lease.
+// hands over to another replica, and a change made right after the kill converges; SIGTERM releases the Lease. The
+// leader keeps a watch bookmark on the Lease (ADR 0024): after a kill, the next leader's start-up list pokes only
+// what changed while no one led — a spec edit, a child deleted, a child edited, a config map edited all converge — and
+// an object nobody touched gets no workflow task.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KubeClient } from '../../kube/client.js';
 import type { Configuration, Service } from '../../api/serving.js';
@@ -10,6 +13,10 @@ import { apply, getObject, kubectl, stack } from '../harness/cluster.js';
 import { leaderGauge, pokesDelivered, readLease, scrape } from '../harness/replicas.js';
 import { eventually } from '../harness/wait.js';
 import { readFileSync } from 'node:fs';
+import { temporalClient } from '../harness/cluster.js';
+import { deliveredInputs, runHistories } from '../harness/history.js';
+import { BookmarkAnnotation, parseBookmark } from '../../watcher/bookmark.js';
+import { Resources } from '../../api/kinds.js';
 
 const log = (s: string) => console.error(`[leader] ${s}`);
 let procs: ProcessTable;
@@ -39,7 +46,19 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await kubectl(['delete', 'ksvc', 'leader-a', 'leader-b', '--ignore-not-found']).catch(() => {});
+  await kubectl(['delete', 'ksvc', 'leader-a', 'leader-b', 'leader-still', 'leader-spec', 'leader-gone', 'leader-edit', '--ignore-not-found']).catch(
+    () => {},
+  );
+  await kubectl([
+    'patch',
+    'configmap',
+    'config-observability',
+    '-n',
+    'knative-serving',
+    '--type=merge',
+    '-p',
+    '{"data":{"logging.revision-url-template":null}}',
+  ]).catch(() => {});
   // Leave the stack as the other files expect it: the main controller running, the extra ones gone.
   await start(replicas[0]!);
   await procs.stop('tidal-controller-2');
@@ -155,6 +174,90 @@ describe('leader election', () => {
     await start(old.replica);
     const again = await theLeader();
     expect(again.leader.identity).toBe(next.identity);
+  });
+
+  it('kill -9 with a watch bookmark on the Lease: only what changed while no one led is poked, and it all converges', async () => {
+    const names = ['leader-still', 'leader-spec', 'leader-gone', 'leader-edit'];
+    for (const n of names) await apply(svc(n, 'nginx:1.27'));
+    for (const n of names) await converged(n, 'nginx:1.27');
+    // The leader has delivered every poke of what it saw: the bookmark on the Lease covers the Services as they are.
+    const newest = async () => {
+      const list = await kube.list<Service>(Resources.Service, 'default');
+      return BigInt(list.resourceVersion ?? '0');
+    };
+    const settledAt = await newest();
+    await eventually(
+      'the Lease bookmark past every Service',
+      async () => BigInt(parseBookmark((await readLease(kube))?.metadata.annotations)?.Service ?? '0') >= settledAt,
+      60_000,
+      200,
+    );
+    const { leader: old } = await theLeader();
+    const t = await temporalClient();
+    const stillId = 'Service/default/leader-still';
+    // What the workflow was told: each run's starts and signals (an idle run's own end adds none).
+    const told = async () => (await runHistories(t.client, stillId)).map((h) => deliveredInputs(h).length);
+    const before = await told();
+    expect(before.length).toBeGreaterThan(0);
+
+    const victim = procs.running(old.replica.name)!;
+    process.kill(victim.pid, 'SIGKILL');
+    log(`killed ${old.replica.name}; changing objects while no one leads`);
+    await apply(svc('leader-spec', 'nginx:1.28'));
+    const gone = await kubectl(['get', 'ingresses.networking.internal.knative.dev', 'leader-gone', '-o', 'jsonpath={.metadata.uid}']);
+    await kubectl(['delete', 'ingresses.networking.internal.knative.dev', 'leader-gone', '--wait=false']);
+    await kubectl(['scale', 'deployment', 'leader-edit-00001-deployment', '--replicas=0']);
+    await kubectl([
+      'patch',
+      'configmap',
+      'config-observability',
+      '-n',
+      'knative-serving',
+      '--type=merge',
+      '-p',
+      JSON.stringify({ data: { 'logging.revision-url-template': 'http://logs.example.com/?rev=${REVISION_UID}' } }),
+    ]);
+
+    const { leader: next } = await theLeader(old.identity);
+    log(`new leader ${next.identity}`);
+    await converged('leader-spec', 'nginx:1.28');
+    await eventually(
+      'leader-gone has a new KIngress',
+      async () => {
+        const uid = await kubectl([
+          'get',
+          'ingresses.networking.internal.knative.dev',
+          'leader-gone',
+          '-o',
+          'jsonpath={.metadata.uid}',
+          '--ignore-not-found',
+        ]);
+        return uid !== '' && uid !== gone ? true : undefined;
+      },
+      60_000,
+      250,
+    );
+    await eventually(
+      'leader-edit-00001-deployment back to its replicas',
+      async () => ((await getObject<{ spec: { replicas?: number } }>('deployment', 'leader-edit-00001-deployment'))?.spec.replicas ?? 0) > 0,
+      60_000,
+      250,
+    );
+    await eventually(
+      "leader-still's Revision has the new log URL",
+      async () =>
+        ((await getObject<{ status?: { logUrl?: string } }>('revision', 'leader-still-00001'))?.status?.logUrl ?? '').startsWith(
+          'http://logs.example.com/',
+        ),
+      60_000,
+      250,
+    );
+    // Nobody changed leader-still's Service, nor anything its workflow reads: no run started, no poke delivered.
+    expect(await told()).toEqual(before);
+    const lease = await readLease(kube);
+    expect(lease?.metadata.annotations?.[BookmarkAnnotation]).toBeDefined();
+    await t.close();
+    await start(old.replica);
   });
 
   it('SIGTERM of the leader releases the Lease: it stops poking first, the next replica takes over at its next try', async () => {

@@ -45,6 +45,36 @@ beforeEach(() => {
 });
 afterEach(() => vi.useRealTimers());
 
+describe("LeaderElector: the holder's annotations (the watch bookmark)", () => {
+  it('are written with every acquire, renew and release, and the next holder is handed the Lease as it found it', async () => {
+    const leases = new FakeLeases();
+    let mark = '1';
+    const annotate = () => ({ 'tidal.dev/watch-bookmark': mark });
+    const handed: (string | undefined)[] = [];
+    const cb = (identity: string) => ({
+      onStartedLeading: (_c: boolean, before?: { metadata: { annotations?: Record<string, string> } }) =>
+        handed.push(`${identity}:${before?.metadata.annotations?.['tidal.dev/watch-bookmark'] ?? 'none'}`),
+      onStoppedLeading: () => {},
+    });
+    const a = new LeaderElector(leases.apiFor(), where, 'a', timings, cb('a'), silent, clock, undefined, annotate);
+    await a.tryAcquireOrRenew();
+    expect(leases.lease!.metadata.annotations).toEqual({ 'tidal.dev/watch-bookmark': '1' });
+    mark = '2';
+    await vi.advanceTimersByTimeAsync(500);
+    await a.tryAcquireOrRenew();
+    expect(leases.lease!.metadata.annotations).toEqual({ 'tidal.dev/watch-bookmark': '2' });
+    mark = '3';
+    await a.stop();
+    expect(leases.lease!.spec.holderIdentity).toBe('');
+    expect(leases.lease!.metadata.annotations).toEqual({ 'tidal.dev/watch-bookmark': '3' });
+    // The next holder writes none of its own yet: the bookmark it was handed stays on the Lease.
+    const b = new LeaderElector(leases.apiFor(), where, 'b', timings, cb('b'), silent, clock, undefined, () => ({}));
+    await b.tryAcquireOrRenew();
+    expect(handed).toEqual(['a:none', 'b:3']);
+    expect(leases.lease!.metadata.annotations).toEqual({ 'tidal.dev/watch-bookmark': '3' });
+  });
+});
+
 describe('LeaderElector', () => {
   it('writes MicroTime as client-go does', () => {
     expect(microTime(new Date('2026-01-01T10:20:30.456Z'))).toBe('2026-01-01T10:20:30.456000Z');

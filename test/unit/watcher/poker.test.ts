@@ -474,6 +474,21 @@ describe('Poker: one signal per workflow, one poke per source', () => {
   });
 });
 
+describe('Poker: content a previous leader delivered (remember)', () => {
+  it('is not sent again; other content from that source, or the same content found by a list, is', async () => {
+    const { temporal, poker } = make();
+    poker.remember(target('r'), { ...poke('5', 'Revision/ns/r-00001'), token: 'd.ready' });
+    poker.poke(target('r'), { ...poke('6', 'Revision/ns/r-00001'), token: 'd.ready' });
+    await settle();
+    expect(temporal.signalled).toEqual([]);
+    poker.poke(target('r'), { ...poke('7', 'Revision/ns/r-00001'), token: 'd.ready' }, { fresh: true });
+    await temporal.called(1);
+    poker.poke(target('r'), { ...poke('8', 'Revision/ns/r-00001'), token: 'd.failed' });
+    await temporal.called(2);
+    expect(temporal.signalled).toEqual(['Service/ns/r 7', 'Service/ns/r 8']);
+  });
+});
+
 describe('Poker: a change a list found', () => {
   it('is sent even when its content equals the last one delivered: the versions in between went by unseen', async () => {
     const { temporal, poker } = make();
@@ -493,7 +508,7 @@ describe('Poker: a change a list found', () => {
   });
 });
 
-describe('Poker: the catch-up lane (a restart re-pokes every object)', () => {
+describe('Poker: the catch-up lane (a start without a bookmark, a sweep)', () => {
   it('catch-up pokes go after every ordinary poke, metered to catchUpPerSecond', async () => {
     const { temporal, poker } = make([], { concurrency: 100, catchUpPerSecond: 2 });
     for (let i = 0; i < 6; i++) poker.poke(target(`settled-${i}`), poke(String(10 + i), `Service/ns/settled-${i}`), { catchUp: true });

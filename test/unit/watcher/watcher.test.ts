@@ -9,7 +9,7 @@ import type { KubeClient, ListResult, RequestOptions, WatchEvent } from '../../.
 import { KubeApiError } from '../../../kube/errors.js';
 import type { WatchedKind } from '../../../watcher/poke-map.js';
 import type { Poker } from '../../../watcher/poker.js';
-import { Watcher } from '../../../watcher/watcher.js';
+import { Watcher, type WatcherOptions } from '../../../watcher/watcher.js';
 import { contentToken, observationCovers, observationOf, statusOnlyChange } from '../../../api/content-token.js';
 import { deploymentName } from '../../../resources/names.js';
 
@@ -101,13 +101,14 @@ type PokeCall = [{ kind: EntityKind; key: { namespace: string; name: string } },
 let registry: Registry;
 const open: Watcher[] = [];
 
-function make(cluster: FakeCluster, watched: WatchedKind[], enabled: ReadonlySet<EntityKind> = allKinds) {
+function make(cluster: FakeCluster, watched: WatchedKind[], enabled: ReadonlySet<EntityKind> = allKinds, extra: Partial<WatcherOptions> = {}) {
   const poke = vi.fn();
-  const poker = { poke } as unknown as Poker;
+  const remember = vi.fn();
+  const poker = { poke, remember } as unknown as Poker;
   const watcher = new Watcher(
     cluster.client,
     poker,
-    { enabled, watched, relistMs: 600_000, maxBackoffMs: 30_000 },
+    { enabled, watched, relistMs: 600_000, maxBackoffMs: 30_000, ...extra },
     pino({ level: 'silent' }),
     registry,
   );
@@ -119,7 +120,7 @@ function make(cluster: FakeCluster, watched: WatchedKind[], enabled: ReadonlySet
     poke.mockClear();
     return out;
   };
-  return { watcher, poke, calls, take };
+  return { watcher, poke, remember, calls, take };
 }
 
 async function metric(name: string, labels: Record<string, string>): Promise<number> {
@@ -143,8 +144,8 @@ function webCluster(): FakeCluster {
   return c;
 }
 
-async function started(cluster: FakeCluster, watched: WatchedKind[], enabled?: ReadonlySet<EntityKind>) {
-  const h = make(cluster, watched, enabled);
+async function started(cluster: FakeCluster, watched: WatchedKind[], enabled?: ReadonlySet<EntityKind>, extra?: Partial<WatcherOptions>) {
+  const h = make(cluster, watched, enabled, extra);
   h.watcher.start();
   await h.watcher.synced();
   await Promise.all(watched.map((k) => cluster.stream(k)));
@@ -358,6 +359,41 @@ describe('Watcher: the start-up list catches up settled objects last', () => {
     (await cluster.stream('Service')).send('ADDED', settled('new', 1, 1, 'True'));
     await vi.waitFor(() => expect(h.calls()).toHaveLength(1));
     expect(h.calls()[0]![2]).toBeUndefined();
+  });
+});
+
+describe('Watcher: the start-up list after a watch bookmark (a new leader term)', () => {
+  it("pokes only the objects written after their kind's bookmark, and every object of a kind without one", async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('before', '40', 1), service('at', '50', 1), service('after', '51', 1)]);
+    cluster.objects.set('Configuration', [standaloneConfiguration('web', '7')]);
+    const h = await started(cluster, ['Service', 'Configuration'], allKinds, { bookmark: { Service: '50' } });
+    expect(h.take().sort()).toEqual(['Configuration/ns/web <- added Configuration/ns/web 7', 'Service/ns/after <- added Service/ns/after 51']);
+    expect(h.watcher.startUp).toEqual({ poked: 2, unchanged: 2 });
+    // What the unchanged ones would have announced is remembered as delivered, so the same content again is no news.
+    const remembered = (h.remember.mock.calls as PokeCall[]).map(
+      ([t, p]) => `${t.kind}/${t.key.name} <- ${p.source} ${p.resourceVersion ?? '-'} ${p.token ? 'token' : '-'}`,
+    );
+    expect(remembered.sort()).toEqual(['Service/at <- Service/ns/at 50 token', 'Service/before <- Service/ns/before 40 token']);
+    // The caches hold every object all the same, and a later change of one left alone is news as always.
+    expect(h.watcher.cache.versionOf?.(Resources.Service, 'ns', 'before')).toMatchObject({ resourceVersion: '40' });
+    (await cluster.stream('Service')).send('MODIFIED', service('before', '120', 2));
+    await vi.waitFor(() => expect(h.take()).toEqual(['Service/ns/before <- updated Service/ns/before 120']));
+  });
+
+  it("progress: each kind's newest version, once every kind has listed", async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('a', '40', 1)]);
+    const release = cluster.holdList('Configuration');
+    const h = make(cluster, ['Service', 'Configuration']);
+    h.watcher.start();
+    await vi.waitFor(() => expect(h.watcher.cache.versionOf?.(Resources.Service, 'ns', 'a')).toMatchObject({ resourceVersion: '40' }));
+    expect(h.watcher.progress()).toBeUndefined();
+    release();
+    await h.watcher.synced();
+    expect(h.watcher.progress()).toEqual({ Service: '100', Configuration: '100' });
+    (await cluster.stream('Service')).send('MODIFIED', service('a', '130', 2));
+    await vi.waitFor(() => expect(h.watcher.progress()).toEqual({ Service: '130', Configuration: '100' }));
   });
 });
 
