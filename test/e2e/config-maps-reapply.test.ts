@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RESET_HINT } from '../../dev/config-maps.js';
 import { applyTidalConfigMaps } from '../../dev/stack.js';
-import { kubectl, kubectlJson, stack } from '../harness/cluster.js';
+import { kubectlJson, patchConfigMap, stack } from '../harness/cluster.js';
 import { shippedGc } from '../harness/config-gc.js';
 
 type AllData = Record<string, Record<string, string>>;
@@ -20,8 +20,7 @@ async function allData(): Promise<AllData> {
   return Object.fromEntries(list.items.map((c) => [c.metadata.name, c.data ?? {}]));
 }
 
-const patch = (name: string, data: Record<string, string | null>) =>
-  kubectl(['patch', 'configmap', name, '-n', 'knative-serving', '--type=merge', '-p', JSON.stringify({ data })]);
+const patch = patchConfigMap;
 
 let before: AllData;
 beforeAll(async () => (before = await allData()));

@@ -8,14 +8,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
 import type { Revision } from '../../api/serving.js';
-import { apply, getObject, kubectl, kubectlJson, revisionReady, stack } from '../harness/cluster.js';
+import { apply, getObject, kubectl, kubectlJson, revisionReady, stack, patchConfigMap } from '../harness/cluster.js';
 import { eventually } from '../harness/wait.js';
 
 const log = (s: string) => console.error(`[config-maps] ${s}`);
 const refusedBy = 'admission webhook "config.webhook.serving.knative.dev" denied the request: validation failed:';
 
-const patch = (name: string, data: Record<string, string | null>) =>
-  kubectl(['patch', 'configmap', name, '-n', 'knative-serving', '--type=merge', '-p', JSON.stringify({ data })]);
+const patch = patchConfigMap;
 
 const service = (name: string) => ({
   apiVersion: 'serving.knative.dev/v1',

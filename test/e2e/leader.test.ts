@@ -13,7 +13,7 @@ import { apply, getObject, kubectl, stack } from '../harness/cluster.js';
 import { leaderGauge, pokesDelivered, readLease, scrape } from '../harness/replicas.js';
 import { eventually } from '../harness/wait.js';
 import { readFileSync } from 'node:fs';
-import { temporalClient } from '../harness/cluster.js';
+import { patchConfigMap, temporalClient } from '../harness/cluster.js';
 import { deliveredInputs, runHistories } from '../harness/history.js';
 import { BookmarkAnnotation, parseBookmark } from '../../watcher/bookmark.js';
 import { Resources } from '../../api/kinds.js';
@@ -49,16 +49,7 @@ afterAll(async () => {
   await kubectl(['delete', 'ksvc', 'leader-a', 'leader-b', 'leader-still', 'leader-spec', 'leader-gone', 'leader-edit', '--ignore-not-found']).catch(
     () => {},
   );
-  await kubectl([
-    'patch',
-    'configmap',
-    'config-observability',
-    '-n',
-    'knative-serving',
-    '--type=merge',
-    '-p',
-    '{"data":{"logging.revision-url-template":null}}',
-  ]).catch(() => {});
+  await patchConfigMap('config-observability', { 'logging.revision-url-template': null }).catch(() => {});
   // Leave the stack as the other files expect it: the main controller running, the extra ones gone.
   await start(replicas[0]!);
   await procs.stop('tidal-controller-2');
@@ -207,16 +198,7 @@ describe('leader election', () => {
     const gone = await kubectl(['get', 'ingresses.networking.internal.knative.dev', 'leader-gone', '-o', 'jsonpath={.metadata.uid}']);
     await kubectl(['delete', 'ingresses.networking.internal.knative.dev', 'leader-gone', '--wait=false']);
     await kubectl(['scale', 'deployment', 'leader-edit-00001-deployment', '--replicas=0']);
-    await kubectl([
-      'patch',
-      'configmap',
-      'config-observability',
-      '-n',
-      'knative-serving',
-      '--type=merge',
-      '-p',
-      JSON.stringify({ data: { 'logging.revision-url-template': 'http://logs.example.com/?rev=${REVISION_UID}' } }),
-    ]);
+    await patchConfigMap('config-observability', { 'logging.revision-url-template': 'http://logs.example.com/?rev=${REVISION_UID}' });
 
     const { leader: next } = await theLeader(old.identity);
     log(`new leader ${next.identity}`);

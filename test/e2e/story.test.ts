@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Revision } from '../../api/serving.js';
 import { buildPlugin, installPlugin } from '../../cli/build.js';
-import { apply, eventsOf, getObject, kubectl, stack } from '../harness/cluster.js';
+import { apply, eventsOf, getObject, kubectl, stack, patchConfigMap } from '../harness/cluster.js';
 import { setGcArgs } from '../harness/config-gc.js';
 import { eventually } from '../harness/wait.js';
 
@@ -51,17 +51,7 @@ const ksvc = (name: string, image: string, annotations: Record<string, string> =
   spec: { template: { spec: { containers: [{ image, ports: [{ containerPort: 80 }] }] } } },
 });
 
-const setObservability = (value: string | null) =>
-  kubectl([
-    'patch',
-    'configmap',
-    'config-observability',
-    '-n',
-    'knative-serving',
-    '--type=merge',
-    '-p',
-    JSON.stringify({ data: { 'temporal-ui-url': value } }),
-  ]);
+const setObservability = (value: string | null) => patchConfigMap('config-observability', { 'temporal-ui-url': value });
 
 beforeAll(async () => {
   installPlugin(await buildPlugin(path.join(bin, 'build', 'kubectl-tidal')), bin);

@@ -13,6 +13,11 @@ export function kubectl(args: string[], input?: string): Promise<string> {
   return runKubectl(stack(), args, input);
 }
 
+/** `kubectl patch` of a config map in knative-serving: each key set, or removed with null. */
+export function patchConfigMap(name: string, data: Record<string, string | null>): Promise<string> {
+  return kubectl(['patch', 'configmap', name, '-n', 'knative-serving', '--type=merge', '-p', JSON.stringify({ data })]);
+}
+
 export async function kubectlJson<T = Record<string, unknown>>(args: string[]): Promise<T> {
   const get = parseGet(args);
   if (get) return (await apiGet(stack().kubeconfig, get)) as T;
