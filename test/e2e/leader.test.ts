@@ -242,6 +242,34 @@ describe('leader election', () => {
     await start(old.replica);
   });
 
+  it('a run terminated by hand gets a fresh run from the leader, which finds it in Temporal visibility', async () => {
+    await theLeader();
+    await apply(svc('leader-a', 'nginx:1.29'));
+    await converged('leader-a', 'nginx:1.29');
+    const t = await temporalClient();
+    const id = 'Service/default/leader-a';
+    // Its run waits out its idle minute after the pass: end it the way an operator's `temporal workflow terminate` does.
+    const run = await t.client.workflow.getHandle(id).describe();
+    expect(run.status.name).toBe('RUNNING');
+    const terminatedAt = new Date();
+    await t.client.workflow.getHandle(id, run.runId).terminate('an operator ended it');
+    const fresh = await eventually(
+      `a run of ${id} started after its termination`,
+      async () => {
+        for await (const r of t.client.workflow.list({ query: `WorkflowId = '${id}'` })) if (r.startTime > terminatedAt) return r;
+        return undefined;
+      },
+      90_000,
+      1000,
+    );
+    log(`a fresh run ${fresh.runId} ${fresh.startTime.getTime() - terminatedAt.getTime()} ms after the termination`);
+    expect((await t.client.workflow.getHandle(id, run.runId).describe()).status.name).toBe('TERMINATED');
+    // Started by the leader's restart of ended runs (a start with no poke in it), not by news about the Service.
+    const started = deliveredInputs(await t.client.workflow.getHandle(id, fresh.runId).fetchHistory())[0] ?? '';
+    expect(started).not.toContain('"source"');
+    await t.close();
+  });
+
   it('SIGTERM of the leader releases the Lease: it stops poking first, the next replica takes over at its next try', async () => {
     const { leader: old, lease: oldLease } = await theLeader();
     const rec = procs.running(old.replica.name)!;
