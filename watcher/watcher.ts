@@ -42,7 +42,7 @@ export interface WatcherOptions {
    */
   recentSince?: number;
   /**
-   * The watch bookmark the previous leader left on the Lease (watcher/bookmark.ts, ADR 0023): the start-up list pokes
+   * The watch bookmark the previous leader left on the Lease (watcher/bookmark.ts, ADR 0024): the start-up list pokes
    * only the objects written after their kind's bookmark. Absent: every object is poked.
    */
   bookmark?: WatchBookmark;

@@ -229,11 +229,11 @@ async function main(): Promise<void> {
           log.child({ component: 'watcher' }),
           registry,
         );
-        // A config map changed while no leader watched: its readers are poked as for any change (ADR 0024). Without
-        // a bookmark the start-up list pokes every object anyway.
+        // A config map changed while no leader watched, or while this term's lists came in (its readers not all
+        // cached yet): its readers are poked as for any change, once every kind has listed (ADR 0024). A paused term's
+        // poker holds them. Without a bookmark the start-up list pokes every object anyway.
         if (bookmark !== undefined) {
           void watcher.synced().then(() => {
-            if (!isCurrent()) return;
             for (const cm of configStore.maps()) if (writtenAfter(bookmark, 'ConfigMap', cm)) pokeConfigReaders(cm);
           });
         }
@@ -272,18 +272,22 @@ async function main(): Promise<void> {
     // Runs that failed (a run that no longer replays on new code fails on its next task, ADR 0002), timed out or were
     // terminated get a fresh run from the leader within half a minute: a leader change pokes only what changed
     // (ADR 0024), so nothing else would start them before the sweep.
-    let failedSince = new Date(Date.now() - 10 * 60_000);
+    // Each look goes back to the last one (a minute more, for visibility's lag), and at most 10 minutes: a replica
+    // that becomes the leader late in its life looks at the handover, not at its whole life.
+    const lookBackMs = 10 * 60_000;
+    let failedSince = Date.now() - lookBackMs;
     const restartFailedRuns = async () => {
       const watcher = l.watcher;
       if (!watcher?.hasSynced) return;
-      const checkedAt = new Date();
-      const targets = await failedRunObjects(client, cfg.taskQueue, new Date(failedSince.getTime() - 60_000));
+      const checkedAt = Date.now();
+      const since = Math.max(failedSince, checkedAt - lookBackMs) - 60_000;
+      const targets = await failedRunObjects(client, cfg.taskQueue, new Date(since));
       const n = watcher.pokeObjects(targets, sweep, { force: true, catchUp: true });
       failedSince = checkedAt;
       if (n > 0) log.info({ poked: n }, 'runs that failed, timed out or were terminated: their objects get a fresh run');
     };
     setInterval(() => void restartFailedRuns().catch((err: unknown) => log.warn({ err }, 'could not list failed runs')), 30_000).unref();
-    configStore.onUpdate((cm) => pokeConfigReaders(cm));
+    configStore.onUpdate(pokeConfigReaders);
   }
   /**
    * Pokes the objects that read a changed config map. config-gc is read only by the Configurations' garbage

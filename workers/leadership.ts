@@ -2,9 +2,10 @@
 // namespace (watcher/leader-election.ts); the holder runs a *term*: a fresh watcher and poker whose start-up list pokes
 // every object written after the previous leader's watch bookmark (ADR 0024; every object when there is none), so no
 // change made while no one watched — a handover, a fresh cluster — is lost, and none made before costs a task. The
-// leader keeps the bookmark on the Lease with each renewal, moved up whenever its poker has delivered all it saw. A term ends the moment leadership does: its poker stops delivering
-// at once (it asks before every delivery), its pending pokes are dropped and its informers closed; a term after
-// another leader's starts from a fresh list, never from the old view.
+// leader keeps the bookmark on the Lease with each renewal, moved up whenever its poker has delivered all it saw. A
+// term ends the moment leadership does: its poker stops delivering at once (it asks before every delivery), its
+// pending pokes are dropped and its informers closed; a term after another leader's starts from a fresh list, never
+// from the old view.
 // One exception: a leader that only missed its own renew deadline (a saturated machine) *pauses* its term — nothing is
 // delivered, its informers keep watching and its poker keeps what they announce — and resumes it when it takes the
 // Lease back still naming it, i.e. nobody else led meanwhile, so nothing changed unwatched. The moment the Lease is
@@ -119,11 +120,16 @@ export class Leadership {
     }
   }
 
-  /** The bookmark as the Lease should carry it now, moved up first if this term has delivered all it saw. */
+  /**
+   * The bookmark as the Lease should carry it now, moved up first if this term has delivered all it saw. Without a
+   * running term (taking the Lease, paused, releasing it) nothing: the Lease keeps the one it has, never one this
+   * replica kept from an earlier term of its own.
+   */
   private bookmarkAnnotations(): Record<string, string> {
     const term = this.term;
-    const seen = term?.watcher.progress();
-    if (term && seen && term.poker.backlog === 0) this.bookmark = advanceBookmark(this.bookmark, { ...seen, ...this.opts.seenElsewhere?.() });
+    if (!term) return {};
+    const seen = term.watcher.progress();
+    if (seen && term.poker.backlog === 0) this.bookmark = advanceBookmark(this.bookmark, { ...seen, ...this.opts.seenElsewhere?.() });
     return this.bookmark ? { [BookmarkAnnotation]: formatBookmark(this.bookmark) } : {};
   }
 

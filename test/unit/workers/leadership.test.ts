@@ -6,6 +6,7 @@ import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Poker } from '../../../watcher/poker.js';
 import type { Watcher } from '../../../watcher/watcher.js';
+import { BookmarkAnnotation, type WatchBookmark } from '../../../watcher/bookmark.js';
 import { Leadership, type WatcherTerm } from '../../../workers/leadership.js';
 import { FakeLeases } from '../../fixtures/leases.js';
 
@@ -22,14 +23,29 @@ interface FakeTerm {
   closed: { poker: boolean; watcher: boolean };
   /** Times the poker was told it may deliver again (a paused term resumed). */
   resumed: number;
+  /** The watch bookmark the term started from. */
+  bookmark: WatchBookmark | undefined;
+  /** What its watcher reports seen (undefined: still listing), and its poker's backlog. */
+  progress: Record<string, string> | undefined;
+  backlog: number;
 }
 
 function setup(enabled = true, leases = new FakeLeases(), identityBase = 'pod-0', synced = () => Promise.resolve()) {
   const api = leases.apiFor();
   const terms: FakeTerm[] = [];
   const registry = new Registry();
-  const makeTerm = (isCurrent: () => boolean, recentSince: number | undefined): WatcherTerm => {
-    const t: FakeTerm = { isCurrent, recentSince, started: false, missingChildrenPoked: false, closed: { poker: false, watcher: false }, resumed: 0 };
+  const makeTerm = (isCurrent: () => boolean, recentSince: number | undefined, bookmark: WatchBookmark | undefined): WatcherTerm => {
+    const t: FakeTerm = {
+      isCurrent,
+      recentSince,
+      started: false,
+      missingChildrenPoked: false,
+      closed: { poker: false, watcher: false },
+      resumed: 0,
+      bookmark,
+      progress: undefined,
+      backlog: 0,
+    };
     terms.push(t);
     const watcher = {
       start: () => void (t.started = true),
@@ -37,8 +53,16 @@ function setup(enabled = true, leases = new FakeLeases(), identityBase = 'pod-0'
       pokeMissingChildren: () => ((t.missingChildrenPoked = true), 0),
       close: async () => void (t.closed.watcher = true),
       hasSynced: true,
+      startUp: { poked: 0, unchanged: 0 },
+      progress: () => t.progress,
     } as unknown as Watcher;
-    const poker = { close: async () => void (t.closed.poker = true), resume: () => void (t.resumed += 1), backlog: 0 } as unknown as Poker;
+    const poker = {
+      close: async () => void (t.closed.poker = true),
+      resume: () => void (t.resumed += 1),
+      get backlog() {
+        return t.backlog;
+      },
+    } as unknown as Poker;
     return { watcher, poker };
   };
   const leadership = new Leadership(
@@ -171,6 +195,57 @@ describe('Leadership', () => {
     expect(terms[0]!.isCurrent()).toBe(false);
     expect(terms[0]!.closed).toEqual({ poker: true, watcher: true });
     expect(leases.lease!.spec.holderIdentity).toBe('');
+  });
+
+  it('keeps a watch bookmark on the Lease, moved up only while the poker is empty, and hands it to the next leader', async () => {
+    const leases = new FakeLeases();
+    const a = setup(true, leases, 'pod-a');
+    a.leadership.start();
+    await vi.advanceTimersByTimeAsync(10);
+    const bookmark = () => leases.lease!.metadata.annotations?.[BookmarkAnnotation];
+    // Still listing: nothing to vouch for.
+    expect(a.terms[0]!.bookmark).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(500);
+    expect(bookmark()).toBeUndefined();
+    // Listed, but pokes still waiting: not yet.
+    a.terms[0]!.progress = { Service: '50', Revision: '40' };
+    a.terms[0]!.backlog = 3;
+    await vi.advanceTimersByTimeAsync(500);
+    expect(bookmark()).toBeUndefined();
+    a.terms[0]!.backlog = 0;
+    await vi.advanceTimersByTimeAsync(500);
+    expect(bookmark()).toBe('{"Revision":"40","Service":"50"}');
+    // Seen further, with pokes waiting again: the Lease keeps what was delivered.
+    a.terms[0]!.progress = { Service: '90', Revision: '40' };
+    a.terms[0]!.backlog = 1;
+    await vi.advanceTimersByTimeAsync(500);
+    expect(bookmark()).toBe('{"Revision":"40","Service":"50"}');
+    // Cut off from the API server (as good as dead): the next leader starts its term from that bookmark.
+    a.api.down = true;
+    const b = setup(true, leases, 'pod-b');
+    b.leadership.start();
+    await vi.advanceTimersByTimeAsync(3500);
+    expect(leases.lease!.spec.holderIdentity).toBe(b.leadership.identity);
+    expect(b.terms[0]!.bookmark).toEqual({ Revision: '40', Service: '50' });
+    // While its own list comes in, its renewals keep the bookmark it found; then it moves it up.
+    expect(bookmark()).toBe('{"Revision":"40","Service":"50"}');
+    b.terms[0]!.progress = { Service: '120', Revision: '110' };
+    await vi.advanceTimersByTimeAsync(500);
+    expect(bookmark()).toBe('{"Revision":"110","Service":"120"}');
+    // The first replica comes back and takes the Lease once the second is cut off: it starts from the second's
+    // bookmark, and never writes back the older one it kept from its own term.
+    b.api.down = true;
+    a.api.down = false;
+    const written: (string | undefined)[] = [];
+    for (let i = 0; i < 100; i++) {
+      await vi.advanceTimersByTimeAsync(50);
+      written.push(bookmark());
+    }
+    expect(leases.lease!.spec.holderIdentity).toBe(a.leadership.identity);
+    expect(a.terms.at(-1)!.bookmark).toEqual({ Revision: '110', Service: '120' });
+    expect(new Set(written)).toEqual(new Set(['{"Revision":"110","Service":"120"}']));
+    await b.leadership.stop();
+    await a.leadership.stop();
   });
 
   it('with leader election off, one term runs for the life of the process and no Lease is written', async () => {
