@@ -215,9 +215,12 @@ export class StackProcesses {
     return this.table.running(processName[role])?.pid;
   }
 
-  /** Tidal's processes: the controller and any extra worker-only processes (`tidal-worker-<n>`, BENCH_WORKERS). */
+  /**
+   * Tidal's processes: the controller, any extra worker-only processes (`tidal-worker-<n>`, BENCH_WORKERS) and any
+   * further replicas (`tidal-replica-<n>`, bench:scale's rolling restart).
+   */
   tidalPids(): number[] {
-    const names = [processName.tidal, ...Array.from({ length: 8 }, (_, i) => `tidal-worker-${i + 2}`)];
+    const names = [processName.tidal, ...Array.from({ length: 8 }, (_, i) => [`tidal-worker-${i + 2}`, `tidal-replica-${i + 2}`]).flat()];
     return names.flatMap((n) => this.table.running(n)?.pid ?? []);
   }
 

@@ -1,17 +1,21 @@
 // `npm run bench:scale`: Tidal with thousands of resident Services (kwok makes their pods cheap). Creates
 // BENCH_SCALE_COUNTS Services cumulatively (default 1000,5000) on the unthrottled local stack and, at each level,
 // measures a new Service's create → Ready, the CPU Tidal and the Temporal server burn per minute while nothing
-// changes, their memory, and how long a controller killed with SIGKILL takes after its restart to bring a Service
-// changed while it was down to Ready and to be idle again. Aborts with a message when creation stalls.
+// changes, their memory, and what a leader change costs: the controller killed with SIGKILL and started again
+// (BENCH_SCALE_RESTARTS times) and a rolling restart of three replicas (BENCH_SCALE_ROLLING times), each with a
+// Service's image changed, a KIngress deleted and a Deployment scaled to 0 while no leader watched — how long after
+// the new leader took the Lease each converged and the control plane was idle again, and the CPU it cost.
+// BENCH_SCALE_KEEP=1 reuses a stack kept by an earlier run and keeps it. Aborts with a message when creation stalls.
 // It asserts nothing.
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { Resources } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
 import type { Service } from '../api/serving.js';
 import { KubeClient } from '../kube/client.js';
 import { ProcessTable } from '../dev/processes.js';
-import { repoRoot, stackDown, stackUp, startController, type StackInfo } from '../dev/stack.js';
+import { replicaPorts, repoRoot, stackDown, stackUp, startController, type StackInfo } from '../dev/stack.js';
 import { makeLogger } from '../workers/logger.js';
 import {
   controllerCounters,
@@ -48,6 +52,10 @@ const levelMinutes = envNumber('BENCH_SCALE_LEVEL_MINUTES', 120);
 const catchUpSeconds = envNumber('BENCH_SCALE_CATCHUP_SECONDS', 600);
 /** After the entity runs have ended: time for V8's memory reducer to give the burst's heap back. */
 const settleSeconds = envNumber('BENCH_SCALE_SETTLE_SECONDS', 60);
+/** Controller restarts measured at each level (0: none, e.g. while only populating a stack kept for later runs). */
+const restarts = envNumber('BENCH_SCALE_RESTARTS', 1);
+/** Reuse the stack a previous run kept (its Services count as resident) and leave it running at the end. */
+const keep = process.env.BENCH_SCALE_KEEP === '1';
 const podsPerNode = 500;
 const podsPerService = 2; // hakn's min-scale
 const progress = progressLog('scale', 5);
@@ -59,8 +67,35 @@ interface Level {
   probeMs: number[];
   idle: { tidalPerMin: number; temporalPerMin: number; requestsPerMin: number; seconds: number };
   memory: Memory;
-  restart: { readyzMs: number; serviceReadyMs: number; idleMs: number; tidalCpu: number; temporalCpu: number; rebuilt: boolean };
+  restarts: Restart[];
 }
+
+/** A leader change with changes made while no leader watched; times from the new leader's Lease acquisition. */
+interface Restart {
+  how: 'kill' | 'rolling';
+  /** kill: the controller's start → /readyz. */
+  readyzMs: number;
+  /** kill: the controller's start → the Lease taken; rolling: the changes → the Lease taken after them. */
+  leaseMs: number;
+  leaderChanges: number;
+  /** The Service given a new image: Ready on its new Revision. */
+  serviceReadyMs: number;
+  /** The deleted KIngress: there again. */
+  ingressBackMs: number;
+  /** The Deployment scaled to 0: its replicas back. */
+  replicasBackMs: number;
+  /** Idle again: the start of the quiet stretch. */
+  idleMs: number;
+  tidalCpu: number;
+  temporalCpu: number;
+  rebuilt: boolean;
+}
+
+const replicaName = (i: number) => (i === 0 ? 'tidal-controller' : `tidal-replica-${i + 1}`);
+/** Each replica's identity base, so the Lease's holder names the replica. */
+const replicaEnv = (i: number) => ({ TIDAL_IDENTITY: `replica-${i + 1}` });
+/** Rolling restarts of three replicas measured at each level, after the SIGKILL restarts. */
+const rolling = envNumber('BENCH_SCALE_ROLLING', 1);
 
 class ScaleBench {
   /** Services created, probes included. */
@@ -170,84 +205,199 @@ class ScaleBench {
     };
   }
 
+  /** The leader Lease: who holds it and since when (wall-clock ms; the holder's clock is this machine's). */
+  async lease(): Promise<{ holder: string; acquiredAt: number }> {
+    const l = await this.kube.get<KubeObject & { spec?: { holderIdentity?: string; acquireTime?: string } }>(
+      Resources.Lease,
+      'knative-serving',
+      'tidal-controller',
+    );
+    return { holder: l?.spec?.holderIdentity ?? '', acquiredAt: l?.spec?.acquireTime ? Date.parse(l.spec.acquireTime) : NaN };
+  }
+
   /**
-   * SIGKILL the controller, change one Service's image while it is down, start it again; time (from the start) its
-   * readiness, that Service Ready on its new Revision, and the control plane idle again: no API request, watch event
-   * or poke for 5 s, and the controller's and Temporal's CPU over those 5 s within 0.1 CPU-s/s of their idle rates.
+   * The changes made while no leader watches: a new image for `s-0` (its Revision `expect` must turn Ready), the
+   * KIngress of `s-1` deleted (it must come back), the Deployment of `s-2`'s Revision scaled to 0 (its replicas
+   * must come back). Config maps are left alone: an edit of one makes every reader pass, a cost of the edit
+   * itself (as upstream's global resync), measured apart from what a leader change costs.
    */
-  async restart(level: number): Promise<Level['restart']> {
-    const table = new ProcessTable(dir);
-    const rec = table.running('tidal-controller');
-    if (!rec) throw new Error('the controller is not running');
-    process.kill(rec.pid, 'SIGKILL');
-    while (table.running('tidal-controller')) await sleep(50);
+  async changeWhileDown(round: number): Promise<{ revision: string; deployment: string; replicas: number }> {
     const name = 's-0';
-    const image = `nginx:1.27-r${level}`;
     const svc = await this.kube.get<Service>(Resources.Service, 'default', name);
     await this.kube.mergePatch(Resources.Service, 'default', name, {
-      spec: { template: { spec: { containers: [{ image, ports: [{ containerPort: 80 }] }] } } },
+      spec: { template: { spec: { containers: [{ image: `nginx:1.27-r${round}`, ports: [{ containerPort: 80 }] }] } } },
     });
     const generation = (svc?.metadata.generation ?? 1) + 1;
-    const revision = `${name}-${String(generation).padStart(5, '0')}`;
-    const temporalBefore = this.procs.cpu().temporal;
+    await this.kube.delete(Resources.KIngress, 'default', 's-1');
+    const deployments = (
+      await this.kube.list<KubeObject & { spec?: { replicas?: number } }>(Resources.Deployment, 'default', {
+        labelSelector: 'serving.knative.dev/service=s-2',
+      })
+    ).items;
+    const deployment = deployments.find((d) => (d.spec?.replicas ?? 0) > 0);
+    if (!deployment) throw new Error('s-2 has no Deployment with replicas');
+    await this.kube.mergePatch(Resources.Deployment, 'default', deployment.metadata.name ?? '', { spec: { replicas: 0 } });
+    return {
+      revision: `${name}-${String(generation).padStart(5, '0')}`,
+      deployment: deployment.metadata.name ?? '',
+      replicas: deployment.spec?.replicas ?? 0,
+    };
+  }
+
+  /**
+   * After `changeWhileDown`: follows the leader that took the Lease after `after` (wall clock) until the changes have
+   * converged and the control plane is idle again — no API request, watch event or poke for 5 s on any replica, and
+   * the controllers' and Temporal's CPU over those 5 s within 0.1 CPU-s/s of their idle rates — and measures each
+   * from the Lease's acquisition. `minQuietFrom` (performance time): the quiet stretch must last past it.
+   */
+  async converge(
+    changes: Awaited<ReturnType<ScaleBench['changeWhileDown']>>,
+    after: number,
+    metrics: number[],
+    minQuietFrom: number,
+    cpuFrom: { tidal: number; temporal: number },
+  ): Promise<Omit<Restart, 'how' | 'readyzMs' | 'rebuilt' | 'leaderChanges' | 'leaseMs'> & { leaseAt: number }> {
     const t0 = performance.now();
-    // The launcher rebuilds dist/ first when the sources changed since the last build (someone editing meanwhile).
-    let rebuilt = false;
-    await startController(this.info, table, { ports }, (line) => {
-      if (/build/i.test(line)) rebuilt = true;
-      progress(line);
-    });
-    const readyzMs = performance.now() - t0;
     const windowMs = 5000;
     const samples: { at: number; tidal: number; temporal: number; activity: number }[] = [];
-    let serviceReadyMs = NaN;
-    // The start of the quiet stretch that lasts to the end of the watch: a burst after a first lull (the controller's
-    // sweep some seconds after its start, say) counts as catch-up too, so the watch goes on at least `minWatchMs`.
+    let leaseAt = NaN;
+    let serviceReady = NaN;
+    let ingressBack = NaN;
+    let replicasBack = NaN;
     let quietFrom: { at: number; tidal: number; temporal: number } | undefined;
-    const minWatchMs = 60_000;
+    const activity = async () =>
+      (
+        await Promise.all(
+          metrics.map((m) =>
+            controllerCounters(m).then(
+              (c) => c.activity,
+              () => NaN,
+            ),
+          ),
+        )
+      ).reduce((a, b) => a + b, 0);
     while (performance.now() - t0 < catchUpSeconds * 1000) {
       const cpu = this.procs.cpu();
-      const activity = await controllerCounters(ports.controllerMetrics).then(
-        (c) => c.activity,
-        () => NaN,
-      );
-      samples.push({ at: cpu.at, tidal: cpu.tidal, temporal: cpu.temporal, activity });
-      const ready = this.timeline.serviceReady(name, revision);
-      if (ready !== undefined && Number.isNaN(serviceReadyMs)) serviceReadyMs = ready - t0;
-      // The newest sample at least a window old: the window is [first, now].
-      const first = [...samples].reverse().find((s) => s.at <= cpu.at - windowMs);
-      if (first && !Number.isNaN(serviceReadyMs)) {
+      const [act, lease, ingress, deployment] = await Promise.all([
+        activity(),
+        Number.isNaN(leaseAt) ? this.lease() : undefined,
+        Number.isNaN(ingressBack) ? this.kube.get(Resources.KIngress, 'default', 's-1') : undefined,
+        Number.isNaN(replicasBack)
+          ? this.kube.get<KubeObject & { spec?: { replicas?: number } }>(Resources.Deployment, 'default', changes.deployment)
+          : undefined,
+      ]);
+      if (lease && lease.acquiredAt > after) leaseAt = performance.now() - (Date.now() - lease.acquiredAt);
+      samples.push({ at: cpu.at, tidal: cpu.tidal, temporal: cpu.temporal, activity: act });
+      const now = performance.now();
+      if (Number.isNaN(serviceReady)) serviceReady = this.timeline.serviceReady('s-0', changes.revision) ?? NaN;
+      if (Number.isNaN(ingressBack) && ingress) ingressBack = now;
+      if (Number.isNaN(replicasBack) && (deployment?.spec?.replicas ?? 0) >= changes.replicas) replicasBack = now;
+      const converged = ![leaseAt, serviceReady, ingressBack, replicasBack].some(Number.isNaN);
+      const first = [...samples].reverse().find((x) => x.at <= cpu.at - windowMs);
+      if (first && converged) {
         const secs = (cpu.at - first.at) / 1000;
-        const quiet = first.activity === activity;
+        const quiet = first.activity === act;
         const calm =
           (cpu.tidal - first.tidal) / secs <= this.idleRate.tidal + 0.1 && (cpu.temporal - first.temporal) / secs <= this.idleRate.temporal + 0.1;
         if (!(quiet && calm)) quietFrom = undefined;
         else quietFrom ??= first;
-        if (quietFrom && cpu.at - t0 >= minWatchMs) break;
+        if (quietFrom && cpu.at >= minQuietFrom) break;
       }
-      await sleep(500);
+      await sleep(250);
     }
-    if (!quietFrom) {
-      progress(`restart: not idle within ${catchUpSeconds} s (BENCH_SCALE_CATCHUP_SECONDS)`);
-      const end = this.procs.cpu();
-      return { readyzMs, serviceReadyMs, idleMs: NaN, tidalCpu: end.tidal, temporalCpu: end.temporal - temporalBefore, rebuilt };
-    }
-    // The new controller's CPU counts from its start (boot included); the Temporal server's from the kill.
+    const since = (at: number) => Math.max(0, at - leaseAt);
+    if (!quietFrom) progress(`restart: not idle within ${catchUpSeconds} s (BENCH_SCALE_CATCHUP_SECONDS)`);
+    const end = quietFrom ?? this.procs.cpu();
     return {
-      readyzMs,
-      rebuilt,
-      serviceReadyMs,
-      idleMs: quietFrom.at - t0,
-      tidalCpu: quietFrom.tidal,
-      temporalCpu: quietFrom.temporal - temporalBefore,
+      leaseAt,
+      serviceReadyMs: since(serviceReady),
+      ingressBackMs: since(ingressBack),
+      replicasBackMs: since(replicasBack),
+      idleMs: quietFrom ? since(quietFrom.at) : NaN,
+      tidalCpu: end.tidal - cpuFrom.tidal,
+      temporalCpu: end.temporal - cpuFrom.temporal,
     };
   }
 
+  /**
+   * SIGKILL the controller, make `changeWhileDown`'s changes, start it again; measure from the Lease's acquisition.
+   * The new controller's CPU counts from its start (boot included), the Temporal server's from the kill.
+   */
+  async restart(round: number): Promise<Restart> {
+    const table = new ProcessTable(dir);
+    const rec = table.running('tidal-controller');
+    if (!rec) throw new Error('the controller is not running');
+    const temporalBefore = this.procs.cpu().temporal;
+    process.kill(rec.pid, 'SIGKILL');
+    while (table.running('tidal-controller')) await sleep(50);
+    const killedAt = Date.now();
+    const changes = await this.changeWhileDown(round);
+    const t0 = performance.now();
+    // The launcher rebuilds dist/ first when the sources changed since the last build (someone editing meanwhile).
+    let rebuilt = false;
+    await startController(this.info, table, { ports, controllerEnv: replicaEnv(0) }, (line) => {
+      if (/build/i.test(line)) rebuilt = true;
+      progress(line);
+    });
+    const readyzMs = performance.now() - t0;
+    const { leaseAt, ...r } = await this.converge(changes, killedAt, [ports.controllerMetrics], t0 + 60_000, { tidal: 0, temporal: temporalBefore });
+    return { how: 'kill', readyzMs, rebuilt, leaderChanges: 1, leaseMs: leaseAt - t0, ...r };
+  }
+
+  /**
+   * A rolling restart of three replicas, one at a time as a Deployment's rollout does: SIGTERM (the leader hands its
+   * Lease over), start it again, wait for it to be ready, next. `changeWhileDown`'s changes are made as the leader
+   * ends; the figures count from the Lease taken after that, CPU over the whole roll (three boots included).
+   */
+  async rollingRestart(round: number): Promise<Restart> {
+    const table = new ProcessTable(dir);
+    for (let i = 1; i < 3; i++)
+      await startController(this.info, table, { ports: replicaPorts(ports, i), controllerEnv: replicaEnv(i) }, progress, replicaName(i));
+    const metrics = [0, 1, 2].map((i) => replicaPorts(ports, i).controllerMetrics);
+    for (const m of metrics) await waitQuiet(m, 5000, 120_000);
+    const before = this.procs.cpu();
+    let changes: Awaited<ReturnType<ScaleBench['changeWhileDown']>> | undefined;
+    let changedAt = NaN;
+    let changesPerf = NaN;
+    let leaderChanges = 0;
+    for (let i = 0; i < 3; i++) {
+      const rec = table.running(replicaName(i));
+      if (!rec) throw new Error(`${replicaName(i)} is not running`);
+      const leading = (await this.lease()).holder.startsWith(`replica-${i + 1}_`);
+      process.kill(rec.pid, 'SIGTERM');
+      while (table.running(replicaName(i))) await sleep(50);
+      if (leading) {
+        leaderChanges += 1;
+        if (!changes) {
+          changedAt = Date.now();
+          changesPerf = performance.now();
+          changes = await this.changeWhileDown(round);
+        }
+      }
+      await startController(this.info, table, { ports: replicaPorts(ports, i), controllerEnv: replicaEnv(i) }, progress, replicaName(i));
+    }
+    if (!changes) throw new Error('no replica held the Lease during the roll');
+    const { leaseAt, ...r } = await this.converge(changes, changedAt - 1, metrics, performance.now() + 60_000, before);
+    for (let i = 1; i < 3; i++) {
+      const rec = table.running(replicaName(i));
+      if (rec) process.kill(rec.pid, 'SIGTERM');
+      while (table.running(replicaName(i))) await sleep(50);
+    }
+    return { how: 'rolling', readyzMs: NaN, rebuilt: false, leaderChanges, leaseMs: leaseAt - changesPerf, ...r };
+  }
+
+  /** A kept stack's Services: `s-<n>` up to the highest n are populated, all of them resident. */
+  async adopt(): Promise<void> {
+    const names = ((await this.kube.list<Service>(Resources.Service, 'default')).items ?? []).map((s) => s.metadata.name ?? '');
+    this.resident = names.length;
+    this.populated = names.reduce((n, name) => (/^s-\d+$/.test(name) ? Math.max(n, Number(name.slice(2)) + 1) : n), 0);
+  }
+
   async level(target: number): Promise<void> {
-    const from = this.populated;
+    const from = Math.min(this.populated, target);
     progress(`creating ${target - from} Services (${from} → ${target}), ${concurrency} requests in flight`);
     const createSeconds = await this.populate(from, target);
-    this.populated = target;
+    this.populated = Math.max(this.populated, target);
     progress(`all ${target} Ready after ${createSeconds.toFixed(0)} s; waiting for the controller to go quiet`);
     await waitQuiet(ports.controllerMetrics, 5000, 300_000);
     // At rest: the entity runs end a minute after their last pass (ADR 0006); then V8 shrinks its heap.
@@ -260,9 +410,18 @@ class ScaleBench {
     progress(`${probes} new Services, one at a time`);
     const probeMs = await this.probe(target);
     await waitQuiet(ports.controllerMetrics, 5000, 120_000);
-    progress('controller restart');
-    const restart = await this.restart(target);
-    const lvl: Level = { resident: this.resident, createdCount: target - from, createSeconds, probeMs, idle, memory, restart };
+    const measured: Restart[] = [];
+    for (let k = 0; k < restarts; k++) {
+      progress(`controller restart ${k + 1} of ${restarts}`);
+      measured.push(await this.restart(target * 100 + k));
+      await waitQuiet(ports.controllerMetrics, 5000, 120_000);
+    }
+    for (let k = 0; k < rolling; k++) {
+      progress(`rolling restart of three replicas ${k + 1} of ${rolling}`);
+      measured.push(await this.rollingRestart(target * 100 + restarts + k));
+      await waitQuiet(ports.controllerMetrics, 5000, 120_000);
+    }
+    const lvl: Level = { resident: this.resident, createdCount: target - from, createSeconds, probeMs, idle, memory, restarts: measured };
     this.levels.push(lvl);
     this.print(lvl);
   }
@@ -279,10 +438,16 @@ class ScaleBench {
         `Tidal's API requests, watch events and pokes: ${fmt(l.idle.requestsPerMin, 0)} per minute`,
     );
     console.log(`memory: ${fmtMemory(l.memory)}`);
-    console.log(
-      `controller restart (SIGKILL, one Service changed while down): ready ${fmtMs(l.restart.readyzMs)}${l.restart.rebuilt ? ' (a rebuild of dist/ included)' : ''}, that Service Ready ${fmtMs(l.restart.serviceReadyMs)}, ` +
-        `idle again ${fmtMs(l.restart.idleMs)} after the start; catch-up CPU Tidal ${fmt(l.restart.tidalCpu, 1)} s + Temporal ${fmt(l.restart.temporalCpu, 1)} s`,
-    );
+    for (const r of l.restarts) {
+      const how =
+        r.how === 'kill'
+          ? `SIGKILL and start again: ready ${fmtMs(r.readyzMs)}${r.rebuilt ? ' (a rebuild of dist/ included)' : ''}, Lease taken ${fmtMs(r.leaseMs)} after the start`
+          : `rolling restart of 3 replicas (${r.leaderChanges} leader changes): Lease taken ${fmtMs(r.leaseMs)} after the changes`;
+      console.log(
+        `${how}; after the Lease: the changed Service Ready ${fmtMs(r.serviceReadyMs)}, the deleted KIngress back ${fmtMs(r.ingressBackMs)}, ` +
+          `the scaled-down Deployment back ${fmtMs(r.replicasBackMs)}, idle again ${fmtMs(r.idleMs)}; CPU Tidal ${fmt(r.tidalCpu, 1)} s + Temporal ${fmt(r.temporalCpu, 1)} s`,
+      );
+    }
   }
 
   summary(temporal: string): void {
@@ -299,9 +464,10 @@ class ScaleBench {
           'new Service Ready',
           'idle CPU-s/min Tidal + Temporal',
           'RSS Tidal / Temporal',
-          'restart: ready',
-          'Service Ready',
+          'leader change: Service Ready after the Lease',
+          'child back',
           'idle again',
+          'CPU-s Tidal + Temporal',
         ],
         this.levels.map((l) => [
           String(l.resident),
@@ -309,9 +475,10 @@ class ScaleBench {
           fmtMs(median(l.probeMs)),
           `${fmt(l.idle.tidalPerMin, 2)} + ${fmt(l.idle.temporalPerMin, 2)}`,
           `${fmt(l.memory.tidal, 0)} / ${fmt(l.memory.temporal, 0)} MiB`,
-          fmtMs(l.restart.readyzMs),
-          fmtMs(l.restart.serviceReadyMs),
-          fmtMs(l.restart.idleMs),
+          l.restarts.map((r) => `${fmtMs(r.serviceReadyMs)} (${r.how})`).join(', '),
+          l.restarts.map((r) => fmtMs(Math.max(r.ingressBackMs, r.replicasBackMs))).join(', '),
+          l.restarts.map((r) => fmtMs(r.idleMs)).join(', '),
+          l.restarts.map((r) => `${fmt(r.tidalCpu, 1)} + ${fmt(r.temporalCpu, 1)}`).join(', '),
         ]),
       ),
     );
@@ -320,12 +487,24 @@ class ScaleBench {
 }
 
 async function main(): Promise<number> {
-  await stackDown(dir);
-  rmSync(dir, { recursive: true, force: true });
+  if (!keep) {
+    await stackDown(dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
   const maxServices = Math.max(...counts) + probes * counts.length;
   const nodes = Math.max(2, Math.ceil((maxServices * podsPerService * 1.1) / podsPerNode));
   progress(`starting the stack (unthrottled, ${nodes} kwok Nodes of ${podsPerNode} pods)`);
-  const info = await stackUp({ dir, ports, ui: false, nodes, podsPerNode, unthrottled: true, controller: true, log: progress });
+  const info = await stackUp({
+    dir,
+    ports,
+    ui: false,
+    nodes,
+    podsPerNode,
+    unthrottled: true,
+    controller: true,
+    controllerEnv: replicaEnv(0),
+    log: progress,
+  });
   const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
   const timeline = new ServiceTimeline(kube, makeLogger('warn', 'bench'), { workloads: false });
   await timeline.start();
@@ -333,6 +512,7 @@ async function main(): Promise<number> {
   const temporal = procs.temporalDescription();
   const connection = await Connection.connect({ address: info.temporalAddress });
   const bench = new ScaleBench(info, kube, timeline, procs, new Client({ connection }));
+  if (keep) await bench.adopt();
   console.log(
     `Tidal at scale: ${counts.join(', ')} resident Services on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}; controller malloc: ${procs.allocatorDescription()}`,
   );
@@ -348,7 +528,8 @@ async function main(): Promise<number> {
     await timeline.close();
     await connection.close();
     kube.close();
-    await stackDown(dir);
+    if (!keep) await stackDown(dir);
+    else progress('the stack keeps running (BENCH_SCALE_KEEP=1): the next run without it stops it');
   }
 }
 

@@ -33,6 +33,14 @@ export interface InformerOptions {
     /** What to keep of the status, for a kind whose status activities read from the cache (a pod's readiness). */
     status?: (o: KubeObject) => unknown;
   };
+  /**
+   * Resume from a version while the first list runs: a second watch from `from` reports every change after it to
+   * `onChange` at once, without touching the cache, until the first list is done. A list of a large kind takes
+   * seconds; the changes since a known version (the watch bookmark, ADR 0024) are few and need not wait for it. The
+   * list and its watch still report everything, so this only brings changes forward. A version older than the API
+   * server's watch history (410 Gone) or any error ends it quietly.
+   */
+  resume?: { from: string; onChange: (type: ChangeType, obj: KubeObject) => void };
 }
 
 /** What a slim cache keeps of an object. */
@@ -81,13 +89,61 @@ export class Informer {
   ) {}
 
   start(): void {
-    this.running ??= this.loop();
+    if (this.running) return;
+    this.running = this.loop();
+    if (this.opts.resume) this.resuming = this.resumeOnce(this.opts.resume);
   }
 
   async close(): Promise<void> {
     this.stop.abort();
     for (const waiter of this.versionWaiters) waiter.resolve(false);
-    await this.running;
+    await Promise.all([this.running, this.resuming]);
+  }
+
+  /** The resuming watch of `opts.resume`, ended by the first list's end (or by close). */
+  private resuming: Promise<void> | undefined;
+
+  private async resumeOnce({ from, onChange }: NonNullable<InformerOptions['resume']>): Promise<void> {
+    const listed = new AbortController();
+    void this.synced.then(() => listed.abort());
+    const signal = AbortSignal.any([this.stop.signal, listed.signal]);
+    try {
+      await this.kube.watch(
+        this.type,
+        {
+          resourceVersion: from,
+          timeoutSeconds: 300,
+          ...(this.opts.namespace ? { namespace: this.opts.namespace } : {}),
+          signal,
+          ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}),
+        },
+        (ev: WatchEvent<KubeObject>) => {
+          if (ev.type === 'BOOKMARK' || signal.aborted) return;
+          this.typed(ev.object);
+          try {
+            onChange(ev.type === 'DELETED' ? 'deleted' : ev.type === 'ADDED' ? 'added' : 'updated', ev.object);
+          } catch (err) {
+            this.log.error(
+              { err, kind: ev.object.kind, namespace: ev.object.metadata.namespace, name: ev.object.metadata.name },
+              'change handler failed',
+            );
+          }
+        },
+      );
+    } catch (err) {
+      if (signal.aborted) return;
+      // The list reports whatever this did not: nothing is lost, the changes only come later.
+      if (isGone(err))
+        this.log.info({ kind: this.type.kind, from }, 'the version to resume from is older than the watch history; the list reports the changes');
+      else this.log.warn({ err, kind: this.type.kind, from }, 'resuming from a version failed; the list reports the changes');
+      this.opts.onRestart?.(isGone(err) ? 'resume-gone' : 'resume-error');
+    }
+  }
+
+  /** List and watch items carry no apiVersion/kind in some encodings; handlers get whole objects. */
+  private typed(obj: KubeObject): void {
+    obj.apiVersion ??= this.type.group === '' ? this.type.version : `${this.type.group}/${this.type.version}`;
+    obj.kind ??= this.type.kind;
   }
 
   list(): KubeObject[] {
@@ -201,8 +257,7 @@ export class Informer {
       this.saw(rv);
       return;
     }
-    ev.object.apiVersion ??= this.type.group === '' ? this.type.version : `${this.type.group}/${this.type.version}`;
-    ev.object.kind ??= this.type.kind;
+    this.typed(ev.object);
     if (ev.type === 'DELETED') {
       this.cache.delete(cacheKey(ev.object));
       this.emit('deleted', ev.object, false);

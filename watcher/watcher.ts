@@ -161,6 +161,9 @@ export class Watcher {
           slim: { annotations: [Annotations.routes, NetworkingAnnotations.ingressClass], ...(status ? { status } : {}) },
           onChange: (change, obj, listed) => this.onChange(kind, change, obj, listed),
           onRestart: (reason) => this.restarts.inc({ kind, reason }),
+          ...(opts.bookmark?.[kind] !== undefined
+            ? { resume: { from: opts.bookmark[kind], onChange: (change, obj) => this.onResumed(kind, change, obj) } }
+            : {}),
         },
         log.child({ informer: kind }),
       );
@@ -180,6 +183,7 @@ export class Watcher {
   /** Resolves once every informer has listed, after the start-up list's held changes have been poked. */
   async synced(): Promise<void> {
     await Promise.all(this.informers.map((i) => i.synced));
+    this.resumed.clear();
     this.releaseHeld();
   }
 
@@ -187,8 +191,11 @@ export class Watcher {
     return this.informers.every((i) => i.hasSynced);
   }
 
-  /** The start-up list's objects: poked, and left alone as unchanged since the bookmark. */
-  readonly startUp = { poked: 0, unchanged: 0 };
+  /**
+   * The start-up list's objects: poked, and left alone as unchanged since the bookmark; and the changes since the
+   * bookmark poked before their kind had listed (`resumed`).
+   */
+  readonly startUp = { poked: 0, unchanged: 0, resumed: 0 };
 
   /**
    * Each kind's newest version this watcher has seen and handed to the poker, once every kind has listed and the
@@ -349,8 +356,34 @@ export class Watcher {
     return [];
   }
 
-  /** The informers' caches by entity kind (metadata and owners only), for resolving who reconciles what. */
-  private readonly lookup: EntityLookup = (kind, key) => this.byKind.get(kind)?.get(key.namespace, key.name);
+  /**
+   * The informers' caches by entity kind (metadata and owners only), for resolving who reconciles what; before a
+   * kind has listed, the objects of it that changed since the bookmark (`onResumed`).
+   */
+  private readonly lookup: EntityLookup = (kind, key) => {
+    const informer = this.byKind.get(kind);
+    if (informer?.hasSynced !== false) return informer?.get(key.namespace, key.name);
+    return this.resumed.get(`${kind}/${key.namespace}/${key.name}`);
+  };
+
+  /** The objects of kinds not listed yet that changed since the bookmark, by `<kind>/<namespace>/<name>` (gone: absent). */
+  private readonly resumed = new Map<string, KubeObject>();
+
+  /**
+   * A change since the watch bookmark, reported before its kind has listed (informer.ts `resume`): poked at once,
+   * resolved through what has listed and what changed. A change the caches cannot resolve yet may poke a child's own
+   * workflow instead of its owner's, which looks once and ends; the list pokes the owner again, as it does every
+   * object changed since the bookmark, and the poker drops what its targets were already told.
+   */
+  private onResumed(kind: WatchedKind, change: ChangeType, obj: KubeObject): void {
+    if (this.byKind.get(kind)?.hasSynced !== false) return;
+    this.events.inc({ kind, type: change });
+    const key = `${kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+    if (change === 'deleted') this.resumed.delete(key);
+    else this.resumed.set(key, obj);
+    this.startUp.resumed += 1;
+    this.pokeFor(kind, change, obj, false, false);
+  }
 
   /**
    * True when the target's own kind is watched, fully listed, and the target is not there: a child's event (say the

@@ -369,7 +369,7 @@ describe('Watcher: the start-up list after a watch bookmark (a new leader term)'
     cluster.objects.set('Configuration', [standaloneConfiguration('web', '7')]);
     const h = await started(cluster, ['Service', 'Configuration'], allKinds, { bookmark: { Service: '50' } });
     expect(h.take().sort()).toEqual(['Configuration/ns/web <- added Configuration/ns/web 7', 'Service/ns/after <- added Service/ns/after 51']);
-    expect(h.watcher.startUp).toEqual({ poked: 2, unchanged: 2 });
+    expect(h.watcher.startUp).toEqual({ poked: 2, unchanged: 2, resumed: 0 });
     // What the unchanged ones would have announced is remembered as delivered, so the same content again is no news.
     const remembered = (h.remember.mock.calls as PokeCall[]).map(
       ([t, p]) => `${t.kind}/${t.key.name} <- ${p.source} ${p.resourceVersion ?? '-'} ${p.token ? 'token' : '-'}`,
@@ -377,7 +377,8 @@ describe('Watcher: the start-up list after a watch bookmark (a new leader term)'
     expect(remembered.sort()).toEqual(['Service/at <- Service/ns/at 50 token', 'Service/before <- Service/ns/before 40 token']);
     // The caches hold every object all the same, and a later change of one left alone is news as always.
     expect(h.watcher.cache.versionOf?.(Resources.Service, 'ns', 'before')).toMatchObject({ resourceVersion: '40' });
-    (await cluster.stream('Service')).send('MODIFIED', service('before', '120', 2));
+    // The first Service watch resumed from the bookmark while the list ran; the second follows the list.
+    (await cluster.stream('Service', 2)).send('MODIFIED', service('before', '120', 2));
     await vi.waitFor(() => expect(h.take()).toEqual(['Service/ns/before <- updated Service/ns/before 120']));
   });
 
@@ -394,6 +395,87 @@ describe('Watcher: the start-up list after a watch bookmark (a new leader term)'
     expect(h.watcher.progress()).toEqual({ Service: '100', Configuration: '100' });
     (await cluster.stream('Service')).send('MODIFIED', service('a', '130', 2));
     await vi.waitFor(() => expect(h.watcher.progress()).toEqual({ Service: '130', Configuration: '100' }));
+  });
+});
+
+describe('Watcher: resuming from the watch bookmark while the start-up list runs', () => {
+  const bookmark = { Service: '50', Configuration: '50', Revision: '50', Ingress: '50' };
+
+  it('a change since the bookmark is poked before its kind has listed, and the resuming watch ends with the list', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '60', 2), service('idle', '40')]);
+    const release = cluster.holdList('Service');
+    const h = make(cluster, ['Service'], allKinds, { bookmark });
+    h.watcher.start();
+    const resuming = await cluster.stream('Service');
+    expect(resuming.opts.resourceVersion).toBe('50');
+    resuming.send('MODIFIED', service('web', '60', 2));
+    expect(h.take()).toEqual(['Service/ns/web <- updated Service/ns/web 60']);
+    expect(h.watcher.hasSynced).toBe(false);
+    release();
+    await h.watcher.synced();
+    // The list finds it again (the poker drops what its target was told) and leaves the unchanged one alone.
+    expect(h.take()).toEqual(['Service/ns/web <- added Service/ns/web 60']);
+    expect(h.watcher.startUp).toEqual({ poked: 1, unchanged: 1, resumed: 1 });
+    expect(resuming.opts.signal?.aborted).toBe(true);
+    const following = await cluster.stream('Service', 2);
+    expect(following.opts.resourceVersion).toBe('100');
+    // A late event of the ended watch is not reported; the list's own watch reports what follows.
+    resuming.send('MODIFIED', service('idle', '101', 2));
+    following.send('MODIFIED', service('idle', '102', 3));
+    expect(h.take()).toEqual(['Service/ns/idle <- updated Service/ns/idle 102']);
+  });
+
+  it("a child's change resolves to its owner's workflow through the owners that changed since the bookmark", async () => {
+    const cluster = new FakeCluster();
+    const releases = ['Service', 'Configuration', 'Revision'].map((k) => cluster.holdList(k));
+    const h = make(cluster, ['Service', 'Configuration', 'Revision'], allKinds, { bookmark });
+    h.watcher.start();
+    (await cluster.stream('Configuration')).send('MODIFIED', configuration('web', '61'));
+    // The Configuration's own controller reference names its Service: no cache needed.
+    expect(h.take()).toEqual(['Service/ns/web <- updated Configuration/ns/web 61']);
+    // A Revision's Configuration is known from the change above, so its owner's poke goes to the Service.
+    (await cluster.stream('Revision')).send('ADDED', revisionOf('web-00002', '62', 'web'));
+    expect(h.take().sort()).toEqual(['Revision/ns/web-00002 <- added Revision/ns/web-00002 62', 'Service/ns/web <- added Revision/ns/web-00002 62']);
+    for (const release of releases) release();
+    await h.watcher.synced();
+  });
+
+  it("a child deleted since the bookmark pokes its owner's workflow as a dependency, before the lists", async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '30')]);
+    const release = cluster.holdList('Ingress');
+    const h = make(cluster, ['Service', 'Ingress'], allKinds, { bookmark });
+    h.watcher.start();
+    await cluster.stream('Service', 2); // the Service list is done
+    h.take();
+    const ingress = ownedBy('Ingress', 'web', '63', 'Route', 'web');
+    ingress.metadata.labels = { 'serving.knative.dev/service': 'web' };
+    (await cluster.stream('Ingress')).send('DELETED', ingress);
+    expect(h.take()).toEqual(['Service/ns/web <- dependency Ingress/ns/web 63']);
+    release();
+    await h.watcher.synced();
+  });
+
+  it('a bookmark older than the watch history (410 Gone) ends the resuming watch quietly; the list pokes the changes', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '60', 2)]);
+    const release = cluster.holdList('Service');
+    const h = make(cluster, ['Service'], allKinds, { bookmark });
+    h.watcher.start();
+    (await cluster.stream('Service')).fail(new KubeApiError(410, 'Expired', 'too old resource version', 'WATCH', '/x'));
+    await vi.waitFor(async () => expect(await metric('tidal_watch_restarts_total', { kind: 'Service', reason: 'resume-gone' })).toBe(1));
+    expect(h.calls()).toEqual([]);
+    release();
+    await h.watcher.synced();
+    expect(h.take()).toEqual(['Service/ns/web <- added Service/ns/web 60']);
+  });
+
+  it('a kind without a bookmark does not resume: its list is all there is', async () => {
+    const cluster = new FakeCluster();
+    const h = await started(cluster, ['Service', 'Route'], allKinds, { bookmark: { Service: '50' } });
+    expect(cluster.watch.mock.calls.filter(([type]) => type.kind === 'Route').map(([, opts]) => opts.resourceVersion)).toEqual(['100']);
+    h.take();
   });
 });
 
