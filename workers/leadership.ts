@@ -197,9 +197,16 @@ export class Leadership {
         if (this.term !== term && this.paused !== term) return;
         // Children deleted while no one watched are absent from the list: their owners hear of it here.
         const missing = term.watcher.pokeMissingChildren();
-        const { poked, unchanged } = term.watcher.startUp;
+        const { poked, unchanged, resumed } = term.watcher.startUp;
         this.log.info(
-          { identity: this.identity, missingChildren: missing, poked, unchangedSinceBookmark: unchanged, bookmark: this.bookmark !== undefined },
+          {
+            identity: this.identity,
+            missingChildren: missing,
+            poked,
+            unchangedSinceBookmark: unchanged,
+            changesResumedFromBookmark: resumed,
+            bookmark: this.bookmark !== undefined,
+          },
           'watcher synced',
         );
       })

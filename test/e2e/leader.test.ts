@@ -234,6 +234,19 @@ describe('leader election', () => {
       60_000,
       250,
     );
+    // Those changes came from the watches the new leader resumed at the bookmark, before its lists were done.
+    const synced = await eventually(
+      `${next.identity} logs its start-up list`,
+      async () =>
+        readFileSync(procs.running(next.replica.name)!.log, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"watcher synced"') && l.includes(`"${next.identity!}"`))
+          .map((l) => JSON.parse(l) as { changesResumedFromBookmark?: number })[0],
+      30_000,
+      250,
+    );
+    log(`start-up list of ${next.identity}: ${JSON.stringify(synced)}`);
+    expect(synced.changesResumedFromBookmark).toBeGreaterThanOrEqual(3);
     // Nobody changed leader-still's Service, nor anything its workflow reads: no run started, no poke delivered.
     expect(await told()).toEqual(before);
     const lease = await readLease(kube);
