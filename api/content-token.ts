@@ -6,7 +6,6 @@ import { Annotations, Labels } from './labels.js';
 import type { KubeObject } from './meta.js';
 import { isForeignModule } from './modules.js';
 import { podLikeOf, type PodLike } from './lifecycle/revision.js';
-import { stableStringify } from './stable-json.js';
 
 /**
  * How a workflow looks at a source object: `self` for its own object (status is its own output and is left out),
@@ -106,19 +105,73 @@ function specPart(obj: KubeObject & { status?: unknown }): unknown {
   };
 }
 
-/** 64-bit FNV-1a (two 32-bit lanes with different offsets), as 16 hex digits: fast, and collisions are negligible. */
-export function hash64(text: string): string {
-  let a = 0x811c9dc5;
-  let b = 0xcbf29ce4;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    a = Math.imul(a ^ c, 0x01000193);
-    b = Math.imul(b ^ c, 0x01000193) ^ (a >>> 13);
+/**
+ * 64-bit FNV-1a (two 32-bit lanes with different offsets), fed text piece by piece: fast, and collisions are
+ * negligible.
+ */
+class Fnv64 {
+  private a = 0x811c9dc5;
+  private b = 0xcbf29ce4;
+
+  text(text: string): void {
+    let { a, b } = this;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      a = Math.imul(a ^ c, 0x01000193);
+      b = Math.imul(b ^ c, 0x01000193) ^ (a >>> 13);
+    }
+    this.a = a;
+    this.b = b;
   }
-  return (a >>> 0).toString(16).padStart(8, '0') + (b >>> 0).toString(16).padStart(8, '0');
+
+  /**
+   * Feeds `stableStringify(value)`'s text without building it: a start-up list hashes every object it holds, and the
+   * text of a Deployment or a pod is kilobytes of garbage per object.
+   */
+  stable(value: unknown): void {
+    if (value === null || typeof value !== 'object') {
+      this.text((JSON.stringify(value)) ?? 'null');
+    } else if (Array.isArray(value)) {
+      this.text('[');
+      for (let i = 0; i < value.length; i++) {
+        if (i > 0) this.text(',');
+        if (i in value) this.stable(value[i]);
+      }
+      this.text(']');
+    } else {
+      const obj = value as Record<string, unknown>;
+      const keys = Object.keys(obj)
+        .filter((k) => obj[k] !== undefined && typeof obj[k] !== 'function')
+        .sort();
+      this.text('{');
+      for (let i = 0; i < keys.length; i++) {
+        this.text(i > 0 ? `,${JSON.stringify(keys[i])}:` : `${JSON.stringify(keys[i])}:`);
+        this.stable(obj[keys[i]!]);
+      }
+      this.text('}');
+    }
+  }
+
+  digest(): string {
+    return (this.a >>> 0).toString(16).padStart(8, '0') + (this.b >>> 0).toString(16).padStart(8, '0');
+  }
 }
 
-const specHash = (obj: KubeObject): string => hash64(stableStringify(specPart(obj)));
+/** 64-bit FNV-1a of `text`, as 16 hex digits. */
+export function hash64(text: string): string {
+  const h = new Fnv64();
+  h.text(text);
+  return h.digest();
+}
+
+/** `hash64(stableStringify(value))`, computed without the text. */
+export function stableHash64(value: unknown): string {
+  const h = new Fnv64();
+  h.stable(value);
+  return h.digest();
+}
+
+const specHash = (obj: KubeObject): string => stableHash64(specPart(obj));
 /**
  * A Revision's status as its readers act on it: its Configuration, its Routes and the garbage collector read only
  * its readiness — Ready's status, whether it reports the current generation (`isRevisionReady`), and why it failed
@@ -172,7 +225,7 @@ function statusPart(obj: KubeObject & { status?: unknown }): unknown {
   return out;
 }
 
-const statusHash = (obj: KubeObject & { status?: unknown }): string => hash64(stableStringify(statusPart(obj)));
+const statusHash = (obj: KubeObject & { status?: unknown }): string => stableHash64(statusPart(obj));
 
 /** A poke's token for `obj`: `s.<spec>` for the target's own object, `d.<spec>.<status>` for any other. */
 export function contentToken(obj: KubeObject, view: TokenView): string {

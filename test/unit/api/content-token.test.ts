@@ -9,6 +9,7 @@ import {
   echoOf,
   hash64,
   mergeObservations,
+  stableHash64,
   observationCovers,
   observationOf,
   sourceOf,
@@ -16,6 +17,7 @@ import {
   statusOnlyObservations,
 } from '../../../api/content-token.js';
 import { Resources } from '../../../api/kinds.js';
+import { stableStringify } from '../../../api/stable-json.js';
 import type { KubeObject } from '../../../api/meta.js';
 import { podLikeOf, type PodLike } from '../../../api/lifecycle/revision.js';
 
@@ -185,6 +187,31 @@ describe('contentToken', () => {
     expect(contentToken(a, 'dependency')).toBe(contentToken(b, 'dependency'));
     expect(hash64('a')).not.toBe(hash64('b'));
     expect(hash64('')).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it('hashes the canonical text without building it: the same hash as of the text, for any JSON', () => {
+    // A small deterministic generator (tokens already stored by running workflows must not change).
+    let seed = 12345;
+    const rnd = (n: number) => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed % n;
+    };
+    const strings = ['', 'a', 'é', '"quoted"', 'line\nbreak', '\u2028', 'zz', 'Aa', 'ü/ü', '0'];
+    const value = (depth: number): unknown => {
+      const pick = rnd(depth > 3 ? 5 : 8);
+      if (pick === 0) return null;
+      if (pick === 1) return rnd(2) === 0;
+      if (pick === 2) return rnd(1000) - 500 + (rnd(2) === 0 ? 0.25 : 0);
+      if (pick === 3) return strings[rnd(strings.length)];
+      if (pick === 4) return undefined;
+      if (pick === 5) return Array.from({ length: rnd(4) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: rnd(5) }, () => [strings[rnd(strings.length)]! + String(rnd(3)), value(depth + 1)]));
+    };
+    for (let i = 0; i < 500; i++) {
+      const v = value(0);
+      expect(stableHash64(v), JSON.stringify(v)).toBe(hash64(stableStringify(v)));
+    }
+    expect(stableHash64({ b: [1, undefined, { d: 'x', c: undefined }], a: null })).toBe(hash64('{"a":null,"b":[1,null,{"d":"x"}]}'));
   });
 });
 
