@@ -130,7 +130,7 @@ class Fnv64 {
    */
   stable(value: unknown): void {
     if (value === null || typeof value !== 'object') {
-      this.text((JSON.stringify(value)) ?? 'null');
+      this.text(JSON.stringify(value) ?? 'null');
     } else if (Array.isArray(value)) {
       this.text('[');
       for (let i = 0; i < value.length; i++) {
