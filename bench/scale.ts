@@ -57,6 +57,8 @@ const restarts = envNumber('BENCH_SCALE_RESTARTS', 1);
 /** Reuse the stack a previous run kept (its Services count as resident) and leave it running at the end. */
 const keep = process.env.BENCH_SCALE_KEEP === '1';
 const podsPerNode = 500;
+/** Names and images of this run's own, unlike any a kept stack already holds. */
+const runTag = Date.now().toString(36);
 const podsPerService = 2; // hakn's min-scale
 const progress = progressLog('scale', 5);
 
@@ -181,7 +183,7 @@ class ScaleBench {
   async probe(level: number): Promise<number[]> {
     const out: number[] = [];
     for (let k = 0; k < probes; k++) {
-      const name = `probe-${level}-${k}`;
+      const name = `probe-${level}-${runTag}-${k}`;
       await this.create(name);
       await this.timeline.waitUntil(() => this.timeline.serviceReady(name) !== undefined, 120_000);
       out.push(this.timeline.intervals(name).serviceReady);
@@ -225,7 +227,7 @@ class ScaleBench {
     const name = 's-0';
     const svc = await this.kube.get<Service>(Resources.Service, 'default', name);
     await this.kube.mergePatch(Resources.Service, 'default', name, {
-      spec: { template: { spec: { containers: [{ image: `nginx:1.27-r${round}`, ports: [{ containerPort: 80 }] }] } } },
+      spec: { template: { spec: { containers: [{ image: `nginx:1.27-${runTag}-${round}`, ports: [{ containerPort: 80 }] }] } } },
     });
     const generation = (svc?.metadata.generation ?? 1) + 1;
     await this.kube.delete(Resources.KIngress, 'default', 's-1');
