@@ -413,8 +413,6 @@ export class Watcher {
 
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject, listed = false): void {
     this.events.inc({ kind, type: change });
-    if (change !== 'deleted' && this.opts.delivered?.kinds.includes(kind)) this.opts.delivered.to(watchedTypes[kind].type, obj);
-    this.waiters.changed(watchedTypes[kind].type, obj);
     if (kind === 'Route') this.routeIndex.update(obj, change === 'deleted');
     if (kind === 'DomainMapping') this.mappingIndex.update(obj, change === 'deleted');
     // The start-up list: an object no one changed since the previous leader delivered its kind's pokes is only
@@ -427,6 +425,10 @@ export class Watcher {
       else this.pokeFor(kind, change, obj, false, listed, true);
       return;
     }
+    // Steps woken by this change read it without a round trip. An object left alone above wakes none: its kind has
+    // not listed yet, so no step waits in its cache.
+    if (change !== 'deleted' && this.opts.delivered?.kinds.includes(kind)) this.opts.delivered.to(watchedTypes[kind].type, obj);
+    this.waiters.changed(watchedTypes[kind].type, obj);
     if (firstList) this.startUp.poked += 1;
     // The start-up list: an object whose status already reports its generation is caught up after the ones that do
     // not (a Service changed while the controller was down goes first), in the poker's metered second lane.

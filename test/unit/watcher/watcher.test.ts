@@ -1004,4 +1004,16 @@ describe('Watcher: objects delivered to the steps’ memory (delivered)', () => 
     // The initial list's Revision too (version 2); not the Configuration, nor the deletion.
     expect(handed).toEqual(['Revision web 2', 'Revision web 5']);
   });
+
+  it("not a new term's unchanged objects: only those written after the bookmark", async () => {
+    const c = new FakeCluster();
+    c.objects.set('Revision', [revisionOf('old', '40'), revisionOf('new', '60')]);
+    const handed: string[] = [];
+    const h = await started(c, ['Revision'], allKinds, {
+      bookmark: { Revision: '50' },
+      delivered: { kinds: ['Revision'], to: (type, obj) => handed.push(`${type.kind} ${obj.metadata.name} ${obj.metadata.resourceVersion}`) },
+    });
+    expect(h.watcher.startUp).toMatchObject({ poked: 1, unchanged: 1 });
+    expect(handed).toEqual(['Revision new 60']);
+  });
 });
