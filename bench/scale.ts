@@ -518,6 +518,8 @@ interface UpstreamRestart {
   idleMs: number;
   /** CPU-s per process: the controller from its start, the others from the kill, to the start of the quiet stretch. */
   cpu: Record<UpstreamRole, number>;
+  /** The kill → the start of the quiet stretch, s: the idle rate over it is what `cpu` would have been without a restart. */
+  seconds: number;
 }
 
 class UpstreamScale {
@@ -572,16 +574,20 @@ class UpstreamScale {
     }
   }
 
-  /** Waits until the queues are empty and the CPU calm (against `rate`, or a loose bound before it is known). */
+  /**
+   * Waits until the queues are empty and the CPU calm: within 0.1 CPU-s/s of the idle rate once it is known, before
+   * that of the previous 5 s (the autoscaler's deciders tick at a rate that grows with the Revisions).
+   */
   async waitQuiet(maxMs: number): Promise<void> {
     const t0 = performance.now();
     let from = this.cpu();
+    let last = Infinity;
     while (performance.now() - t0 < maxMs) {
       await sleep(5000);
       const now = this.cpu();
       const rate = (UpstreamScale.total(now) - UpstreamScale.total(from)) / ((now.at - from.at) / 1000);
-      if ((await this.queued()) === 0 && rate <= (this.idleRate || 0.2) + 0.1) return;
-      from = now;
+      if ((await this.queued()) === 0 && rate <= (this.idleRate || last) + 0.1) return;
+      [from, last] = [now, rate];
     }
   }
 
@@ -632,6 +638,7 @@ class UpstreamScale {
     const held = await this.leases();
     const before = this.cpu();
     process.kill(rec.pid, 'SIGKILL');
+    const killedAt = performance.now();
     while (table.running(name)) await sleep(50);
     const changes = await this.bench.changeWhileDown(round);
     const t0 = performance.now();
@@ -689,6 +696,7 @@ class UpstreamScale {
       idleMs: quietFrom ? since(quietFrom.at) : NaN,
       // The killed controller's CPU is gone with it: the new one's counts from its start.
       cpu: Object.fromEntries(upstreamRoles.map((r) => [r, r === 'controller' ? end[r] : end[r] - before[r]])) as Record<UpstreamRole, number>,
+      seconds: (end.at - killedAt) / 1000,
     };
   }
 
@@ -733,7 +741,8 @@ class UpstreamScale {
             r.idleMs,
           ]
             .map((ms) => fmtMs(Math.max(0, ms - r.leaseMs)))
-            .join(', ')}; CPU ${fmt(UpstreamScale.total(r.cpu), 1)} s (${upstreamRoles.map((x) => `${x} ${fmt(r.cpu[x], 1)}`).join(' + ')})`,
+            .join(', ')}; CPU ${fmt(UpstreamScale.total(r.cpu), 1)} s (${upstreamRoles.map((x) => `${x} ${fmt(r.cpu[x], 1)}`).join(' + ')}), ` +
+          `${fmt(UpstreamScale.total(r.cpu) - this.idleRate * r.seconds, 1)} s net of the idle rate over its ${fmt(r.seconds, 0)} s`,
       ),
     ];
     for (const l of lines) console.log(l);
