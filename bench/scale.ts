@@ -6,7 +6,8 @@
 // Service's image changed, a KIngress deleted and a Deployment scaled to 0 while no leader watched — how long after
 // the new leader took the Lease each converged and the control plane was idle again, and the CPU it cost.
 // BENCH_SCALE_KEEP=1 reuses a stack kept by an earlier run and keeps it. Aborts with a message when creation stalls.
-// It asserts nothing.
+// BENCH_SCALE_CONTROL_PLANE=upstream runs upstream Knative Serving on the same stack shape instead (its own ports and
+// folder; "Upstream in Tidal's place", below). It asserts nothing.
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
@@ -16,6 +17,8 @@ import type { Service } from '../api/serving.js';
 import { KubeClient } from '../kube/client.js';
 import { ProcessTable } from '../dev/processes.js';
 import { replicaPorts, repoRoot, stackDown, stackUp, startController, type StackInfo } from '../dev/stack.js';
+import type * as UpstreamServing from '../dev/upstream-serving.js';
+import type { UpstreamInstall } from '../dev/upstream-serving.js';
 import { makeLogger } from '../workers/logger.js';
 import {
   controllerCounters,
@@ -26,6 +29,7 @@ import {
   fmtMemory,
   fmtMs,
   median,
+  rssMiB,
   sleep,
   StackProcesses,
   table,
@@ -38,8 +42,10 @@ import { benchPorts } from './ports.js';
 import { createService } from './services.js';
 import { ServiceTimeline } from './timeline.js';
 
-const ports = benchPorts(15);
-const dir = path.join(repoRoot, '.tidal', 'bench-scale');
+/** Whose control plane runs: Tidal's, or upstream Knative Serving's (with stand-ins for the network it lacks). */
+const controlPlane = process.env.BENCH_SCALE_CONTROL_PLANE === 'upstream' ? 'upstream' : 'tidal';
+const ports = controlPlane === 'upstream' ? { ...benchPorts(21), webhook: 21843 } : benchPorts(15);
+const dir = path.join(repoRoot, '.tidal', controlPlane === 'upstream' ? 'bench-scale-upstream' : 'bench-scale');
 const counts = envList('BENCH_SCALE_COUNTS', '1000,5000').map(Number);
 const idleSeconds = envNumber('BENCH_SCALE_IDLE_SECONDS', 60);
 const probes = envNumber('BENCH_SCALE_PROBES', 3);
@@ -488,7 +494,321 @@ class ScaleBench {
   }
 }
 
+// ── Upstream in Tidal's place ──────────────────────────────────────────────────────────────────────────────────────
+// BENCH_SCALE_CONTROL_PLANE=upstream: upstream Knative Serving (dev/build-knative.sh's build) on the same stack shape,
+// with the stand-ins of UPSTREAM_KWOK_STAND_INS and two pods per Revision as hakn ships (config-autoscaler min-scale 2).
+// The same population, at its pace; its idle CPU and memory; new Services one at a time; and its controller killed
+// with SIGKILL and started again with the same changes made while it was down. Upstream's controller takes one Lease
+// per reconciler, and a new process (a new identity) waits until the dead one's expire (config-leader-election's
+// lease-duration, 60 s as shipped): times are given from the start and from the last Lease taken. Idle again: its
+// work queues empty (`kn_workqueue_depth`, config-observability's Prometheus exporter) and, over 5 s, its processes'
+// CPU within 0.1 CPU-s/s of their idle rate.
+
+/** Upstream's processes measured, as far as they run (no activator on kwok). */
+const upstreamRoles = ['controller', 'webhook', 'autoscaler', 'activator'] as const;
+type UpstreamRole = (typeof upstreamRoles)[number];
+
+interface UpstreamRestart {
+  readyMs: number;
+  /** start → the last of the controller's Leases taken by the new process. */
+  leaseMs: number;
+  leases: number;
+  /** From the start: */
+  serviceReadyMs: number;
+  ingressBackMs: number;
+  replicasBackMs: number;
+  idleMs: number;
+  /** CPU-s per process: the controller from its start, the others from the kill, to the start of the quiet stretch. */
+  cpu: Record<UpstreamRole, number>;
+  /** The kill → the start of the quiet stretch, s: the idle rate over it is what `cpu` would have been without a restart. */
+  seconds: number;
+}
+
+class UpstreamScale {
+  idleRate = 0;
+  readonly out: string[] = [];
+
+  constructor(
+    readonly bench: ScaleBench,
+    readonly info: StackInfo,
+    readonly install: UpstreamInstall,
+    readonly upstream: typeof UpstreamServing,
+  ) {}
+
+  get kube(): KubeClient {
+    return this.bench.kube;
+  }
+
+  pid(role: UpstreamRole): number | undefined {
+    return new ProcessTable(dir).running(this.upstream.UpstreamProcesses[role])?.pid;
+  }
+
+  /** CPU-s so far of each of upstream's processes (0 for one not running). */
+  cpu(): { at: number } & Record<UpstreamRole, number> {
+    const procs = this.bench.procs;
+    const P = this.upstream.UpstreamProcesses;
+    return {
+      at: performance.now(),
+      controller: procs.cpuOf([P.controller]),
+      webhook: procs.cpuOf([P.webhook]),
+      autoscaler: procs.cpuOf([P.autoscaler]),
+      activator: procs.cpuOf([P.activator]),
+    };
+  }
+
+  static total(c: Record<UpstreamRole, number>): number {
+    return upstreamRoles.reduce((a, r) => a + c[r], 0);
+  }
+
+  /** The controller's work queues: keys waiting, summed over its queues (NaN when its metrics do not answer). */
+  async queued(): Promise<number> {
+    try {
+      const text = await (await fetch(`http://127.0.0.1:${ports.controllerMetrics}/metrics`)).text();
+      let depth = 0;
+      let seen = false;
+      for (const line of text.split('\n')) {
+        const m = /^kn_workqueue_depth(?:\{[^}]*\})? (\S+)/.exec(line);
+        if (m) [depth, seen] = [depth + Number(m[1]), true];
+      }
+      return seen ? depth : NaN;
+    } catch {
+      return NaN;
+    }
+  }
+
+  /**
+   * Waits until the queues are empty and the CPU calm: within 0.1 CPU-s/s of the idle rate once it is known, before
+   * that of the previous 5 s (the autoscaler's deciders tick at a rate that grows with the Revisions).
+   */
+  async waitQuiet(maxMs: number): Promise<void> {
+    const t0 = performance.now();
+    let from = this.cpu();
+    let last = Infinity;
+    while (performance.now() - t0 < maxMs) {
+      await sleep(5000);
+      const now = this.cpu();
+      const rate = (UpstreamScale.total(now) - UpstreamScale.total(from)) / ((now.at - from.at) / 1000);
+      if ((await this.queued()) === 0 && rate <= (this.idleRate || last) + 0.1) return;
+      [from, last] = [now, rate];
+    }
+  }
+
+  async idle(): Promise<{ perMin: Record<UpstreamRole, number>; seconds: number }> {
+    const before = this.cpu();
+    await sleep(idleSeconds * 1000);
+    const after = this.cpu();
+    const seconds = (after.at - before.at) / 1000;
+    const perMin = Object.fromEntries(upstreamRoles.map((r) => [r, ((after[r] - before[r]) / seconds) * 60])) as Record<UpstreamRole, number>;
+    this.idleRate = UpstreamScale.total(perMin) / 60;
+    return { perMin, seconds };
+  }
+
+  /** create → Ready of a new Service on the populated stack, one at a time. */
+  async probe(level: number): Promise<number[]> {
+    const out: number[] = [];
+    for (let k = 0; k < probes; k++) {
+      const name = `probe-${level}-${k}`;
+      await this.bench.create(name);
+      await this.bench.timeline.waitUntil(() => this.bench.timeline.serviceReady(name) !== undefined, 120_000);
+      out.push(this.bench.timeline.intervals(name).serviceReady);
+      await this.waitQuiet(60_000);
+    }
+    return out;
+  }
+
+  /** The controller's Leases (one per reconciler and bucket): name → holder and acquisition (wall-clock ms). */
+  async leases(): Promise<Map<string, { holder: string; acquiredAt: number }>> {
+    const list = await this.kube.list<KubeObject & { spec?: { holderIdentity?: string; acquireTime?: string } }>(
+      Resources.Lease,
+      this.upstream.UPSTREAM_NAMESPACE,
+    );
+    return new Map(
+      list.items
+        .filter((l) => (l.metadata.name ?? '').startsWith('controller.'))
+        .map((l) => [
+          l.metadata.name ?? '',
+          { holder: l.spec?.holderIdentity ?? '', acquiredAt: l.spec?.acquireTime ? Date.parse(l.spec.acquireTime) : NaN },
+        ]),
+    );
+  }
+
+  async restart(round: number): Promise<UpstreamRestart> {
+    const table = new ProcessTable(dir);
+    const name = this.upstream.UpstreamProcesses.controller;
+    const rec = table.running(name);
+    if (!rec) throw new Error("upstream's controller is not running");
+    const held = await this.leases();
+    const before = this.cpu();
+    process.kill(rec.pid, 'SIGKILL');
+    const killedAt = performance.now();
+    while (table.running(name)) await sleep(50);
+    const changes = await this.bench.changeWhileDown(round);
+    const t0 = performance.now();
+    await this.upstream.restartUpstreamController(this.info, table, this.install, progress);
+    const readyMs = performance.now() - t0;
+
+    const windowMs = 5000;
+    const samples: ({ queued: number } & ReturnType<UpstreamScale['cpu']>)[] = [];
+    let leaseAt = NaN;
+    let serviceReady = NaN;
+    let ingressBack = NaN;
+    let replicasBack = NaN;
+    let quietFrom: (typeof samples)[number] | undefined;
+    while (performance.now() - t0 < catchUpSeconds * 1000) {
+      const cpu = this.cpu();
+      const [queued, leases, ingress, deployment] = await Promise.all([
+        this.queued(),
+        Number.isNaN(leaseAt) ? this.leases() : undefined,
+        Number.isNaN(ingressBack) ? this.kube.get(Resources.KIngress, 'default', 's-1') : undefined,
+        Number.isNaN(replicasBack)
+          ? this.kube.get<KubeObject & { spec?: { replicas?: number } }>(Resources.Deployment, 'default', changes.deployment)
+          : undefined,
+      ]);
+      const now = performance.now();
+      if (leases && [...held].every(([n, h]) => leases.get(n) && leases.get(n)!.holder !== h.holder && leases.get(n)!.holder !== '')) {
+        const last = Math.max(...[...held.keys()].map((n) => leases.get(n)!.acquiredAt));
+        leaseAt = now - (Date.now() - last);
+      }
+      samples.push({ ...cpu, queued });
+      if (Number.isNaN(serviceReady)) serviceReady = this.bench.timeline.serviceReady('s-0', changes.revision) ?? NaN;
+      if (Number.isNaN(ingressBack) && ingress) ingressBack = now;
+      if (Number.isNaN(replicasBack) && (deployment?.spec?.replicas ?? 0) >= changes.replicas) replicasBack = now;
+      const converged = ![leaseAt, serviceReady, ingressBack, replicasBack].some(Number.isNaN);
+      const first = [...samples].reverse().find((x) => x.at <= cpu.at - windowMs);
+      if (first && converged) {
+        const secs = (cpu.at - first.at) / 1000;
+        const empty = samples.filter((x) => x.at >= first.at).every((x) => x.queued === 0);
+        const calm = (UpstreamScale.total(cpu) - UpstreamScale.total(first)) / secs <= this.idleRate + 0.1;
+        if (!(empty && calm)) quietFrom = undefined;
+        else quietFrom ??= first;
+        if (quietFrom) break;
+      }
+      await sleep(250);
+    }
+    if (!quietFrom) progress(`restart: not idle within ${catchUpSeconds} s (BENCH_SCALE_CATCHUP_SECONDS)`);
+    const end = quietFrom ?? this.cpu();
+    const since = (at: number) => Math.max(0, at - t0);
+    return {
+      readyMs,
+      leaseMs: leaseAt - t0,
+      leases: held.size,
+      serviceReadyMs: since(serviceReady),
+      ingressBackMs: since(ingressBack),
+      replicasBackMs: since(replicasBack),
+      idleMs: quietFrom ? since(quietFrom.at) : NaN,
+      // The killed controller's CPU is gone with it: the new one's counts from its start.
+      cpu: Object.fromEntries(upstreamRoles.map((r) => [r, r === 'controller' ? end[r] : end[r] - before[r]])) as Record<UpstreamRole, number>,
+      seconds: (end.at - killedAt) / 1000,
+    };
+  }
+
+  async level(target: number): Promise<void> {
+    const bench = this.bench;
+    const from = Math.min(bench.populated, target);
+    progress(`creating ${target - from} Services (${from} → ${target}), ${concurrency} requests in flight`);
+    const createSeconds = await bench.populate(from, target);
+    bench.populated = Math.max(bench.populated, target);
+    progress(`all ${target} Ready after ${createSeconds.toFixed(0)} s; waiting for upstream to go quiet`);
+    await this.waitQuiet(300_000);
+    await sleep(settleSeconds * 1000);
+    progress(`idle CPU over ${idleSeconds} s`);
+    const idle = await this.idle();
+    const memory = upstreamRoles.flatMap((r) => {
+      const pid = this.pid(r);
+      return pid === undefined ? [] : [`${r} ${fmt(rssMiB(pid), 0)}`];
+    });
+    progress(`${probes} new Services, one at a time`);
+    const probeMs = await this.probe(target);
+    const measured: UpstreamRestart[] = [];
+    for (let k = 0; k < restarts; k++) {
+      progress(`controller restart ${k + 1} of ${restarts}`);
+      measured.push(await this.restart(target * 100 + k));
+      await this.waitQuiet(120_000);
+    }
+    const created = target - from;
+    const lines = [
+      `\n── ${bench.resident} resident Services (upstream)`,
+      `created ${created} (${concurrency} requests in flight): all Ready in ${fmt(createSeconds, 1)} s (${fmt(created / createSeconds, 1)} Services/s)`,
+      `new Service create → Ready: median ${fmtMs(median(probeMs))} (${probeMs.map(fmtMs).join(', ')})`,
+      `idle over ${fmt(idle.seconds, 0)} s: ${upstreamRoles.map((r) => `${r} ${fmt(idle.perMin[r], 2)}`).join(' + ')} CPU-s per minute`,
+      `memory (RSS, MiB): ${memory.join(', ')}`,
+      ...measured.map(
+        (r) =>
+          `SIGKILL and start again: ready ${fmtMs(r.readyMs)}, its ${r.leases} Leases taken ${fmtMs(r.leaseMs)} after the start; after the start: ` +
+          `the changed Service Ready ${fmtMs(r.serviceReadyMs)}, the deleted KIngress back ${fmtMs(r.ingressBackMs)}, the scaled-down Deployment back ` +
+          `${fmtMs(r.replicasBackMs)}, idle again ${fmtMs(r.idleMs)}; after the Leases: ${[
+            r.serviceReadyMs,
+            r.ingressBackMs,
+            r.replicasBackMs,
+            r.idleMs,
+          ]
+            .map((ms) => fmtMs(Math.max(0, ms - r.leaseMs)))
+            .join(', ')}; CPU ${fmt(UpstreamScale.total(r.cpu), 1)} s (${upstreamRoles.map((x) => `${x} ${fmt(r.cpu[x], 1)}`).join(' + ')}), ` +
+          `${fmt(UpstreamScale.total(r.cpu) - this.idleRate * r.seconds, 1)} s net of the idle rate over its ${fmt(r.seconds, 0)} s`,
+      ),
+    ];
+    for (const l of lines) console.log(l);
+    this.out.push(...lines);
+  }
+}
+
+async function upstreamMain(): Promise<number> {
+  if (!keep) {
+    await stackDown(dir);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const upstream = await import('../dev/upstream-serving.js');
+  const { buildKnativeBinaries } = await import('../dev/knative-images.js');
+  const knative = await buildKnativeBinaries(progress);
+  const install = await upstream.upstreamInstall(knative);
+  const maxServices = Math.max(...counts) + probes * counts.length;
+  const nodes = Math.max(2, Math.ceil((maxServices * podsPerService * 1.1) / podsPerNode));
+  progress(`starting the stack with upstream Knative Serving ${knative.version} (unthrottled, ${nodes} kwok Nodes of ${podsPerNode} pods)`);
+  const info = await stackUp({
+    dir,
+    ports,
+    ui: false,
+    nodes,
+    podsPerNode,
+    unthrottled: true,
+    controller: true,
+    controlPlane: 'upstream',
+    config: {
+      // The population Tidal's run has: hakn's two pods per Revision.
+      'config-autoscaler': { 'min-scale': String(podsPerService) },
+      // Its work queues' depth, read for "idle again".
+      'config-observability': { 'metrics-protocol': 'prometheus' },
+    },
+    log: progress,
+  });
+  const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
+  const timeline = new ServiceTimeline(kube, makeLogger('warn', 'bench'), { workloads: false });
+  await timeline.start();
+  // No Temporal here: of ScaleBench only the population and the changes are used.
+  const bench = new ScaleBench(info, kube, timeline, new StackProcesses(dir), undefined as unknown as Client);
+  if (keep) await bench.adopt();
+  const run = new UpstreamScale(bench, info, install, upstream);
+  console.log(
+    `Upstream Knative Serving ${knative.version} at scale: ${counts.join(', ')} resident Services on ${nodes} kwok Nodes, Kubernetes unthrottled; ` +
+      `config-autoscaler min-scale ${podsPerService}; stand-ins: ${upstream.UPSTREAM_KWOK_STAND_INS.join('; ')}`,
+  );
+  try {
+    for (const target of counts) await run.level(target);
+    return 0;
+  } catch (err) {
+    console.log(`\naborted: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  } finally {
+    progress(`done in ${progress.elapsed().toFixed(0)} s`);
+    await timeline.close();
+    kube.close();
+    if (!keep) await stackDown(dir);
+    else progress('the stack keeps running (BENCH_SCALE_KEEP=1): the next run without it stops it');
+  }
+}
+
 async function main(): Promise<number> {
+  if (controlPlane === 'upstream') return upstreamMain();
   if (!keep) {
     await stackDown(dir);
     rmSync(dir, { recursive: true, force: true });

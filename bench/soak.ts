@@ -3,16 +3,21 @@
 // and the last-change → converged figures; exits non-zero when anything did not converge.
 // SOAK_SERVICES, SOAK_WRITERS, SOAK_SECONDS, SOAK_CONVERGE_SECONDS and TIDAL_CONVERGENCE_SEED change the run;
 // TIDAL_KEEP_SOAK_STACK=1 keeps the stack running afterwards (for a look at what did not converge).
+// SOAK_CONTROL_PLANE=upstream runs the same storm against upstream Knative Serving on the same stack shape (its own
+// ports and folder), with the stand-ins of dev/upstream-serving.ts's UPSTREAM_KWOK_STAND_INS, hakn's two pods per
+// Revision and hakn's Revision GC, and the checks that are Tidal's own left out (test/harness/convergence.ts).
 import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { Resources } from '../api/kinds.js';
 import { KubeClient } from '../kube/client.js';
 import { repoRoot, stackDown, stackUp } from '../dev/stack.js';
 import { cleanUp, runConvergence, SuiteLabel } from '../test/harness/convergence.js';
+import { percentile } from './measure.js';
 import { benchPorts } from './ports.js';
 
-const ports = benchPorts(20);
-const dir = path.join(repoRoot, '.tidal', 'soak');
+const controlPlane = process.env.SOAK_CONTROL_PLANE === 'upstream' ? 'upstream' : 'tidal';
+const ports = controlPlane === 'upstream' ? { ...benchPorts(22), webhook: 22843 } : benchPorts(20);
+const dir = path.join(repoRoot, '.tidal', controlPlane === 'upstream' ? 'soak-upstream' : 'soak');
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const log = (s: string) => console.error(`[soak] ${s}`);
 const namespace = 'convergence';
@@ -30,6 +35,22 @@ async function main(): Promise<number> {
     nodes: num('SOAK_NODES', 30),
     controller: true,
     controllerEnv: { TIDAL_RESYNC_SECONDS: '3600', TIDAL_RELIST_SECONDS: '3600', TIDAL_SWEEP_SECONDS: '3600' },
+    ...(controlPlane === 'upstream'
+      ? {
+          controlPlane,
+          // What the checks expect of any control plane, as hakn ships it: two pods per Revision, at most 30, and
+          // old Revisions collected soon after they stop serving.
+          config: {
+            'config-autoscaler': { 'min-scale': '2', 'max-scale': '30' },
+            'config-gc': {
+              'retain-since-create-time': 'disabled',
+              'retain-since-last-active-time': 'disabled',
+              'min-non-active-revisions': '1',
+              'max-non-active-revisions': '1',
+            },
+          },
+        }
+      : {}),
     log,
   });
   const readyAt = Date.now();
@@ -52,11 +73,16 @@ async function main(): Promise<number> {
       // A burst of ~1,300 changes over 300 Services takes the controller minutes to work off (throughput).
       convergeTimeoutMs: num('SOAK_CONVERGE_SECONDS', 900) * 1000,
       notBefore: readyAt + 31_000,
+      controlPlane,
       log,
     });
     console.log(`\nsoak: seed ${report.seed}, ${num('SOAK_SERVICES', 300)} Services, operations ${JSON.stringify(report.operations)}`);
-    console.log(`last change → converged: p50 ${report.p50} ms, p99 ${report.p99} ms, max ${report.max} ms; ${report.failures.length} not converged`);
-    console.log(`controller log: ${path.join(dir, 'logs', 'tidal-controller.log')}`);
+    console.log(
+      `last change → converged: p50 ${report.p50} ms, p95 ${percentile(report.times, 95)} ms, p99 ${report.p99} ms, max ${report.max} ms; ` +
+        `${report.failures.length} not converged`,
+    );
+    const logName = controlPlane === 'upstream' ? 'knative-controller' : 'tidal-controller';
+    console.log(`controller log: ${path.join(dir, 'logs', `${logName}.log`)}`);
     if (!process.env.TIDAL_KEEP_SOAK_STACK) await cleanUp(kube, info.kubeconfig, namespace);
     return report.failures.length ? 1 : 0;
   } finally {

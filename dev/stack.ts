@@ -173,7 +173,8 @@ export interface StackOptions {
   /**
    * Whose Knative control plane: Tidal's (default: deploy/'s CRDs, config maps and webhook configurations, Temporal, the
    * controller) or upstream Knative Serving's (dev/upstream-serving.ts: its own CRDs, config maps, webhook
-   * configurations and four binaries, built by dev/build-knative.sh; no Temporal). 'upstream' needs `realNode`.
+   * configurations and four binaries, built by dev/build-knative.sh; no Temporal). Without `realNode` it runs on kwok's
+   * pods with the stand-ins of dev/upstream-serving.ts's UPSTREAM_KWOK_STAND_INS (no activator).
    */
   controlPlane?: 'tidal' | 'upstream';
   /**
@@ -194,6 +195,8 @@ export interface StackOptions {
   /** History shards of the PostgreSQL server (default: env TIDAL_TEMPORAL_SHARDS, else 16; fixed once its database exists). */
   temporalHistoryShards?: number;
   controllerEnv?: Record<string, string>;
+  /** Config map keys applied over the control plane's shipped ones (config map name → keys; null removes a key). */
+  config?: Record<string, Record<string, string | null>>;
   /** Registries added to config-deployment's registries-skipping-tag-resolving (Docker Hub always is). */
   skipRegistries?: string[];
   /**
@@ -317,7 +320,6 @@ const unlimitedClient = ['--kube-api-qps=5000', '--kube-api-burst=10000'];
 export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   const log = opts.log ?? ((s: string) => console.error(`[stack] ${s}`));
   const upstream = opts.controlPlane === 'upstream' ? await import('./upstream-serving.js') : undefined;
-  if (upstream && !opts.realNode) throw new Error("controlPlane 'upstream' needs realNode: its activator and autoscaler reach pods");
   const bins = await ensureToolchain(log);
   const dir = path.resolve(opts.dir);
   mkdirSync(dir, { recursive: true });
@@ -527,6 +529,9 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
         'config-domain': { [REAL_NODE_DOMAIN]: '', 'svc.cluster.local': null },
       }
     : {};
+  // Upstream on kwok's pods: what its stand-ins need of its config maps; then the caller's keys.
+  for (const extra of [upstream && !opts.realNode ? upstream.UPSTREAM_KWOK_CONFIG : {}, opts.config ?? {}])
+    for (const [name, keys] of Object.entries(extra)) overrides[name] = { ...overrides[name], ...keys };
   // With the Temporal UI, every object's status links to its workflow there (api/story-link.ts).
   if (info.temporalUi) overrides['config-observability'] = { 'temporal-ui-url': info.temporalUi };
   const configOpts = { reset: opts.resetConfig, log };
@@ -588,6 +593,7 @@ export async function stackUp(opts: StackOptions): Promise<StackInfo> {
   if (upstream) {
     if (opts.controller && node && upstreamFiles && opts.realNode)
       await upstream.startUpstreamServing(info, procs, node, upstreamFiles, opts.realNode.registryCaFile, log);
+    else if (opts.controller && upstreamFiles) await upstream.startUpstreamOnKwok(info, procs, upstreamFiles, log);
     return info;
   }
   if (temporalPostgres) await temporalPostgres;

@@ -11,8 +11,13 @@
 //   responder of our own named by an /etc/resolv.conf bind-mounted in the node's private mount namespace only.
 // - `activator-service` and `autoscaler` are Services without selectors whose Endpoints name the node IP, so
 //   serverless Services in proxy mode send Traefik to the activator.
+//
+// Without a real node (kwok's pods, which nothing can reach: the benchmarks' stacks), `startUpstreamOnKwok` runs it with
+// the stand-ins of UPSTREAM_KWOK_STAND_INS: no activator, the autoscaler in a network namespace of its own (its stats
+// port is fixed at :8080, where the controller's probes listen on the host) reaching the API server through a socat
+// forward over a unix socket, and dev/kingress-stand-in.ts in net-istio's place.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
@@ -35,6 +40,10 @@ export const UpstreamProcesses = {
   activator: 'knative-activator',
   autoscaler: 'knative-autoscaler',
 } as const;
+
+/** On kwok: the KIngress stand-in, and the autoscaler's network namespace (its holder; its forwards add suffixes). */
+const KINGRESS_STAND_IN = 'kingress-stand-in';
+const AUTOSCALER_NETNS = 'knative-autoscaler-netns';
 
 /** Upstream's webhook configurations (config/core/webhooks), removed while no webhook answers them. */
 const WEBHOOK_CONFIGURATIONS = [
@@ -123,6 +132,19 @@ export async function upstreamInstall(k: KnativeBinaries): Promise<UpstreamInsta
   return install;
 }
 
+/** What upstream runs with on kwok's pods in place of what a network would give it (printed by the benchmarks). */
+export const UPSTREAM_KWOK_STAND_INS = [
+  "every KIngress marked Ready with net-istio's load balancers the moment it appears (dev/kingress-stand-in.ts; net-istio's part, not counted)",
+  'config-autoscaler target-burst-capacity "-1", so the autoscaler scrapes no pod (a Metric without a scrape target)',
+  'no activator: `activator-service` has an empty Endpoints, so each SKS serves from its pods',
+  'the autoscaler in a network namespace of its own, reaching the API server through a socat forward (not counted)',
+] as const;
+
+/** The config map keys the kwok stand-ins need (the stack applies them over upstream's config maps). */
+export const UPSTREAM_KWOK_CONFIG: Record<string, Record<string, string>> = {
+  'config-autoscaler': { 'target-burst-capacity': '-1' },
+};
+
 /** Deletes upstream's webhook configurations (failurePolicy Fail): left without a webhook they refuse the config maps. */
 export async function unregisterUpstreamWebhooks(info: StackInfo): Promise<void> {
   for (const [kind, name] of WEBHOOK_CONFIGURATIONS) await kubectl(info, ['delete', kind, name, '--ignore-not-found']);
@@ -193,6 +215,26 @@ export function upstreamServices(webhookPort: number, nodeIp: string): Doc[] {
   ];
 }
 
+/** The Services upstream's Deployments would have on kwok: the webhook on loopback, an activator with no endpoints. */
+export function upstreamKwokServices(webhookPort: number): Doc[] {
+  const metadata = {
+    name: 'activator-service',
+    namespace: UPSTREAM_NAMESPACE,
+    labels: { app: 'activator', 'app.kubernetes.io/component': 'activator', 'app.kubernetes.io/name': 'knative-serving' },
+  };
+  return [
+    upstreamServices(webhookPort, '127.0.0.1')[0]!,
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata,
+      spec: { type: 'ClusterIP', ports: [{ name: 'http', port: 80, targetPort: ActivatorPorts.http }] },
+    },
+    // No subsets: the SKS reconciler then serves every Revision from its pods.
+    { apiVersion: 'v1', kind: 'Endpoints', metadata, subsets: [] },
+  ];
+}
+
 /** Where the node's cluster DNS (dev/node-dns.ts) listens, inside the node's namespace. */
 const NODE_DNS = '127.0.0.1:53';
 const NODE_RESOLV_CONF = `nameserver ${NODE_DNS.split(':')[0]}\noptions ndots:1 timeout:2 attempts:2\n`;
@@ -252,6 +294,150 @@ function componentEnv(podName: string, extra: Record<string, string>): NodeJS.Pr
   };
 }
 
+function applyObjects(info: StackInfo, objects: Doc[]): Promise<string> {
+  return kubectl(
+    info,
+    ['apply', '--server-side', '--force-conflicts', '--field-manager=tidal-installer', '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
+  );
+}
+
+/**
+ * The webhook and the controller, as host processes: the webhook waited for until its CA is in every configuration,
+ * the controller until its readiness probe answers.
+ */
+async function startOnHost(
+  info: StackInfo,
+  procs: ProcessTable,
+  install: UpstreamInstall,
+  controllerEnv: Record<string, string>,
+  log: (s: string) => void,
+): Promise<void> {
+  const hp = upstreamHostPorts(info.ports);
+  const kubeconfig = ['--kubeconfig', info.kubeconfig];
+  const P = UpstreamProcesses;
+  if (!procs.running(P.webhook)) {
+    log(`starting upstream's webhook on 127.0.0.1:${hp.webhook}`);
+    procs.start(
+      P.webhook,
+      install.binaries.webhook,
+      kubeconfig,
+      componentEnv('webhook-0', {
+        WEBHOOK_NAME: 'webhook',
+        WEBHOOK_PORT: String(hp.webhook),
+        METRICS_PROMETHEUS_HOST: '127.0.0.1',
+        METRICS_PROMETHEUS_PORT: String(hp.webhookMetrics),
+        PROFILING_PORT: String(hp.webhookProfiling),
+      }),
+    );
+  }
+  const webhook = procs.running(P.webhook);
+  if (webhook)
+    await waitFor(
+      P.webhook,
+      async () => (await tlsServes(hp.webhook, 'webhook.knative-serving.svc')) && (await caBundlesSet(info)),
+      120_000,
+      webhook,
+    );
+
+  if (!procs.running(P.controller)) {
+    if (await portOpen(CONTROLLER_PROBES_PORT))
+      throw new Error(`127.0.0.1:${CONTROLLER_PROBES_PORT} is taken: upstream's controller serves its probes on :${CONTROLLER_PROBES_PORT}`);
+    log("starting upstream's controller");
+    procs.start(
+      P.controller,
+      install.binaries.controller,
+      kubeconfig,
+      componentEnv('controller-0', {
+        METRICS_PROMETHEUS_HOST: '127.0.0.1',
+        METRICS_PROMETHEUS_PORT: String(hp.controllerMetrics),
+        PROFILING_PORT: String(hp.controllerProfiling),
+        ...controllerEnv,
+      }),
+    );
+  }
+  const controller = procs.running(P.controller);
+  if (controller) await waitFor(P.controller, () => httpOk(`http://127.0.0.1:${CONTROLLER_PROBES_PORT}/readiness`), 120_000, controller);
+}
+
+/** Starts upstream's controller of a kwok stack again (after a kill), waited for until its readiness probe answers. */
+export async function restartUpstreamController(
+  info: StackInfo,
+  procs: ProcessTable,
+  install: UpstreamInstall,
+  log: (s: string) => void,
+): Promise<void> {
+  await startOnHost(info, procs, install, {}, log);
+}
+
+/**
+ * Upstream on kwok's pods, with UPSTREAM_KWOK_STAND_INS (the stack has applied UPSTREAM_KWOK_CONFIG): the webhook and
+ * the controller on the host, the autoscaler in a network namespace of its own, the KIngress stand-in; no activator.
+ */
+export async function startUpstreamOnKwok(info: StackInfo, procs: ProcessTable, install: UpstreamInstall, log: (s: string) => void): Promise<void> {
+  const hp = upstreamHostPorts(info.ports);
+  await applyObjects(info, upstreamKwokServices(hp.webhook));
+  await applyObjects(info, webhookDocs(install.webhooks, hp.webhook));
+  const standIn = path.join(repoRoot, 'dev', 'kingress-stand-in.ts');
+  if (!procs.running(KINGRESS_STAND_IN))
+    procs.start(KINGRESS_STAND_IN, process.execPath, ['--import', 'tsx', standIn, '--kubeconfig', info.kubeconfig], process.env, repoRoot, standIn);
+  await startOnHost(info, procs, install, {}, log);
+
+  const P = UpstreamProcesses;
+  let holder = procs.running(AUTOSCALER_NETNS);
+  if (!holder) {
+    holder = procs.start(AUTOSCALER_NETNS, 'unshare', ['--net', '--', 'sleep', 'infinity'], process.env, undefined, 'sleep');
+    const pid = holder.pid;
+    await waitFor(AUTOSCALER_NETNS, () => Promise.resolve(readlinkSync(`/proc/${pid}/ns/net`) !== readlinkSync('/proc/self/ns/net')), 5000, holder);
+    await run('nsenter', ['-t', String(pid), '-n', '--', 'ip', 'link', 'set', 'lo', 'up']);
+  }
+  const inNs = ['-t', String(holder.pid), '-n', '--'];
+  // Its 127.0.0.1:<API server port> → a unix socket → the host's: the same kubeconfig works inside.
+  const sock = path.join(info.dir, 'upstream', 'apiserver.sock');
+  mkdirSync(path.dirname(sock), { recursive: true });
+  if (!procs.running(`${AUTOSCALER_NETNS}-fwd-host`)) {
+    rmSync(sock, { force: true });
+    procs.start(
+      `${AUTOSCALER_NETNS}-fwd-host`,
+      'socat',
+      [`UNIX-LISTEN:${sock},fork,mode=600`, `TCP:127.0.0.1:${info.ports.apiserver}`],
+      process.env,
+      undefined,
+      'socat',
+    );
+    await waitFor(`${AUTOSCALER_NETNS}-fwd-host`, () => Promise.resolve(existsSync(sock)), 5000);
+  }
+  if (!procs.running(`${AUTOSCALER_NETNS}-fwd`))
+    procs.start(
+      `${AUTOSCALER_NETNS}-fwd`,
+      'nsenter',
+      [...inNs, 'socat', `TCP-LISTEN:${info.ports.apiserver},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${sock}`],
+      process.env,
+      undefined,
+      'socat',
+    );
+  if (!procs.running(P.autoscaler)) {
+    log("starting upstream's autoscaler in a network namespace of its own");
+    procs.start(
+      P.autoscaler,
+      'nsenter',
+      [...inNs, install.binaries.autoscaler, '--kubeconfig', info.kubeconfig],
+      componentEnv('autoscaler-0', {
+        // What it publishes in its bucket's Endpoints for other replicas and the activator (none here): an address
+        // the API server accepts there (not loopback) and nothing routes (TEST-NET-1).
+        POD_IP: '192.0.2.1',
+        METRICS_PROMETHEUS_PORT: String(AutoscalerPorts.metrics),
+        PROFILING_PORT: String(AutoscalerPorts.profiling),
+      }),
+      undefined,
+      install.binaries.autoscaler,
+    );
+  }
+  const autoscaler = procs.running(P.autoscaler);
+  if (autoscaler) await waitFor(P.autoscaler, async () => (await probeInNode(holder.pid, AutoscalerPorts.websocket)) === 200, 120_000, autoscaler);
+  log('upstream Knative Serving is up on kwok (controller and webhook on the host, the autoscaler apart, no activator)');
+}
+
 /** Whether a TLS server answers a handshake for `servername` on 127.0.0.1:`port`. */
 function tlsServes(port: number, servername: string): Promise<boolean> {
   return new Promise((resolve) => {
@@ -309,60 +495,12 @@ export async function startUpstreamServing(
   log: (s: string) => void,
 ): Promise<void> {
   const hp = upstreamHostPorts(info.ports);
-  const apply = (objects: Doc[]) =>
-    kubectl(
-      info,
-      ['apply', '--server-side', '--force-conflicts', '--field-manager=tidal-installer', '-f', '-'],
-      JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
-    );
-  await apply(upstreamServices(hp.webhook, node.nodeIp));
-  await apply(webhookDocs(install.webhooks, hp.webhook));
+  await applyObjects(info, upstreamServices(hp.webhook, node.nodeIp));
+  await applyObjects(info, webhookDocs(install.webhooks, hp.webhook));
   await serviceNamesInNode(info, procs, node);
+  await startOnHost(info, procs, install, { SSL_CERT_FILE: caBundle(info.dir, registryCaFile) }, log);
   const kubeconfig = ['--kubeconfig', info.kubeconfig];
   const P = UpstreamProcesses;
-
-  if (!procs.running(P.webhook)) {
-    log(`starting upstream's webhook on 127.0.0.1:${hp.webhook}`);
-    procs.start(
-      P.webhook,
-      install.binaries.webhook,
-      kubeconfig,
-      componentEnv('webhook-0', {
-        WEBHOOK_NAME: 'webhook',
-        WEBHOOK_PORT: String(hp.webhook),
-        METRICS_PROMETHEUS_HOST: '127.0.0.1',
-        METRICS_PROMETHEUS_PORT: String(hp.webhookMetrics),
-        PROFILING_PORT: String(hp.webhookProfiling),
-      }),
-    );
-  }
-  const webhook = procs.running(P.webhook);
-  if (webhook)
-    await waitFor(
-      P.webhook,
-      async () => (await tlsServes(hp.webhook, 'webhook.knative-serving.svc')) && (await caBundlesSet(info)),
-      120_000,
-      webhook,
-    );
-
-  if (!procs.running(P.controller)) {
-    if (await portOpen(CONTROLLER_PROBES_PORT))
-      throw new Error(`127.0.0.1:${CONTROLLER_PROBES_PORT} is taken: upstream's controller serves its probes on :${CONTROLLER_PROBES_PORT}`);
-    log("starting upstream's controller");
-    procs.start(
-      P.controller,
-      install.binaries.controller,
-      kubeconfig,
-      componentEnv('controller-0', {
-        METRICS_PROMETHEUS_HOST: '127.0.0.1',
-        METRICS_PROMETHEUS_PORT: String(hp.controllerMetrics),
-        PROFILING_PORT: String(hp.controllerProfiling),
-        SSL_CERT_FILE: caBundle(info.dir, registryCaFile),
-      }),
-    );
-  }
-  const controller = procs.running(P.controller);
-  if (controller) await waitFor(P.controller, () => httpOk(`http://127.0.0.1:${CONTROLLER_PROBES_PORT}/readiness`), 120_000, controller);
 
   const inNode = (name: string, bin: string, env: NodeJS.ProcessEnv) =>
     procs.start(name, 'nsenter', ['-t', String(node.holderPid), '-m', '-n', '--', bin, ...kubeconfig], env, undefined, bin);

@@ -34,6 +34,12 @@ export interface ConvergenceOptions {
    * delete repeated — until it goes through (up to `tolerateOutagesMs`), as a user or a GitOps tool would.
    */
   tolerateOutagesMs?: number;
+  /**
+   * Whose control plane is checked (default Tidal's). Upstream's differs where Tidal does the networking layer's part
+   * itself: its KIngresses are programmed by a networking layer (no VirtualServices are checked) and a Revision's
+   * Service is its ServerlessService's (its existence is checked, not its owner).
+   */
+  controlPlane?: 'tidal' | 'upstream';
   /** Called as the writers start (after the Services are created): outages timed from there start here. */
   onWritesStarted?: () => void;
   /** Called once the writers are done, before the convergence checks (the chaos run stops its kills there). */
@@ -523,9 +529,11 @@ interface Snapshot {
   virtualServices: VirtualService[];
 }
 
-async function snapshot(kube: KubeClient, ns: string): Promise<Snapshot> {
+async function snapshot(kube: KubeClient, ns: string, controlPlane: ConvergenceOptions['controlPlane']): Promise<Snapshot> {
   const at = Date.now();
-  const list = async <T extends KubeObject>(t: (typeof Resources)[keyof typeof Resources]) => (await kube.list<T>(t, ns)).items;
+  const list = async <T extends KubeObject>(t: (typeof Resources)[keyof typeof Resources]) =>
+    // Upstream's stack has no Istio CRDs: no VirtualServices to list.
+    t === Resources.VirtualService && controlPlane === 'upstream' ? [] : (await kube.list<T>(t, ns)).items;
   const [services, configurations, routes, revisions, deployments, kservices, ingresses, virtualServices] = await Promise.all([
     list<Service>(Resources.Service),
     list<Configuration>(Resources.Configuration),
@@ -608,7 +616,8 @@ function expectedReplicas(rev: Revision): number {
 }
 
 /** What is still wrong for Service `name` (empty: converged). */
-export function checkService(s: Snapshot, name: string, opts: { namespace: string; domain: string }): string[] {
+export function checkService(s: Snapshot, name: string, opts: { namespace: string; domain: string; controlPlane?: 'tidal' | 'upstream' }): string[] {
+  const upstream = opts.controlPlane === 'upstream';
   const p: string[] = [];
   const ns = opts.namespace;
   const svc = byName(s.services, name);
@@ -692,7 +701,7 @@ export function checkService(s: Snapshot, name: string, opts: { namespace: strin
       if (dep.spec?.replicas !== replicas) p.push(`Deployment ${rn}-deployment replicas ${dep.spec?.replicas} != ${replicas}`);
     }
     const rsvc = byName(s.kservices, rn);
-    if (!rsvc || !ownedBy(rsvc, r)) p.push(`Revision ${rn}: no Service owned by it`);
+    if (upstream ? !rsvc : !rsvc || !ownedBy(rsvc, r)) p.push(`Revision ${rn}: no Service owned by it`);
   }
 
   // Route: owned, spec = the Service's traffic, status resolved against the latest ready Revision.
@@ -798,11 +807,13 @@ export function checkService(s: Snapshot, name: string, opts: { namespace: strin
     const hosts = [...(vs.spec?.hosts ?? [])].sort();
     if (j(hosts) !== j([...wantHosts].sort())) p.push(`VirtualService ${vsName} hosts ${j(hosts)} != ${j([...wantHosts].sort())}`);
   };
-  checkVs(`${name}-ingress`, [
-    ['ExternalIP', 'knative-serving/knative-ingress-gateway'],
-    ['ClusterLocal', 'knative-serving/knative-local-gateway'],
-  ]);
-  checkVs(`${name}-mesh`, [['ClusterLocal', 'mesh']]);
+  if (!upstream) {
+    checkVs(`${name}-ingress`, [
+      ['ExternalIP', 'knative-serving/knative-ingress-gateway'],
+      ['ClusterLocal', 'knative-serving/knative-local-gateway'],
+    ]);
+    checkVs(`${name}-mesh`, [['ClusterLocal', 'mesh']]);
+  }
 
   // Placeholder Services: exactly one per traffic group, pointing at the Ingress's load balancer.
   const placeholders = s.kservices
@@ -899,7 +910,7 @@ export async function runConvergence(o: ConvergenceOptions): Promise<Convergence
   const check = (s: Snapshot, n: string) => (n === '(orphans)' ? checkOrphans(s) : checkService(s, n, o));
   const deadline = lastOverall + o.convergeTimeoutMs;
   for (;;) {
-    const s = await snapshot(o.kube, o.namespace);
+    const s = await snapshot(o.kube, o.namespace, o.controlPlane);
     for (const n of all) {
       if (convergedAt.has(n)) continue;
       const problems = check(s, n);
@@ -910,7 +921,7 @@ export async function runConvergence(o: ConvergenceOptions): Promise<Convergence
     await sleep(250);
   }
   // Stability: everything still holds in a fresh snapshot (no flapping back to a stale state).
-  const final = await snapshot(o.kube, o.namespace);
+  const final = await snapshot(o.kube, o.namespace, o.controlPlane);
   const failures: ConvergenceReport['failures'] = [];
   for (const n of all) {
     const problems = convergedAt.has(n) ? check(final, n) : (lastProblems.get(n) ?? ['never checked']);
