@@ -364,6 +364,9 @@ class ScaleBench {
     const metrics = [0, 1, 2].map((i) => replicaPorts(ports, i).controllerMetrics);
     for (const m of metrics) await waitQuiet(m, 5000, 120_000);
     const before = this.procs.cpu();
+    // The CPU of each replica the roll ends, from `before` to its end (the new processes count from their start).
+    const cpuBefore = [0, 1, 2].map((i) => this.procs.cpuOf([replicaName(i)]));
+    let ended = 0;
     let changes: Awaited<ReturnType<ScaleBench['changeWhileDown']>> | undefined;
     let changedAt = NaN;
     let changesPerf = NaN;
@@ -372,6 +375,7 @@ class ScaleBench {
       const rec = table.running(replicaName(i));
       if (!rec) throw new Error(`${replicaName(i)} is not running`);
       const leading = (await this.lease()).holder.startsWith(`replica-${i + 1}_`);
+      ended += this.procs.cpuOf([replicaName(i)]) - cpuBefore[i]!;
       process.kill(rec.pid, 'SIGTERM');
       while (table.running(replicaName(i))) await sleep(50);
       if (leading) {
@@ -385,7 +389,10 @@ class ScaleBench {
       await startController(this.info, table, { ports: replicaPorts(ports, i), controllerEnv: replicaEnv(i) }, progress, replicaName(i));
     }
     if (!changes) throw new Error('no replica held the Lease during the roll');
-    const { leaseAt, ...r } = await this.converge(changes, changedAt - 1, metrics, performance.now() + 60_000, before);
+    const { leaseAt, ...r } = await this.converge(changes, changedAt - 1, metrics, performance.now() + 60_000, {
+      tidal: -ended,
+      temporal: before.temporal,
+    });
     for (let i = 1; i < 3; i++) {
       const rec = table.running(replicaName(i));
       if (rec) process.kill(rec.pid, 'SIGTERM');
