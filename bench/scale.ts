@@ -16,7 +16,7 @@ import type { KubeObject } from '../api/meta.js';
 import type { Service } from '../api/serving.js';
 import { KubeClient } from '../kube/client.js';
 import { ProcessTable } from '../dev/processes.js';
-import { replicaPorts, repoRoot, stackDown, stackUp, startController, type StackInfo } from '../dev/stack.js';
+import { replicaPorts, repoRoot, stackDown, stackUp, startController, type StackInfo, type StackOptions } from '../dev/stack.js';
 import type * as UpstreamServing from '../dev/upstream-serving.js';
 import type { UpstreamInstall } from '../dev/upstream-serving.js';
 import { makeLogger } from '../workers/logger.js';
@@ -759,26 +759,37 @@ class UpstreamScale {
   }
 }
 
-async function upstreamMain(): Promise<number> {
+/** The run's stack — a fresh one, or the one an earlier run kept — its client and the Services' timeline. */
+async function benchStack(what: string, opts: Partial<StackOptions>) {
   if (!keep) {
     await stackDown(dir);
     rmSync(dir, { recursive: true, force: true });
   }
+  const maxServices = Math.max(...counts) + probes * counts.length;
+  const nodes = Math.max(2, Math.ceil((maxServices * podsPerService * 1.1) / podsPerNode));
+  progress(`starting the stack${what} (unthrottled, ${nodes} kwok Nodes of ${podsPerNode} pods)`);
+  const info = await stackUp({ dir, ports, ui: false, nodes, podsPerNode, unthrottled: true, controller: true, log: progress, ...opts });
+  const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
+  const timeline = new ServiceTimeline(kube, makeLogger('warn', 'bench'), { workloads: false });
+  await timeline.start();
+  return { info, kube, timeline, nodes };
+}
+
+/** Ends the run: the stack stops unless BENCH_SCALE_KEEP=1 keeps it. */
+async function endBench(kube: KubeClient, timeline: ServiceTimeline): Promise<void> {
+  progress(`done in ${progress.elapsed().toFixed(0)} s`);
+  await timeline.close();
+  kube.close();
+  if (!keep) await stackDown(dir);
+  else progress('the stack keeps running (BENCH_SCALE_KEEP=1): the next run without it stops it');
+}
+
+async function upstreamMain(): Promise<number> {
   const upstream = await import('../dev/upstream-serving.js');
   const { buildKnativeBinaries } = await import('../dev/knative-images.js');
   const knative = await buildKnativeBinaries(progress);
   const install = await upstream.upstreamInstall(knative);
-  const maxServices = Math.max(...counts) + probes * counts.length;
-  const nodes = Math.max(2, Math.ceil((maxServices * podsPerService * 1.1) / podsPerNode));
-  progress(`starting the stack with upstream Knative Serving ${knative.version} (unthrottled, ${nodes} kwok Nodes of ${podsPerNode} pods)`);
-  const info = await stackUp({
-    dir,
-    ports,
-    ui: false,
-    nodes,
-    podsPerNode,
-    unthrottled: true,
-    controller: true,
+  const { info, kube, timeline, nodes } = await benchStack(` with upstream Knative Serving ${knative.version}`, {
     controlPlane: 'upstream',
     config: {
       // The population Tidal's run has: hakn's two pods per Revision.
@@ -786,11 +797,7 @@ async function upstreamMain(): Promise<number> {
       // Its work queues' depth, read for "idle again".
       'config-observability': { 'metrics-protocol': 'prometheus' },
     },
-    log: progress,
   });
-  const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
-  const timeline = new ServiceTimeline(kube, makeLogger('warn', 'bench'), { workloads: false });
-  await timeline.start();
   // No Temporal here: of ScaleBench only the population and the changes are used.
   const bench = new ScaleBench(info, kube, timeline, new StackProcesses(dir), undefined as unknown as Client);
   if (keep) await bench.adopt();
@@ -806,37 +813,13 @@ async function upstreamMain(): Promise<number> {
     console.log(`\naborted: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   } finally {
-    progress(`done in ${progress.elapsed().toFixed(0)} s`);
-    await timeline.close();
-    kube.close();
-    if (!keep) await stackDown(dir);
-    else progress('the stack keeps running (BENCH_SCALE_KEEP=1): the next run without it stops it');
+    await endBench(kube, timeline);
   }
 }
 
 async function main(): Promise<number> {
   if (controlPlane === 'upstream') return upstreamMain();
-  if (!keep) {
-    await stackDown(dir);
-    rmSync(dir, { recursive: true, force: true });
-  }
-  const maxServices = Math.max(...counts) + probes * counts.length;
-  const nodes = Math.max(2, Math.ceil((maxServices * podsPerService * 1.1) / podsPerNode));
-  progress(`starting the stack (unthrottled, ${nodes} kwok Nodes of ${podsPerNode} pods)`);
-  const info = await stackUp({
-    dir,
-    ports,
-    ui: false,
-    nodes,
-    podsPerNode,
-    unthrottled: true,
-    controller: true,
-    controllerEnv: replicaEnv(0),
-    log: progress,
-  });
-  const kube = new KubeClient({ kubeconfig: info.kubeconfig, fieldManager: 'bench' });
-  const timeline = new ServiceTimeline(kube, makeLogger('warn', 'bench'), { workloads: false });
-  await timeline.start();
+  const { info, kube, timeline, nodes } = await benchStack('', { controllerEnv: replicaEnv(0) });
   const procs = new StackProcesses(dir);
   const temporal = procs.temporalDescription();
   const connection = await Connection.connect({ address: info.temporalAddress });
@@ -853,12 +836,8 @@ async function main(): Promise<number> {
     return 1;
   } finally {
     if (bench.levels.length) bench.summary(temporal);
-    progress(`done in ${progress.elapsed().toFixed(0)} s`);
-    await timeline.close();
     await connection.close();
-    kube.close();
-    if (!keep) await stackDown(dir);
-    else progress('the stack keeps running (BENCH_SCALE_KEEP=1): the next run without it stops it');
+    await endBench(kube, timeline);
   }
 }
 
