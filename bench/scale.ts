@@ -105,6 +105,49 @@ const replicaEnv = (i: number) => ({ TIDAL_IDENTITY: `replica-${i + 1}` });
 /** Rolling restarts of three replicas measured at each level, after the SIGKILL restarts. */
 const rolling = envNumber('BENCH_SCALE_ROLLING', 1);
 
+/** When each of `changeWhileDown`'s changes converged (performance time; NaN until then), polled by a restart's loop. */
+class ChangesConverged {
+  serviceReady = NaN;
+  ingressBack = NaN;
+  replicasBack = NaN;
+
+  constructor(
+    private readonly kube: KubeClient,
+    private readonly timeline: ServiceTimeline,
+    private readonly changes: Changes,
+  ) {}
+
+  async poll(): Promise<void> {
+    const [ingress, deployment] = await Promise.all([
+      Number.isNaN(this.ingressBack) ? this.kube.get(Resources.KIngress, 'default', 's-1') : undefined,
+      Number.isNaN(this.replicasBack)
+        ? this.kube.get<KubeObject & { spec?: { replicas?: number } }>(Resources.Deployment, 'default', this.changes.deployment)
+        : undefined,
+    ]);
+    const now = performance.now();
+    if (Number.isNaN(this.serviceReady)) this.serviceReady = this.timeline.serviceReady('s-0', this.changes.revision) ?? NaN;
+    if (Number.isNaN(this.ingressBack) && ingress) this.ingressBack = now;
+    if (Number.isNaN(this.replicasBack) && (deployment?.spec?.replicas ?? 0) >= this.changes.replicas) this.replicasBack = now;
+  }
+
+  get done(): boolean {
+    return ![this.serviceReady, this.ingressBack, this.replicasBack].some(Number.isNaN);
+  }
+
+  /** Each one's time after `from`. */
+  since(from: number): { serviceReadyMs: number; ingressBackMs: number; replicasBackMs: number } {
+    const after = (at: number) => Math.max(0, at - from);
+    return { serviceReadyMs: after(this.serviceReady), ingressBackMs: after(this.ingressBack), replicasBackMs: after(this.replicasBack) };
+  }
+}
+
+/** What `changeWhileDown` changed, for `ChangesConverged` to follow. */
+interface Changes {
+  revision: string;
+  deployment: string;
+  replicas: number;
+}
+
 class ScaleBench {
   /** Services created, probes included. */
   resident = 0;
@@ -229,7 +272,7 @@ class ScaleBench {
    * must come back). Config maps are left alone: an edit of one makes every reader pass, a cost of the edit
    * itself (as upstream's global resync), measured apart from what a leader change costs.
    */
-  async changeWhileDown(round: number): Promise<{ revision: string; deployment: string; replicas: number }> {
+  async changeWhileDown(round: number): Promise<Changes> {
     const name = 's-0';
     const svc = await this.kube.get<Service>(Resources.Service, 'default', name);
     await this.kube.mergePatch(Resources.Service, 'default', name, {
@@ -259,7 +302,7 @@ class ScaleBench {
    * from the Lease's acquisition. `minQuietFrom` (performance time): the quiet stretch must last past it.
    */
   async converge(
-    changes: Awaited<ReturnType<ScaleBench['changeWhileDown']>>,
+    changes: Changes,
     after: number,
     metrics: number[],
     minQuietFrom: number,
@@ -269,9 +312,7 @@ class ScaleBench {
     const windowMs = 5000;
     const samples: { at: number; tidal: number; temporal: number; activity: number }[] = [];
     let leaseAt = NaN;
-    let serviceReady = NaN;
-    let ingressBack = NaN;
-    let replicasBack = NaN;
+    const converging = new ChangesConverged(this.kube, this.timeline, changes);
     let quietFrom: { at: number; tidal: number; temporal: number } | undefined;
     const activity = async () =>
       (
@@ -286,21 +327,10 @@ class ScaleBench {
       ).reduce((a, b) => a + b, 0);
     while (performance.now() - t0 < catchUpSeconds * 1000) {
       const cpu = this.procs.cpu();
-      const [act, lease, ingress, deployment] = await Promise.all([
-        activity(),
-        Number.isNaN(leaseAt) ? this.lease() : undefined,
-        Number.isNaN(ingressBack) ? this.kube.get(Resources.KIngress, 'default', 's-1') : undefined,
-        Number.isNaN(replicasBack)
-          ? this.kube.get<KubeObject & { spec?: { replicas?: number } }>(Resources.Deployment, 'default', changes.deployment)
-          : undefined,
-      ]);
+      const [act, lease] = await Promise.all([activity(), Number.isNaN(leaseAt) ? this.lease() : undefined, converging.poll()]);
       if (lease && lease.acquiredAt > after) leaseAt = performance.now() - (Date.now() - lease.acquiredAt);
       samples.push({ at: cpu.at, tidal: cpu.tidal, temporal: cpu.temporal, activity: act });
-      const now = performance.now();
-      if (Number.isNaN(serviceReady)) serviceReady = this.timeline.serviceReady('s-0', changes.revision) ?? NaN;
-      if (Number.isNaN(ingressBack) && ingress) ingressBack = now;
-      if (Number.isNaN(replicasBack) && (deployment?.spec?.replicas ?? 0) >= changes.replicas) replicasBack = now;
-      const converged = ![leaseAt, serviceReady, ingressBack, replicasBack].some(Number.isNaN);
+      const converged = !Number.isNaN(leaseAt) && converging.done;
       const first = [...samples].reverse().find((x) => x.at <= cpu.at - windowMs);
       if (first && converged) {
         const secs = (cpu.at - first.at) / 1000;
@@ -313,15 +343,12 @@ class ScaleBench {
       }
       await sleep(250);
     }
-    const since = (at: number) => Math.max(0, at - leaseAt);
     if (!quietFrom) progress(`restart: not idle within ${catchUpSeconds} s (BENCH_SCALE_CATCHUP_SECONDS)`);
     const end = quietFrom ?? this.procs.cpu();
     return {
       leaseAt,
-      serviceReadyMs: since(serviceReady),
-      ingressBackMs: since(ingressBack),
-      replicasBackMs: since(replicasBack),
-      idleMs: quietFrom ? since(quietFrom.at) : NaN,
+      ...converging.since(leaseAt),
+      idleMs: quietFrom ? Math.max(0, quietFrom.at - leaseAt) : NaN,
       tidalCpu: end.tidal - cpuFrom.tidal,
       temporalCpu: end.temporal - cpuFrom.temporal,
     };
@@ -367,7 +394,7 @@ class ScaleBench {
     // The CPU of each replica the roll ends, from `before` to its end (the new processes count from their start).
     const cpuBefore = [0, 1, 2].map((i) => this.procs.cpuOf([replicaName(i)]));
     let ended = 0;
-    let changes: Awaited<ReturnType<ScaleBench['changeWhileDown']>> | undefined;
+    let changes: Changes | undefined;
     let changedAt = NaN;
     let changesPerf = NaN;
     let leaderChanges = 0;
@@ -657,30 +684,18 @@ class UpstreamScale {
     const windowMs = 5000;
     const samples: ({ queued: number } & ReturnType<UpstreamScale['cpu']>)[] = [];
     let leaseAt = NaN;
-    let serviceReady = NaN;
-    let ingressBack = NaN;
-    let replicasBack = NaN;
+    const converging = new ChangesConverged(this.kube, this.bench.timeline, changes);
     let quietFrom: (typeof samples)[number] | undefined;
     while (performance.now() - t0 < catchUpSeconds * 1000) {
       const cpu = this.cpu();
-      const [queued, leases, ingress, deployment] = await Promise.all([
-        this.queued(),
-        Number.isNaN(leaseAt) ? this.leases() : undefined,
-        Number.isNaN(ingressBack) ? this.kube.get(Resources.KIngress, 'default', 's-1') : undefined,
-        Number.isNaN(replicasBack)
-          ? this.kube.get<KubeObject & { spec?: { replicas?: number } }>(Resources.Deployment, 'default', changes.deployment)
-          : undefined,
-      ]);
+      const [queued, leases] = await Promise.all([this.queued(), Number.isNaN(leaseAt) ? this.leases() : undefined, converging.poll()]);
       const now = performance.now();
       if (leases && [...held].every(([n, h]) => leases.get(n) && leases.get(n)!.holder !== h.holder && leases.get(n)!.holder !== '')) {
         const last = Math.max(...[...held.keys()].map((n) => leases.get(n)!.acquiredAt));
         leaseAt = now - (Date.now() - last);
       }
       samples.push({ ...cpu, queued });
-      if (Number.isNaN(serviceReady)) serviceReady = this.bench.timeline.serviceReady('s-0', changes.revision) ?? NaN;
-      if (Number.isNaN(ingressBack) && ingress) ingressBack = now;
-      if (Number.isNaN(replicasBack) && (deployment?.spec?.replicas ?? 0) >= changes.replicas) replicasBack = now;
-      const converged = ![leaseAt, serviceReady, ingressBack, replicasBack].some(Number.isNaN);
+      const converged = !Number.isNaN(leaseAt) && converging.done;
       const first = [...samples].reverse().find((x) => x.at <= cpu.at - windowMs);
       if (first && converged) {
         const secs = (cpu.at - first.at) / 1000;
@@ -694,15 +709,12 @@ class UpstreamScale {
     }
     if (!quietFrom) progress(`restart: not idle within ${catchUpSeconds} s (BENCH_SCALE_CATCHUP_SECONDS)`);
     const end = quietFrom ?? this.cpu();
-    const since = (at: number) => Math.max(0, at - t0);
     return {
       readyMs,
       leaseMs: leaseAt - t0,
       leases: held.size,
-      serviceReadyMs: since(serviceReady),
-      ingressBackMs: since(ingressBack),
-      replicasBackMs: since(replicasBack),
-      idleMs: quietFrom ? since(quietFrom.at) : NaN,
+      ...converging.since(t0),
+      idleMs: quietFrom ? Math.max(0, quietFrom.at - t0) : NaN,
       // The killed controller's CPU is gone with it: the new one's counts from its start.
       cpu: Object.fromEntries(upstreamRoles.map((r) => [r, r === 'controller' ? end[r] : end[r] - before[r]])) as Record<UpstreamRole, number>,
       seconds: (end.at - killedAt) / 1000,
@@ -775,6 +787,17 @@ async function benchStack(what: string, opts: Partial<StackOptions>) {
   return { info, kube, timeline, nodes };
 }
 
+/** Measures each level in turn; 1 when one aborted (its message printed), else 0. */
+async function runLevels(level: (target: number) => Promise<void>): Promise<number> {
+  try {
+    for (const target of counts) await level(target);
+    return 0;
+  } catch (err) {
+    console.log(`\naborted: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
 /** Ends the run: the stack stops unless BENCH_SCALE_KEEP=1 keeps it. */
 async function endBench(kube: KubeClient, timeline: ServiceTimeline): Promise<void> {
   progress(`done in ${progress.elapsed().toFixed(0)} s`);
@@ -807,11 +830,7 @@ async function upstreamMain(): Promise<number> {
       `config-autoscaler min-scale ${podsPerService}; stand-ins: ${upstream.UPSTREAM_KWOK_STAND_INS.join('; ')}`,
   );
   try {
-    for (const target of counts) await run.level(target);
-    return 0;
-  } catch (err) {
-    console.log(`\naborted: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
+    return await runLevels((target) => run.level(target));
   } finally {
     await endBench(kube, timeline);
   }
@@ -829,11 +848,7 @@ async function main(): Promise<number> {
     `Tidal at scale: ${counts.join(', ')} resident Services on ${nodes} kwok Nodes, Kubernetes unthrottled; Temporal: ${temporal}; controller malloc: ${procs.allocatorDescription()}`,
   );
   try {
-    for (const target of counts) await bench.level(target);
-    return 0;
-  } catch (err) {
-    console.log(`\naborted: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
+    return await runLevels((target) => bench.level(target));
   } finally {
     if (bench.levels.length) bench.summary(temporal);
     await connection.close();
