@@ -136,12 +136,17 @@ export async function startTraefik(stack: IngressStack, node: RealNode, log: (s:
       bin,
     );
   }
-  const rec = procs.running('traefik');
-  const deadline = Date.now() + 60_000;
+  const started = Date.now();
   // Traefik answers 404 on its public entry point for a host no KIngress names: it serves, and the forward works.
   while ((await httpStatus(`http://127.0.0.1:${stack.ports.ingress ?? 0}/`, 'tidal-probe.invalid')) !== 404) {
-    if (Date.now() > deadline || !rec)
-      throw new Error(`traefik did not serve on 127.0.0.1:${stack.ports.ingress ?? 0}${rec ? `; last lines:\n${tail(rec.log)}` : ''}`);
+    // nsenter becomes Traefik a moment after its start: until then the table does not find it running.
+    const rec = procs.running('traefik');
+    if (Date.now() > started + 60_000 || (!rec && Date.now() > started + 5_000)) {
+      const log = path.join(stack.dir, 'logs', 'traefik.log');
+      throw new Error(
+        `traefik did not serve on 127.0.0.1:${stack.ports.ingress ?? 0}${rec ? '' : ' (it is not running)'}; last lines:\n${tail(log)}`,
+      );
+    }
     await new Promise((r) => setTimeout(r, 250));
   }
 }
