@@ -4,27 +4,25 @@
 // plane being measured.
 //
 //   tsx dev/kingress-stand-in.ts --kubeconfig <file>
+import { defaultIstioConfig } from '../api/config/istio.js';
 import { Resources } from '../api/kinds.js';
+import {
+  IngressConditionLoadBalancerReady,
+  IngressConditionNetworkConfigured,
+  IngressConditionReady,
+  isIngressReady,
+} from '../api/lifecycle/ingress.js';
 import type { KubeObject } from '../api/meta.js';
+import type { Ingress } from '../api/networking.js';
 import { KubeClient } from '../kube/client.js';
 import { Informer } from '../watcher/informer.js';
 import { makeLogger } from '../workers/logger.js';
 import { argValue } from './cli-args.js';
 
 /** net-istio's gateways, as its KIngress status names them. */
-export const IstioLoadBalancers = {
-  public: 'istio-ingressgateway.istio-system.svc.cluster.local',
-  private: 'knative-local-gateway.istio-system.svc.cluster.local',
-} as const;
+const istio = defaultIstioConfig();
 
-interface KIngress extends KubeObject {
-  status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
-}
-
-const readyAt = (o: KIngress) =>
-  o.status?.observedGeneration === o.metadata.generation && o.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-
-function status(o: KIngress) {
+function status(o: Ingress) {
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   const cond = (type: string) => ({ type, status: 'True', lastTransitionTime: now });
   return {
@@ -33,9 +31,9 @@ function status(o: KIngress) {
     metadata: { name: o.metadata.name, namespace: o.metadata.namespace },
     status: {
       observedGeneration: o.metadata.generation,
-      conditions: [cond('LoadBalancerReady'), cond('NetworkConfigured'), cond('Ready')],
-      publicLoadBalancer: { ingress: [{ domainInternal: IstioLoadBalancers.public }] },
-      privateLoadBalancer: { ingress: [{ domainInternal: IstioLoadBalancers.private }] },
+      conditions: [IngressConditionLoadBalancerReady, IngressConditionNetworkConfigured, IngressConditionReady].map(cond),
+      publicLoadBalancer: { ingress: [{ domainInternal: istio.ingressGateways[0]!.service }] },
+      privateLoadBalancer: { ingress: [{ domainInternal: istio.localGateways[0]!.service }] },
     },
   };
 }
@@ -46,11 +44,11 @@ async function main(args: string[]): Promise<void> {
   const log = makeLogger('info', 'kingress-stand-in');
   const kube = new KubeClient({ kubeconfig, fieldManager: 'kingress-stand-in' });
   // Keys to mark, a few requests in flight; a key changed again meanwhile is marked once more.
-  const queue = new Map<string, KIngress>();
+  const queue = new Map<string, Ingress>();
   let inFlight = 0;
   const pump = () => {
     while (inFlight < 8 && queue.size > 0) {
-      const [key, o] = queue.entries().next().value as [string, KIngress];
+      const [key, o] = queue.entries().next().value as [string, Ingress];
       queue.delete(key);
       inFlight += 1;
       kube
@@ -72,10 +70,10 @@ async function main(args: string[]): Promise<void> {
       relistMs: 30_000,
       maxBackoffMs: 1000,
       onChange: (type, obj) => {
-        const o = obj as KIngress;
+        const o = obj as Ingress;
         const key = `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
         if (type === 'deleted') queue.delete(key);
-        else if (!readyAt(o) && !o.metadata.deletionTimestamp) {
+        else if (!isIngressReady(o) && !o.metadata.deletionTimestamp) {
           queue.set(key, o);
           pump();
         }
