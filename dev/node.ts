@@ -352,15 +352,32 @@ function nodeForwards(o: RealNodeOptions): [Forward, 'in' | 'out'][] {
   ];
 }
 
+/**
+ * A forward across the boundary of the network namespace `holderPid` is in, started unless both its processes run (a
+ * half that died is stopped and both started again). `prefix` names its processes `<prefix>-<name>-host|node`.
+ */
+export async function ensureForward(
+  procs: ProcessTable,
+  holderPid: number,
+  runDir: string,
+  f: Forward,
+  direction: 'in' | 'out',
+  prefix = 'node-fwd',
+): Promise<void> {
+  if (procs.running(`${prefix}-${f.name}-host`) && procs.running(`${prefix}-${f.name}-node`)) return;
+  for (const side of ['host', 'node']) await procs.stop(`${prefix}-${f.name}-${side}`, 1000);
+  startForward(procs, holderPid, runDir, f, direction, prefix);
+}
+
 /** One forward: a listener on one side of the namespace boundary, a unix socket between, a connector on the other. */
-function startForward(procs: ProcessTable, holderPid: number, runDir: string, f: Forward, direction: 'in' | 'out'): void {
+function startForward(procs: ProcessTable, holderPid: number, runDir: string, f: Forward, direction: 'in' | 'out', prefix = 'node-fwd'): void {
   const sock = path.join(runDir, `fwd-${f.name}.sock`);
   rmSync(sock, { force: true });
   const target = f.targetPort ?? f.port;
   if (direction === 'out') {
     // node's 127.0.0.1:port → socket → host's 127.0.0.1:port
     procs.start(
-      `node-fwd-${f.name}-host`,
+      `${prefix}-${f.name}-host`,
       'socat',
       [`UNIX-LISTEN:${sock},fork,mode=600`, `TCP:127.0.0.1:${f.port}`],
       process.env,
@@ -370,16 +387,16 @@ function startForward(procs: ProcessTable, holderPid: number, runDir: string, f:
     startInNode(
       procs,
       holderPid,
-      `node-fwd-${f.name}-node`,
+      `${prefix}-${f.name}-node`,
       'socat',
       [`TCP-LISTEN:${f.port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${sock}`],
       false,
     );
   } else {
     // host's 127.0.0.1:port → socket → node's 127.0.0.1:target
-    startInNode(procs, holderPid, `node-fwd-${f.name}-node`, 'socat', [`UNIX-LISTEN:${sock},fork,mode=600`, `TCP:127.0.0.1:${target}`], false);
+    startInNode(procs, holderPid, `${prefix}-${f.name}-node`, 'socat', [`UNIX-LISTEN:${sock},fork,mode=600`, `TCP:127.0.0.1:${target}`], false);
     procs.start(
-      `node-fwd-${f.name}-host`,
+      `${prefix}-${f.name}-host`,
       'socat',
       [`TCP-LISTEN:${f.port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${sock}`],
       process.env,
@@ -436,11 +453,7 @@ export async function startRealNode(o: RealNodeOptions, kubectlBin: string): Pro
   const holder = procs.running('node-holder');
   if (holder && procs.running('kubelet') && procs.running('containerd') && existsSync(`/run/netns/${netns}`)) {
     // A forward that died (a host that killed its processes, say) is started again.
-    for (const [f, direction] of nodeForwards(o)) {
-      if (procs.running(`node-fwd-${f.name}-host`) && procs.running(`node-fwd-${f.name}-node`)) continue;
-      for (const side of ['host', 'node']) await procs.stop(`node-fwd-${f.name}-${side}`, 1000);
-      startForward(procs, holder.pid, runDir, f, direction);
-    }
+    for (const [f, direction] of nodeForwards(o)) await ensureForward(procs, holder.pid, runDir, f, direction);
     return { name: REAL_NODE_NAME, netns, nodeIp: REAL_NODE_SUBNET.gateway, holderPid: holder.pid, runDir };
   }
   // Half a node (a crash, a killed `up`) is taken down before a new one starts.

@@ -17,13 +17,13 @@
 // port is fixed at :8080, where the controller's probes listen on the host) reaching the API server through a socat
 // forward over a unix socket, and dev/kingress-stand-in.ts in net-istio's place.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import tls from 'node:tls';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import type { KnativeBinaries } from './knative-images.js';
-import type { RealNode } from './node.js';
+import { ensureForward, type RealNode } from './node.js';
 import type { ProcessTable } from './processes.js';
 import { kubectl, repoRoot } from './kubectl.js';
 import { httpOk, portOpen, waitFor, yamlFiles } from './probes.js';
@@ -393,29 +393,9 @@ export async function startUpstreamOnKwok(info: StackInfo, procs: ProcessTable, 
   }
   const inNs = ['-t', String(holder.pid), '-n', '--'];
   // Its 127.0.0.1:<API server port> → a unix socket → the host's: the same kubeconfig works inside.
-  const sock = path.join(info.dir, 'upstream', 'apiserver.sock');
-  mkdirSync(path.dirname(sock), { recursive: true });
-  if (!procs.running(`${AUTOSCALER_NETNS}-fwd-host`)) {
-    rmSync(sock, { force: true });
-    procs.start(
-      `${AUTOSCALER_NETNS}-fwd-host`,
-      'socat',
-      [`UNIX-LISTEN:${sock},fork,mode=600`, `TCP:127.0.0.1:${info.ports.apiserver}`],
-      process.env,
-      undefined,
-      'socat',
-    );
-    await waitFor(`${AUTOSCALER_NETNS}-fwd-host`, () => Promise.resolve(existsSync(sock)), 5000);
-  }
-  if (!procs.running(`${AUTOSCALER_NETNS}-fwd`))
-    procs.start(
-      `${AUTOSCALER_NETNS}-fwd`,
-      'nsenter',
-      [...inNs, 'socat', `TCP-LISTEN:${info.ports.apiserver},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${sock}`],
-      process.env,
-      undefined,
-      'socat',
-    );
+  const runDir = path.join(info.dir, 'upstream');
+  mkdirSync(runDir, { recursive: true });
+  await ensureForward(procs, holder.pid, runDir, { name: 'apiserver', port: info.ports.apiserver }, 'out', `${AUTOSCALER_NETNS}-fwd`);
   if (!procs.running(P.autoscaler)) {
     log("starting upstream's autoscaler in a network namespace of its own");
     procs.start(
