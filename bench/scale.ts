@@ -141,6 +141,17 @@ class ChangesConverged {
   }
 }
 
+type LeaseObject = KubeObject & { spec?: { holderIdentity?: string; acquireTime?: string } };
+/** Who holds a Lease and since when (wall-clock ms: the holders run on this machine, on its clock). */
+interface LeaseHeld {
+  holder: string;
+  acquiredAt: number;
+}
+const leaseHeld = (l: LeaseObject | undefined): LeaseHeld => ({
+  holder: l?.spec?.holderIdentity ?? '',
+  acquiredAt: l?.spec?.acquireTime ? Date.parse(l.spec.acquireTime) : NaN,
+});
+
 /** What `changeWhileDown` changed, for `ChangesConverged` to follow. */
 interface Changes {
   revision: string;
@@ -229,14 +240,14 @@ class ScaleBench {
   }
 
   /** create → Ready of a new Service on the populated stack, one at a time on a quiet controller. */
-  async probe(level: number): Promise<number[]> {
+  async probe(level: number, quiet: () => Promise<unknown> = () => waitQuiet(ports.controllerMetrics, 2000, 60_000)): Promise<number[]> {
     const out: number[] = [];
     for (let k = 0; k < probes; k++) {
       const name = `probe-${level}-${runTag}-${k}`;
       await this.create(name);
       await this.timeline.waitUntil(() => this.timeline.serviceReady(name) !== undefined, 120_000);
       out.push(this.timeline.intervals(name).serviceReady);
-      await waitQuiet(ports.controllerMetrics, 2000, 60_000);
+      await quiet();
     }
     return out;
   }
@@ -256,14 +267,9 @@ class ScaleBench {
     };
   }
 
-  /** The leader Lease: who holds it and since when (wall-clock ms; the holder's clock is this machine's). */
-  async lease(): Promise<{ holder: string; acquiredAt: number }> {
-    const l = await this.kube.get<KubeObject & { spec?: { holderIdentity?: string; acquireTime?: string } }>(
-      Resources.Lease,
-      'knative-serving',
-      'tidal-controller',
-    );
-    return { holder: l?.spec?.holderIdentity ?? '', acquiredAt: l?.spec?.acquireTime ? Date.parse(l.spec.acquireTime) : NaN };
+  /** The leader Lease: who holds it and since when. */
+  async lease(): Promise<LeaseHeld> {
+    return leaseHeld(await this.kube.get<LeaseObject>(Resources.Lease, 'knative-serving', 'tidal-controller'));
   }
 
   /**
@@ -560,7 +566,6 @@ interface UpstreamRestart {
 
 class UpstreamScale {
   idleRate = 0;
-  readonly out: string[] = [];
 
   constructor(
     readonly bench: ScaleBench,
@@ -637,33 +642,10 @@ class UpstreamScale {
     return { perMin, seconds };
   }
 
-  /** create → Ready of a new Service on the populated stack, one at a time. */
-  async probe(level: number): Promise<number[]> {
-    const out: number[] = [];
-    for (let k = 0; k < probes; k++) {
-      const name = `probe-${level}-${k}`;
-      await this.bench.create(name);
-      await this.bench.timeline.waitUntil(() => this.bench.timeline.serviceReady(name) !== undefined, 120_000);
-      out.push(this.bench.timeline.intervals(name).serviceReady);
-      await this.waitQuiet(60_000);
-    }
-    return out;
-  }
-
   /** The controller's Leases (one per reconciler and bucket): name → holder and acquisition (wall-clock ms). */
-  async leases(): Promise<Map<string, { holder: string; acquiredAt: number }>> {
-    const list = await this.kube.list<KubeObject & { spec?: { holderIdentity?: string; acquireTime?: string } }>(
-      Resources.Lease,
-      this.upstream.UPSTREAM_NAMESPACE,
-    );
-    return new Map(
-      list.items
-        .filter((l) => (l.metadata.name ?? '').startsWith('controller.'))
-        .map((l) => [
-          l.metadata.name ?? '',
-          { holder: l.spec?.holderIdentity ?? '', acquiredAt: l.spec?.acquireTime ? Date.parse(l.spec.acquireTime) : NaN },
-        ]),
-    );
+  async leases(): Promise<Map<string, LeaseHeld>> {
+    const list = await this.kube.list<LeaseObject>(Resources.Lease, this.upstream.UPSTREAM_NAMESPACE);
+    return new Map(list.items.filter((l) => (l.metadata.name ?? '').startsWith('controller.')).map((l) => [l.metadata.name ?? '', leaseHeld(l)]));
   }
 
   async restart(round: number): Promise<UpstreamRestart> {
@@ -737,7 +719,7 @@ class UpstreamScale {
       return pid === undefined ? [] : [`${r} ${fmt(rssMiB(pid), 0)}`];
     });
     progress(`${probes} new Services, one at a time`);
-    const probeMs = await this.probe(target);
+    const probeMs = await bench.probe(target, () => this.waitQuiet(60_000));
     const measured: UpstreamRestart[] = [];
     for (let k = 0; k < restarts; k++) {
       progress(`controller restart ${k + 1} of ${restarts}`);
@@ -767,7 +749,6 @@ class UpstreamScale {
       ),
     ];
     for (const l of lines) console.log(l);
-    this.out.push(...lines);
   }
 }
 
