@@ -13,6 +13,8 @@ import type { ObjectMemo } from './recent-objects.js';
 export interface ListResult<T> {
   items: T[];
   resourceVersion: string;
+  /** More to read: the token for the next page of a list read with `limit` (absent on the last page). */
+  continue?: string;
 }
 
 export interface WatchEvent<T> {
@@ -24,6 +26,12 @@ export interface RequestOptions {
   labelSelector?: string;
   fieldSelector?: string;
   signal?: AbortSignal;
+}
+
+/** A list read in pages: at most `limit` items, from where the previous page's `continue` token left off. */
+export interface PageOptions {
+  limit?: number;
+  continue?: string;
 }
 
 export interface KubeClientOptions {
@@ -86,9 +94,20 @@ export class KubeClient {
     return this.noted(type, this.parse<T>('GET', resourcePath(type, namespace, name), res, type), 'read');
   }
 
-  async list<T extends KubeObject>(type: ResourceType, namespace?: string, opts: RequestOptions = {}): Promise<ListResult<T>> {
-    const path = resourcePath(type, namespace) + query({ labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector });
-    const list = this.parse<{ items: T[]; metadata: { resourceVersion: string } }>('LIST', path, await this.request('GET', path));
+  /**
+   * A list, whole, or one page of it with `limit` (the pages of one list are one snapshot: every page has the first's
+   * resourceVersion, and a `continue` token older than the server's history fails with 410 Gone).
+   */
+  async list<T extends KubeObject>(type: ResourceType, namespace?: string, opts: RequestOptions & PageOptions = {}): Promise<ListResult<T>> {
+    const path =
+      resourcePath(type, namespace) +
+      query({
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        limit: opts.limit === undefined ? undefined : String(opts.limit),
+        continue: opts.continue,
+      });
+    const list = this.parse<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>('LIST', path, await this.request('GET', path));
     const apiVersion = type.group === '' ? type.version : `${type.group}/${type.version}`;
     // List items carry no apiVersion/kind; fill them in so callers can treat items as whole objects.
     for (const item of list.items) {
@@ -96,7 +115,11 @@ export class KubeClient {
       item.kind ??= type.kind;
       stepHooks().object(type, item, 'read', list.items.length);
     }
-    return { items: list.items, resourceVersion: list.metadata.resourceVersion };
+    return {
+      items: list.items,
+      resourceVersion: list.metadata.resourceVersion,
+      ...(list.metadata.continue ? { continue: list.metadata.continue } : {}),
+    };
   }
 
   /** Server-side apply of `obj` (or of its status with `subresource: 'status'`) under Tidal's field manager. */

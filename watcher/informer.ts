@@ -41,7 +41,15 @@ export interface InformerOptions {
    * server's watch history (410 Gone) or any error ends it quietly.
    */
   resume?: { from: string; onChange: (type: ChangeType, obj: KubeObject) => void };
+  /**
+   * Items per page of a list (default 500, as client-go's reflector). A list read whole arrives as one body that is
+   * parsed and handled in one go: tens of thousands of objects hold the event loop for seconds, and with it the
+   * leader's Lease renewals and every activity. Pages let the rest run between them.
+   */
+  pageSize?: number;
 }
+
+const DEFAULT_PAGE_SIZE = 500;
 
 /** What a slim cache keeps of an object. */
 function slimCopy(o: KubeObject, { annotations, status: statusOf }: NonNullable<InformerOptions['slim']>): KubeObject {
@@ -207,15 +215,21 @@ export class Informer {
   }
 
   private async relist(): Promise<void> {
-    const list = await this.kube.list(this.type, this.opts.namespace, {
-      ...(this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {}),
-    });
+    const selector = this.opts.labelSelector ? { labelSelector: this.opts.labelSelector } : {};
+    const limit = this.opts.pageSize ?? DEFAULT_PAGE_SIZE;
     const present = new Set<string>();
     // What a list after the first finds went by unseen in between (`listed`); the first list is all there is.
     const again = this.hasSynced;
-    for (const obj of list.items) {
-      present.add(cacheKey(obj));
-      this.upsert(obj, again);
+    // Every page is of the first page's snapshot; a continue token that expired fails with 410 and the list starts over.
+    let page = await this.kube.list(this.type, this.opts.namespace, { ...selector, limit });
+    const resourceVersion = page.resourceVersion;
+    for (;;) {
+      for (const obj of page.items) {
+        present.add(cacheKey(obj));
+        this.upsert(obj, again);
+      }
+      if (!page.continue) break;
+      page = await this.kube.list(this.type, this.opts.namespace, { ...selector, limit, continue: page.continue });
     }
     for (const [key, obj] of this.cache) {
       if (!present.has(key)) {
@@ -223,8 +237,8 @@ export class Informer {
         this.emit('deleted', obj, again);
       }
     }
-    this.resourceVersion = list.resourceVersion;
-    this.saw(list.resourceVersion);
+    this.resourceVersion = resourceVersion;
+    this.saw(resourceVersion);
     this.lastList = Date.now();
     if (!this.hasSynced) {
       this.hasSynced = true;

@@ -43,6 +43,16 @@ beforeAll(async () => {
       seen.push({ cn: typeof cn === 'string' ? cn : undefined, authorization: req.headers.authorization, url: req.url ?? '' });
       const authed = cn === 'tidal-admin' || req.headers.authorization?.startsWith('Bearer ');
       res.writeHead(authed ? 200 : 401, { 'Content-Type': 'application/json' });
+      const url = new URL(req.url ?? '', 'https://x');
+      if (authed && url.pathname.endsWith('/configmaps')) {
+        // Two pages: the first ends with a continue token.
+        const first = !url.searchParams.has('continue');
+        const item = { metadata: { namespace: 'default', name: first ? 'a' : 'b' } };
+        res.end(
+          JSON.stringify({ kind: 'ConfigMapList', metadata: { resourceVersion: '42', ...(first ? { continue: 'page-2' } : {}) }, items: [item] }),
+        );
+        return;
+      }
       res.end(
         JSON.stringify(
           authed
@@ -119,6 +129,30 @@ describe('KubeClient over TLS', () => {
     } finally {
       wrong.close();
     }
+  });
+
+  it('reads a list a page at a time: limit and continue go out, the next continue token and the kind come back', async () => {
+    const kubeconfig = path.join(dir, 'admin.kubeconfig');
+    writeKubeconfig(kubeconfig, pki, `https://127.0.0.1:${port}`);
+    const kube = new KubeClient({ kubeconfig, fieldManager: 'test' });
+    const before = seen.length;
+    try {
+      const first = await kube.list(Resources.ConfigMap, 'default', { labelSelector: 'app=x', limit: 1 });
+      expect(first).toMatchObject({
+        resourceVersion: '42',
+        continue: 'page-2',
+        items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }],
+      });
+      const second = await kube.list(Resources.ConfigMap, 'default', { limit: 1, continue: first.continue! });
+      expect(second.items.map((i) => i.metadata.name)).toEqual(['b']);
+      expect(second).not.toHaveProperty('continue');
+    } finally {
+      kube.close();
+    }
+    expect(seen.slice(before).map((s) => s.url)).toEqual([
+      '/api/v1/namespaces/default/configmaps?labelSelector=app%3Dx&limit=1',
+      '/api/v1/namespaces/default/configmaps?limit=1&continue=page-2',
+    ]);
   });
 
   it('refuses a server its CA does not vouch for, and reports a 401 as an API error', async () => {

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Resources, type ResourceType } from '../../../api/kinds.js';
 import type { KubeObject } from '../../../api/meta.js';
-import type { KubeClient, ListResult, RequestOptions, WatchEvent } from '../../../kube/client.js';
+import type { KubeClient, ListResult, PageOptions, RequestOptions, WatchEvent } from '../../../kube/client.js';
 import { KubeApiError } from '../../../kube/errors.js';
 import { Informer, type ChangeType, type InformerOptions } from '../../../watcher/informer.js';
 
@@ -21,7 +21,7 @@ interface WatchCall {
 interface ListCall {
   type: ResourceType;
   namespace: string | undefined;
-  opts: RequestOptions;
+  opts: RequestOptions & PageOptions;
   at: number;
 }
 
@@ -65,7 +65,7 @@ class FakeKube {
     private readonly watches: WatchStep[],
   ) {}
 
-  readonly list = vi.fn((type: ResourceType, namespace: string | undefined, opts: RequestOptions): Promise<ListResult<KubeObject>> => {
+  readonly list = vi.fn((type: ResourceType, namespace: string | undefined, opts: RequestOptions & PageOptions): Promise<ListResult<KubeObject>> => {
     this.listCalls.push({ type, namespace, opts, at: Date.now() });
     // Once the script runs out, the last list answer repeats.
     const step = this.lists.shift() ?? this.lastList;
@@ -167,7 +167,7 @@ describe('Informer: list, then watch', () => {
       ['added', 'a', '5'],
       ['added', 'b', '7'],
     ]);
-    expect(h.kube.listCalls).toEqual([{ type: Resources.Service, namespace: undefined, opts: {}, at: 1_000_000 }]);
+    expect(h.kube.listCalls).toEqual([{ type: Resources.Service, namespace: undefined, opts: { limit: 500 }, at: 1_000_000 }]);
 
     const w = await h.kube.watchOpened(1);
     expect(w.type).toBe(Resources.Service);
@@ -203,6 +203,66 @@ describe('Informer: list, then watch', () => {
     await settle();
     expect(h.kube.list).toHaveBeenCalledTimes(1);
     expect(h.kube.watch).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('Informer: lists in pages', () => {
+  const page = (resourceVersion: string, next: string | undefined, ...items: KubeObject[]): ListResult<KubeObject> => ({
+    items,
+    resourceVersion,
+    ...(next ? { continue: next } : {}),
+  });
+
+  it("reads a list page by page with the continue token; the list is of the first page's version, synced after the last", async () => {
+    const h = make([page('10', 't1', svc('a', '5')), page('10', 't2', svc('b', '6')), page('10', undefined, svc('c', '7'))], [], {
+      pageSize: 1,
+      labelSelector: 'app=x',
+    });
+    h.informer.start();
+    await h.informer.synced;
+    expect(h.kube.listCalls.map((c) => c.opts)).toEqual([
+      { labelSelector: 'app=x', limit: 1 },
+      { labelSelector: 'app=x', limit: 1, continue: 't1' },
+      { labelSelector: 'app=x', limit: 1, continue: 't2' },
+    ]);
+    expect(h.changes).toEqual([
+      ['added', 'a', '5'],
+      ['added', 'b', '6'],
+      ['added', 'c', '7'],
+    ]);
+    expect((await h.kube.watchOpened(1)).opts.resourceVersion).toBe('10');
+  });
+
+  it('an object on no page of a later list is deleted only once the last page is read', async () => {
+    let watchEnded!: () => void;
+    const h = make(
+      [page('10', undefined, svc('a', '5'), svc('b', '6')), page('20', 'next', svc('b', '6')), page('20', undefined, svc('c', '15'))],
+      [() => new Promise<void>((resolve) => (watchEnded = resolve)).then(() => Promise.reject(gone()))],
+      { pageSize: 1 },
+    );
+    h.informer.start();
+    await h.kube.watchOpened(1);
+    h.changes.length = 0;
+    watchEnded();
+    await h.kube.watchOpened(2);
+    expect(h.changes).toEqual([
+      ['added', 'c', '15'],
+      ['deleted', 'a', '5'],
+    ]);
+    expect(h.kube.watchCalls[1]!.opts.resourceVersion).toBe('20');
+  });
+
+  it('a continue token the server no longer knows (410) starts the list over', async () => {
+    const h = make([page('10', 'old', svc('a', '5')), gone(), page('12', undefined, svc('a', '5'), svc('b', '11'))], [], { pageSize: 1 });
+    h.informer.start();
+    await h.informer.synced;
+    expect(h.kube.listCalls.map((c) => c.opts.continue)).toEqual([undefined, 'old', undefined]);
+    expect(h.restarts).toEqual(['gone']);
+    expect(h.changes).toEqual([
+      ['added', 'a', '5'],
+      ['added', 'b', '11'],
+    ]);
+    expect((await h.kube.watchOpened(1)).opts.resourceVersion).toBe('12');
   });
 });
 

@@ -179,8 +179,8 @@ describe('Watcher: pokes for changes', () => {
     // Serving kinds are listed without a selector.
     expect(cluster.listCalls).toEqual(
       expect.arrayContaining([
-        { kind: 'Configuration', namespace: undefined, opts: {} },
-        { kind: 'Revision', namespace: undefined, opts: {} },
+        { kind: 'Configuration', namespace: undefined, opts: { limit: 500 } },
+        { kind: 'Revision', namespace: undefined, opts: { limit: 500 } },
       ]),
     );
   });
@@ -240,9 +240,9 @@ describe('Watcher: pokes for changes', () => {
     const h = await started(cluster, ['Revision', 'Deployment', 'Pod']);
     expect(cluster.listCalls).toEqual(
       expect.arrayContaining([
-        { kind: 'Revision', namespace: undefined, opts: {} },
-        { kind: 'Deployment', namespace: undefined, opts: { labelSelector: 'serving.knative.dev/revision' } },
-        { kind: 'Pod', namespace: undefined, opts: { labelSelector: 'serving.knative.dev/revision' } },
+        { kind: 'Revision', namespace: undefined, opts: { limit: 500 } },
+        { kind: 'Deployment', namespace: undefined, opts: { labelSelector: 'serving.knative.dev/revision', limit: 500 } },
+        { kind: 'Pod', namespace: undefined, opts: { labelSelector: 'serving.knative.dev/revision', limit: 500 } },
       ]),
     );
     expect((await cluster.stream('Pod')).opts.labelSelector).toBe('serving.knative.dev/revision');
