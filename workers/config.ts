@@ -26,6 +26,11 @@ export interface TidalConfig {
   catchUpQuietPokesPerSecond: number;
   fieldManager: string;
   maxCachedWorkflows: number;
+  /**
+   * How long a workflow task waits on the sticky queue of the worker that last ran the workflow before Temporal hands
+   * it to any worker: after a replica dies, the first task of each run it held waits this long.
+   */
+  stickyQueueTimeoutSeconds: number;
   /** How long a new Revision's first pass waits for its pods to be Ready in the watcher's cache (ADR 0012; 0: not at all). */
   newRevisionReadyWaitMs: number;
   /**
@@ -105,6 +110,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     // short history when poked or when its idle timer ends it — less memory right after a burst for a little more CPU
     // (docs/benchmarks.md).
     maxCachedWorkflows: int(env, 'TIDAL_MAX_CACHED_WORKFLOWS', 150),
+    // The SDK's 10 s made a change to a run the killed leader held wait 10 s; a live worker polls its sticky queue
+    // within milliseconds, and a task moved off it costs one replay of a short history.
+    stickyQueueTimeoutSeconds: int(env, 'TIDAL_STICKY_QUEUE_TIMEOUT_SECONDS', 3, 1),
     newRevisionReadyWaitMs: int(env, 'TIDAL_NEW_REVISION_READY_WAIT_MS', 1000),
     workflowThread: oneOf(env, 'TIDAL_WORKFLOW_THREAD', ['main', 'worker'] as const, 'main'),
     workflowStackTraces: bool(env, 'TIDAL_WORKFLOW_STACK_TRACES', false),

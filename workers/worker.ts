@@ -87,6 +87,7 @@ export async function createWorker(
       }),
     ),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
+    stickyQueueScheduleToStartTimeout: `${cfg.stickyQueueTimeoutSeconds}s`,
     // Workflow code in this thread (a second isolate costs memory of its own, and every activation and its completion
     // are copied between threads). The SDK calls this debugMode. Its 5 s isolate timeout (a looping task fails instead
     // of stalling the process) holds only with TIDAL_WORKFLOW_WATCHDOG=true: it costs a thread per call (below).

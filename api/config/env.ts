@@ -1,10 +1,11 @@
 // Environment variables of the controller and the webhook, parsed with a clear error naming the variable.
 
-export function int(env: NodeJS.ProcessEnv, name: string, def: number): number {
+export function int(env: NodeJS.ProcessEnv, name: string, def: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return def;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}=${raw}: expected a non-negative integer`);
+  if (!Number.isInteger(n) || n < min)
+    throw new Error(`${name}=${raw}: expected ${min === 0 ? 'a non-negative integer' : `an integer of at least ${min}`}`);
   return n;
 }
 

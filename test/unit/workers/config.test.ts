@@ -43,12 +43,16 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TIDAL_WORKFLOW_THREAD: 'both' })).toThrow('TIDAL_WORKFLOW_THREAD=both: expected one of main, worker');
     expect(() => loadConfig({ TIDAL_MAX_CACHED_WORKFLOWS: '-1' })).toThrow('TIDAL_MAX_CACHED_WORKFLOWS=-1: expected a non-negative integer');
     expect(() => loadConfig({ TIDAL_WATCHER: 'maybe' })).toThrow('TIDAL_WATCHER=maybe: expected true or false');
+    expect(() => loadConfig({ TIDAL_STICKY_QUEUE_TIMEOUT_SECONDS: '0' })).toThrow(
+      'TIDAL_STICKY_QUEUE_TIMEOUT_SECONDS=0: expected an integer of at least 1',
+    );
   });
 
   it("keeps upstream's 10-hour resync and a workflow cache of 150 runs", () => {
     const cfg = loadConfig({});
     expect(cfg.resyncSeconds).toBe(36_000);
     expect(cfg.maxCachedWorkflows).toBe(150);
+    expect(cfg.stickyQueueTimeoutSeconds).toBe(3);
   });
 
   it('meters the catch-up at 10 pokes a second, twice that while no other poke is about, each settable', () => {
