@@ -39,6 +39,7 @@ import {
   progressLog,
 } from './measure.js';
 import { benchPorts } from './ports.js';
+import { ChangeStorm, type StormResult } from './scale-storm.js';
 import { createService } from './services.js';
 import { ServiceTimeline } from './timeline.js';
 
@@ -76,6 +77,7 @@ interface Level {
   idle: { tidalPerMin: number; temporalPerMin: number; requestsPerMin: number; seconds: number };
   memory: Memory;
   restarts: Restart[];
+  storm?: StormResult;
 }
 
 /** A leader change with changes made while no leader watched; times from the new leader's Lease acquisition. */
@@ -104,6 +106,9 @@ const replicaName = (i: number) => (i === 0 ? 'tidal-controller' : `tidal-replic
 const replicaEnv = (i: number) => ({ TIDAL_IDENTITY: `replica-${i + 1}` });
 /** Rolling restarts of three replicas measured at each level, after the SIGKILL restarts. */
 const rolling = envNumber('BENCH_SCALE_ROLLING', 1);
+/** Changes of the storm at each level, after the leader changes (0: none), and its writers. */
+const stormChanges = envNumber('BENCH_SCALE_STORM', 1000);
+const stormWriters = envNumber('BENCH_SCALE_STORM_WRITERS', 8);
 
 /** When each of `changeWhileDown`'s changes converged (performance time; NaN until then), polled by a restart's loop. */
 class ChangesConverged {
@@ -469,7 +474,32 @@ class ScaleBench {
       measured.push(await this.rollingRestart(target * 100 + restarts + k));
       await waitQuiet(ports.controllerMetrics, 5000, 120_000);
     }
-    const lvl: Level = { resident: this.resident, createdCount: target - from, createSeconds, probeMs, idle, memory, restarts: measured };
+    let storm: StormResult | undefined;
+    if (stormChanges > 0) {
+      progress(`a storm of ${stormChanges} changes by ${stormWriters} writers`);
+      storm = await new ChangeStorm(this.kube, this.timeline, this.procs, {
+        changes: stormChanges,
+        writers: stormWriters,
+        // s-0 … s-2 are the leader changes' own.
+        from: 3,
+        to: this.populated,
+        seed: target,
+        tag: runTag,
+        metricsPort: ports.controllerMetrics,
+        convergeSeconds: catchUpSeconds,
+        progress,
+      }).run();
+    }
+    const lvl: Level = {
+      resident: this.resident,
+      createdCount: target - from,
+      createSeconds,
+      probeMs,
+      idle,
+      memory,
+      restarts: measured,
+      ...(storm ? { storm } : {}),
+    };
     this.levels.push(lvl);
     this.print(lvl);
   }
@@ -496,6 +526,16 @@ class ScaleBench {
           `the scaled-down Deployment back ${fmtMs(r.replicasBackMs)}, idle again ${fmtMs(r.idleMs)}; CPU Tidal ${fmt(r.tidalCpu, 1)} s + Temporal ${fmt(r.temporalCpu, 1)} s`,
       );
     }
+    const st = l.storm;
+    if (st) {
+      console.log(
+        `storm of ${st.changes} changes (${st.byKind.image} images, ${st.byKind.ingress} KIngresses deleted, ${st.byKind.replicas} Deployments scaled to 0) ` +
+          `by ${stormWriters} writers in ${fmt(st.writeSeconds, 1)} s: last change → converged p50 ${fmtMs(st.p50)}, p95 ${fmtMs(st.p95)}, ` +
+          `p99 ${fmtMs(st.p99)}, max ${fmtMs(st.max)}; all converged ${fmtMs(st.allConvergedMs)} and quiet ${fmtMs(st.quietMs)} after the last change; ` +
+          `CPU Tidal ${fmt(st.tidalCpu, 1)} s + Temporal ${fmt(st.temporalCpu, 1)} s` +
+          (st.unconverged.length ? `; NOT converged: ${st.unconverged.join(', ')}` : ''),
+      );
+    }
   }
 
   summary(temporal: string): void {
@@ -516,6 +556,7 @@ class ScaleBench {
           'child back',
           'idle again',
           'CPU-s Tidal + Temporal',
+          'storm: p99 last change → converged; CPU-s',
         ],
         this.levels.map((l) => [
           String(l.resident),
@@ -527,6 +568,7 @@ class ScaleBench {
           l.restarts.map((r) => fmtMs(Math.max(r.ingressBackMs, r.replicasBackMs))).join(', '),
           l.restarts.map((r) => fmtMs(r.idleMs)).join(', '),
           l.restarts.map((r) => `${fmt(r.tidalCpu, 1)} + ${fmt(r.temporalCpu, 1)}`).join(', '),
+          l.storm ? `${fmtMs(l.storm.p99)}; ${fmt(l.storm.tidalCpu, 1)} + ${fmt(l.storm.temporalCpu, 1)}` : '—',
         ]),
       ),
     );

@@ -2,6 +2,8 @@
 // default), on its own stack and ports, with the controller's resync, relist and sweep at an hour. Prints the seed
 // and the last-change → converged figures; exits non-zero when anything did not converge.
 // SOAK_SERVICES, SOAK_WRITERS, SOAK_SECONDS, SOAK_CONVERGE_SECONDS and TIDAL_CONVERGENCE_SEED change the run;
+// SOAK_CHANGES=n makes the storm n changes however long they take instead of SOAK_SECONDS of them (one size of storm
+// on either control plane: the writers' pace depends on the API server's and webhooks' answers);
 // TIDAL_KEEP_SOAK_STACK=1 keeps the stack running afterwards (for a look at what did not converge).
 // SOAK_CONTROL_PLANE=upstream runs the same storm against upstream Knative Serving on the same stack shape (its own
 // ports and folder), with the stand-ins of dev/upstream-serving.ts's UPSTREAM_KWOK_STAND_INS, hakn's two pods per
@@ -69,6 +71,7 @@ async function main(): Promise<number> {
       services: num('SOAK_SERVICES', 300),
       writers: num('SOAK_WRITERS', 8),
       writeMs: num('SOAK_SECONDS', 120) * 1000,
+      ...(process.env.SOAK_CHANGES ? { changes: num('SOAK_CHANGES', 0) } : {}),
       thinkMs: [200, 1200],
       // A burst of ~1,300 changes over 300 Services takes the controller minutes to work off (throughput).
       convergeTimeoutMs: num('SOAK_CONVERGE_SECONDS', 900) * 1000,

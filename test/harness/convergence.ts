@@ -19,6 +19,8 @@ export interface ConvergenceOptions {
   writers: number;
   /** How long the writers run. */
   writeMs: number;
+  /** Instead: the writers stop once they have made this many changes, however long that takes (a storm of one size on any control plane). */
+  changes?: number;
   seed: number;
   /** Each Service (and the namespace as a whole) must converge within this long after its last change. */
   convergeTimeoutMs: number;
@@ -872,7 +874,8 @@ export async function runConvergence(o: ConvergenceOptions): Promise<Convergence
   const w = new Writers(o, names, master);
   const [thinkMin, thinkMax] = o.thinkMs ?? [200, 900];
   o.log(
-    `seed ${o.seed} (replay with TIDAL_CONVERGENCE_SEED=${o.seed}); ${o.services} Services, ${o.writers} writers, ${o.writeMs / 1000}s of changes`,
+    `seed ${o.seed} (replay with TIDAL_CONVERGENCE_SEED=${o.seed}); ${o.services} Services, ${o.writers} writers, ` +
+      (o.changes !== undefined ? `${o.changes} changes` : `${o.writeMs / 1000}s of changes`),
   );
 
   // Create all Services, a few at a time.
@@ -888,11 +891,14 @@ export async function runConvergence(o: ConvergenceOptions): Promise<Convergence
 
   // Concurrent writers, each with its own stream of choices derived from the seed.
   const writeEnd = Date.now() + o.writeMs;
+  let started = 0;
+  const more = () => (o.changes !== undefined ? started < o.changes : Date.now() < writeEnd);
   o.onWritesStarted?.();
   await Promise.all(
     Array.from({ length: o.writers }, async (_, k) => {
       const r = new Rand(rng(o.seed * 31 + k + 1));
-      while (Date.now() < writeEnd) {
+      while (more()) {
+        started += 1;
         await w.step(r);
         await sleep(thinkMin + r.int(thinkMax - thinkMin + 1));
       }
