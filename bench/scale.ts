@@ -488,7 +488,12 @@ class ScaleBench {
         metricsPort: ports.controllerMetrics,
         convergeSeconds: catchUpSeconds,
         progress,
-      }).run();
+      })
+        .run()
+        .catch((err: unknown) => {
+          progress(`storm failed: ${err instanceof Error ? err.message : String(err)}`);
+          return undefined;
+        });
     }
     const lvl: Level = {
       resident: this.resident,
