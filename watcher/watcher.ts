@@ -109,6 +109,8 @@ function matching(informer: Informer, namespace: string, labels: Readonly<Record
 
 /** How long an activity waits for a cache to reflect its own last write before it lists from the API server. */
 const cacheCatchUpMs = 2000;
+/** Held start-up changes poked per turn of the event loop (a few tens of ms of content tokens). */
+const RELEASE_BATCH = 500;
 
 const reasonOf: Record<ChangeType, PokeReason> = { added: 'added', updated: 'updated', deleted: 'deleted' };
 
@@ -129,6 +131,7 @@ export class Watcher {
   /** Steps waiting for the caches to show something (`cache.until`). */
   private readonly waiters = new CacheWaiters();
   private readonly mappingIndex = new DomainMappingIndex();
+  private closed = false;
 
   constructor(
     kube: KubeClient,
@@ -184,7 +187,7 @@ export class Watcher {
   async synced(): Promise<void> {
     await Promise.all(this.informers.map((i) => i.synced));
     this.resumed.clear();
-    this.releaseHeld();
+    await this.releaseHeld();
   }
 
   get hasSynced(): boolean {
@@ -207,6 +210,7 @@ export class Watcher {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.waiters.close();
     await Promise.all(this.informers.map((i) => i.close()));
   }
@@ -404,11 +408,27 @@ export class Watcher {
    */
   private held: { kind: WatchedKind; change: ChangeType; obj: KubeObject; catchUp: boolean; listed: boolean; remember?: boolean }[] | undefined = [];
 
-  private releaseHeld(): void {
-    const held = this.held;
-    if (!held || !this.resolvers.every((i) => i.hasSynced)) return;
-    this.held = undefined;
-    for (const h of held) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember);
+  /** The release of the held changes under way, a batch per turn of the event loop. */
+  private releasing: Promise<void> | undefined;
+
+  /**
+   * Pokes the held changes once the resolvers have listed: `RELEASE_BATCH` at a time, yielding between batches. Tens
+   * of thousands are held at scale (every Revision, Deployment and Pod listed before the Services), and poking them in
+   * one go held the event loop for seconds: the Lease's renewals missed their deadline. Changes that arrive meanwhile
+   * join the end of the queue, so none overtakes an older one of the same object.
+   */
+  private releaseHeld(): Promise<void> {
+    if (!this.held || !this.resolvers.every((i) => i.hasSynced)) return this.releasing ?? Promise.resolve();
+    return (this.releasing ??= new Promise<void>((resolve) => {
+      const batch = () => {
+        const held = this.held ?? [];
+        for (const h of held.splice(0, RELEASE_BATCH)) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember);
+        if (held.length > 0 && !this.closed) return void setImmediate(batch);
+        this.held = undefined;
+        resolve();
+      };
+      batch();
+    }));
   }
 
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject, listed = false): void {
@@ -439,7 +459,7 @@ export class Watcher {
       !writtenSince(obj, this.opts.recentSince);
     if (this.held) {
       this.held.push({ kind, change, obj, catchUp, listed });
-      this.releaseHeld();
+      void this.releaseHeld();
       return;
     }
     this.pokeFor(kind, change, obj, catchUp, listed);

@@ -398,6 +398,41 @@ describe('Watcher: the start-up list after a watch bookmark (a new leader term)'
   });
 });
 
+describe('Watcher: the held start-up changes are poked a batch at a time', () => {
+  it('yields to the event loop between batches, keeps the order, and synced waits for the last', async () => {
+    const cluster = new FakeCluster();
+    // 1,200 Revisions listed while the Configurations' list is held: each one's poke waits for its owner's cache.
+    cluster.objects.set('Configuration', [standaloneConfiguration('web', '1')]);
+    cluster.objects.set(
+      'Revision',
+      Array.from({ length: 1200 }, (_, i) => revisionOf(`web-${i}`, String(2 + i), 'web')),
+    );
+    const release = cluster.holdList('Configuration');
+    const h = make(cluster, ['Configuration', 'Revision']);
+    h.watcher.start();
+    await cluster.stream('Revision');
+    expect(h.calls()).toHaveLength(0);
+    release();
+    // Between two batches another callback runs: it sees some pokes made and some not yet.
+    const seen: number[] = [];
+    const sample = () => {
+      seen.push(h.calls().length);
+      if (h.calls().length < 1 + 2 * 1200) setImmediate(sample);
+    };
+    await cluster.stream('Configuration');
+    setImmediate(sample);
+    await h.watcher.synced();
+    expect(seen.some((n) => n > 0 && n < 1 + 2 * 1200)).toBe(true);
+    // Each Revision pokes its own workflow and its Configuration's, in the order listed.
+    const revisions = h
+      .calls()
+      .filter(([t]) => t.kind === 'Revision')
+      .map(([t]) => t.key.name);
+    expect(revisions).toEqual(Array.from({ length: 1200 }, (_, i) => `web-${i}`));
+    expect(h.calls()).toHaveLength(1 + 2 * 1200);
+  });
+});
+
 describe('Watcher: resuming from the watch bookmark while the start-up list runs', () => {
   const bookmark = { Service: '50', Configuration: '50', Revision: '50', Ingress: '50' };
 
