@@ -43,6 +43,8 @@ export interface StormResult {
   unconverged: string[];
   tidalCpu: number;
   temporalCpu: number;
+  /** The API server, etcd, controller-manager, scheduler and kwok over the same stretch: the pods' side of the storm. */
+  kubernetesCpu: number;
 }
 
 type ChangeKind = 'image' | 'ingress' | 'replicas';
@@ -113,6 +115,7 @@ export class ChangeStorm {
       unconverged: [...this.targets.entries()].filter(([, t]) => t.convergedAt === undefined).map(([key]) => key),
       tidalCpu: after.tidal - before.tidal,
       temporalCpu: after.temporal - before.temporal,
+      kubernetesCpu: after.kubernetes - before.kubernetes,
     };
   }
 

@@ -109,6 +109,8 @@ const rolling = envNumber('BENCH_SCALE_ROLLING', 1);
 /** Changes of the storm at each level, after the leader changes (0: none), and its writers. */
 const stormChanges = envNumber('BENCH_SCALE_STORM', 1000);
 const stormWriters = envNumber('BENCH_SCALE_STORM_WRITERS', 8);
+/** How long after the storm's last change its objects are awaited (each new Revision's pods take the Kubernetes side ~1 s). */
+const stormConvergeSeconds = envNumber('BENCH_SCALE_STORM_CONVERGE_SECONDS', 1800);
 
 /** When each of `changeWhileDown`'s changes converged (performance time; NaN until then), polled by a restart's loop. */
 class ChangesConverged {
@@ -486,7 +488,7 @@ class ScaleBench {
         seed: target,
         tag: runTag,
         metricsPort: ports.controllerMetrics,
-        convergeSeconds: catchUpSeconds,
+        convergeSeconds: stormConvergeSeconds,
         progress,
       })
         .run()
@@ -537,8 +539,10 @@ class ScaleBench {
         `storm of ${st.changes} changes (${st.byKind.image} images, ${st.byKind.ingress} KIngresses deleted, ${st.byKind.replicas} Deployments scaled to 0) ` +
           `by ${stormWriters} writers in ${fmt(st.writeSeconds, 1)} s: last change → converged p50 ${fmtMs(st.p50)}, p95 ${fmtMs(st.p95)}, ` +
           `p99 ${fmtMs(st.p99)}, max ${fmtMs(st.max)}; all converged ${fmtMs(st.allConvergedMs)} and quiet ${fmtMs(st.quietMs)} after the last change; ` +
-          `CPU Tidal ${fmt(st.tidalCpu, 1)} s + Temporal ${fmt(st.temporalCpu, 1)} s` +
-          (st.unconverged.length ? `; NOT converged: ${st.unconverged.join(', ')}` : ''),
+          `CPU Tidal ${fmt(st.tidalCpu, 1)} s + Temporal ${fmt(st.temporalCpu, 1)} s (the Kubernetes side ${fmt(st.kubernetesCpu, 1)} s)` +
+          (st.unconverged.length
+            ? `; NOT converged within ${stormConvergeSeconds} s (BENCH_SCALE_STORM_CONVERGE_SECONDS): ${st.unconverged.length}, ${st.unconverged.slice(0, 10).join(', ')}`
+            : ''),
       );
     }
   }
