@@ -387,6 +387,14 @@ export class Watcher {
     else this.resumed.set(key, obj);
     this.startUp.resumed += 1;
     this.pokeFor(kind, change, obj, false, false);
+    // What Tidal makes for a Service names it in a label. Before the Services and Routes have listed, the owner of a
+    // changed child (a KIngress deleted) cannot be resolved through the caches, and the child's own workflow would only
+    // look and end: the Service's workflow hears of it now, as it would from the list (pokeMissingChildren), not after.
+    const service = obj.metadata.labels?.[Labels.service];
+    const owner = { namespace: obj.metadata.namespace ?? '', name: service ?? '' };
+    const unresolved = this.byKind.get('Service')?.hasSynced === false && !this.lookup('Service', owner);
+    if (service && kind !== 'Service' && this.opts.enabled.has('Service') && unresolved)
+      this.poker.poke({ kind: 'Service', key: owner }, { source: sourceName(kind, owner.namespace, obj.metadata.name ?? ''), reason: 'dependency' });
   }
 
   /**

@@ -492,6 +492,25 @@ describe('Watcher: resuming from the watch bookmark while the start-up list runs
     await h.watcher.synced();
   });
 
+  it('a child deleted since the bookmark before its Service and Route have listed pokes the Service its label names', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '30')]);
+    const releases = ['Service', 'Route', 'Ingress'].map((k) => cluster.holdList(k));
+    const h = make(cluster, ['Service', 'Route', 'Ingress'], allKinds, { bookmark: { ...bookmark, Route: '50' } });
+    h.watcher.start();
+    const ingress = ownedBy('Ingress', 'web', '63', 'Route', 'web');
+    ingress.metadata.labels = { 'serving.knative.dev/service': 'web' };
+    (await cluster.stream('Ingress')).send('DELETED', ingress);
+    // The Route's own workflow (which finds its Route is the Service's and ends) and the Service's, as a dependency.
+    expect(h.take().sort()).toEqual(['Route/ns/web <- dependency Ingress/ns/web 63', 'Service/ns/web <- dependency Ingress/ns/web -']);
+    // A child without the label is left to the lists.
+    const unlabelled = ownedBy('Ingress', 'other', '64', 'Route', 'other');
+    (await cluster.stream('Ingress')).send('DELETED', unlabelled);
+    expect(h.take()).toEqual(['Route/ns/other <- dependency Ingress/ns/other 64']);
+    for (const release of releases) release();
+    await h.watcher.synced();
+  });
+
   it('a bookmark older than the watch history (410 Gone) ends the resuming watch quietly; the list pokes the changes', async () => {
     const cluster = new FakeCluster();
     cluster.objects.set('Service', [service('web', '60', 2)]);
