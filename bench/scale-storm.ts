@@ -4,11 +4,10 @@
 // (by name modulo 5: 0–2 spec edits, 3 KIngress deletions, 4 Deployment edits), so no change undoes another's check.
 // Measured: each changed object's last change → converged (percentiles), the writers' pace, and the CPU of Tidal and
 // the Temporal server from the first change until the control plane is quiet again.
-import { Resources } from '../api/kinds.js';
-import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from '../kube/client.js';
 import { rng } from '../test/harness/convergence.js';
 import { percentile, sleep, waitQuiet, type StackProcesses } from './measure.js';
+import { changeImage, deleteIngress, ingressBack, replicasBack, scaleToZero } from './service-changes.js';
 import type { ServiceTimeline } from './timeline.js';
 
 export interface StormOptions {
@@ -48,7 +47,6 @@ export interface StormResult {
 }
 
 type ChangeKind = 'image' | 'ingress' | 'replicas';
-type DeploymentLike = KubeObject & { spec?: { replicas?: number } };
 
 /** What a target must show again, and when it was last changed. */
 interface Target {
@@ -98,8 +96,8 @@ export class ChangeStorm {
     await this.converge(lastChange + this.o.convergeSeconds * 1000);
     const converged = [...this.targets.values()].filter((t) => t.convergedAt !== undefined);
     const allConverged = converged.length === this.targets.size ? Math.max(...converged.map((t) => t.convergedAt!)) : NaN;
-    await waitQuiet(this.o.metricsPort, 5000, 300_000);
-    const quiet = performance.now() - 5000;
+    // Quiet: nothing done for 5 s; NaN when that did not come within 5 minutes.
+    const quiet = (await waitQuiet(this.o.metricsPort, 5000, 300_000)) < 300_000 ? performance.now() - 5000 : NaN;
     const after = this.procs.cpu();
     const times = converged.map((t) => Math.max(0, t.convergedAt! - t.lastChange)).sort((a, b) => a - b);
     return {
@@ -122,25 +120,9 @@ export class ChangeStorm {
   private async change(kind: ChangeKind, service: string, k: number): Promise<void> {
     const key = `${kind} ${service}`;
     const target: Target = this.targets.get(key) ?? { kind, service, lastChange: 0 };
-    if (kind === 'image') {
-      const svc = await this.kube.mergePatch<KubeObject>(Resources.Service, 'default', service, {
-        spec: { template: { spec: { containers: [{ image: `nginx:1.27-${this.o.tag}-${k}`, ports: [{ containerPort: 80 }] }] } } },
-      });
-      target.revision = `${service}-${String(svc.metadata.generation ?? 1).padStart(5, '0')}`;
-    } else if (kind === 'ingress') {
-      await this.kube.delete(Resources.KIngress, 'default', service);
-    } else {
-      const deployments = (
-        await this.kube.list<DeploymentLike>(Resources.Deployment, 'default', { labelSelector: `serving.knative.dev/service=${service}` })
-      ).items;
-      // A second edit before the first came back finds the Deployment at 0: the replicas it must regain are the first's.
-      const deployment =
-        deployments.find((d) => d.metadata.name === target.deployment) ?? deployments.find((d) => (d.spec?.replicas ?? 0) > 0) ?? deployments[0];
-      if (!deployment) throw new Error(`${service} has no Deployment`);
-      target.deployment = deployment.metadata.name ?? '';
-      target.replicas = Math.max(target.replicas ?? 0, deployment.spec?.replicas ?? 0);
-      await this.kube.mergePatch(Resources.Deployment, 'default', target.deployment, { spec: { replicas: 0 } });
-    }
+    if (kind === 'image') target.revision = await changeImage(this.kube, service, `nginx:1.27-${this.o.tag}-${k}`);
+    else if (kind === 'ingress') await deleteIngress(this.kube, service);
+    else Object.assign(target, await scaleToZero(this.kube, service, target.deployment, target.replicas));
     target.lastChange = performance.now();
     delete target.convergedAt;
     this.targets.set(key, target);
@@ -157,11 +139,8 @@ export class ChangeStorm {
   }
 
   private async check(t: Target): Promise<void> {
-    let done = false;
-    if (t.kind === 'image') done = this.timeline.serviceReady(t.service, t.revision) !== undefined;
-    else if (t.kind === 'ingress') done = (await this.kube.get(Resources.KIngress, 'default', t.service)) !== undefined;
-    else
-      done = ((await this.kube.get<DeploymentLike>(Resources.Deployment, 'default', t.deployment ?? ''))?.spec?.replicas ?? 0) >= (t.replicas ?? 1);
-    if (done) t.convergedAt = t.kind === 'image' ? this.timeline.serviceReady(t.service, t.revision)! : performance.now();
+    if (t.kind === 'image') t.convergedAt = this.timeline.serviceReady(t.service, t.revision);
+    else if (t.kind === 'ingress' ? await ingressBack(this.kube, t.service) : await replicasBack(this.kube, t.deployment ?? '', t.replicas ?? 1))
+      t.convergedAt = performance.now();
   }
 }

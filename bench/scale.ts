@@ -4,7 +4,8 @@
 // changes, their memory, and what a leader change costs: the controller killed with SIGKILL and started again
 // (BENCH_SCALE_RESTARTS times) and a rolling restart of three replicas (BENCH_SCALE_ROLLING times), each with a
 // Service's image changed, a KIngress deleted and a Deployment scaled to 0 while no leader watched — how long after
-// the new leader took the Lease each converged and the control plane was idle again, and the CPU it cost.
+// the new leader took the Lease each converged and the control plane was idle again, and the CPU it cost; then a
+// storm of BENCH_SCALE_STORM changes (scale-storm.ts).
 // BENCH_SCALE_KEEP=1 reuses a stack kept by an earlier run and keeps it. Aborts with a message when creation stalls.
 // BENCH_SCALE_CONTROL_PLANE=upstream runs upstream Knative Serving on the same stack shape instead (its own ports and
 // folder; "Upstream in Tidal's place", below). It asserts nothing.
@@ -40,6 +41,7 @@ import {
 } from './measure.js';
 import { benchPorts } from './ports.js';
 import { ChangeStorm, type StormResult } from './scale-storm.js';
+import { changeImage, deleteIngress, ingressBack, replicasBack, scaleToZero } from './service-changes.js';
 import { createService } from './services.js';
 import { ServiceTimeline } from './timeline.js';
 
@@ -125,16 +127,14 @@ class ChangesConverged {
   ) {}
 
   async poll(): Promise<void> {
-    const [ingress, deployment] = await Promise.all([
-      Number.isNaN(this.ingressBack) ? this.kube.get(Resources.KIngress, 'default', 's-1') : undefined,
-      Number.isNaN(this.replicasBack)
-        ? this.kube.get<KubeObject & { spec?: { replicas?: number } }>(Resources.Deployment, 'default', this.changes.deployment)
-        : undefined,
+    const [ingress, replicas] = await Promise.all([
+      Number.isNaN(this.ingressBack) && ingressBack(this.kube, 's-1'),
+      Number.isNaN(this.replicasBack) && replicasBack(this.kube, this.changes.deployment, this.changes.replicas),
     ]);
     const now = performance.now();
     if (Number.isNaN(this.serviceReady)) this.serviceReady = this.timeline.serviceReady('s-0', this.changes.revision) ?? NaN;
-    if (Number.isNaN(this.ingressBack) && ingress) this.ingressBack = now;
-    if (Number.isNaN(this.replicasBack) && (deployment?.spec?.replicas ?? 0) >= this.changes.replicas) this.replicasBack = now;
+    if (ingress) this.ingressBack = now;
+    if (replicas) this.replicasBack = now;
   }
 
   get done(): boolean {
@@ -286,26 +286,9 @@ class ScaleBench {
    * itself (as upstream's global resync), measured apart from what a leader change costs.
    */
   async changeWhileDown(round: number): Promise<Changes> {
-    const name = 's-0';
-    const svc = await this.kube.get<Service>(Resources.Service, 'default', name);
-    await this.kube.mergePatch(Resources.Service, 'default', name, {
-      spec: { template: { spec: { containers: [{ image: `nginx:1.27-${runTag}-${round}`, ports: [{ containerPort: 80 }] }] } } },
-    });
-    const generation = (svc?.metadata.generation ?? 1) + 1;
-    await this.kube.delete(Resources.KIngress, 'default', 's-1');
-    const deployments = (
-      await this.kube.list<KubeObject & { spec?: { replicas?: number } }>(Resources.Deployment, 'default', {
-        labelSelector: 'serving.knative.dev/service=s-2',
-      })
-    ).items;
-    const deployment = deployments.find((d) => (d.spec?.replicas ?? 0) > 0);
-    if (!deployment) throw new Error('s-2 has no Deployment with replicas');
-    await this.kube.mergePatch(Resources.Deployment, 'default', deployment.metadata.name ?? '', { spec: { replicas: 0 } });
-    return {
-      revision: `${name}-${String(generation).padStart(5, '0')}`,
-      deployment: deployment.metadata.name ?? '',
-      replicas: deployment.spec?.replicas ?? 0,
-    };
+    const revision = await changeImage(this.kube, 's-0', `nginx:1.27-${runTag}-${round}`);
+    await deleteIngress(this.kube, 's-1');
+    return { revision, ...(await scaleToZero(this.kube, 's-2')) };
   }
 
   /**

@@ -392,8 +392,8 @@ export class Watcher {
     // look and end: the Service's workflow hears of it now, as it would from the list (pokeMissingChildren), not after.
     const service = obj.metadata.labels?.[Labels.service];
     const owner = { namespace: obj.metadata.namespace ?? '', name: service ?? '' };
-    const unresolved = this.byKind.get('Service')?.hasSynced === false && !this.lookup('Service', owner);
-    if (service && kind !== 'Service' && this.opts.enabled.has('Service') && unresolved)
+    const servicesListed = this.byKind.get('Service')?.hasSynced !== false;
+    if (service && kind !== 'Service' && this.opts.enabled.has('Service') && !servicesListed && !this.lookup('Service', owner))
       this.poker.poke({ kind: 'Service', key: owner }, { source: sourceName(kind, owner.namespace, obj.metadata.name ?? ''), reason: 'dependency' });
   }
 

@@ -1,0 +1,42 @@
+// The changes bench:scale makes to its resident Services — a spec edit, a child deleted, a child edited — and how
+// each is seen converged. Its leader changes make one of each while no leader watches; its storm makes many.
+import { Resources } from '../api/kinds.js';
+import type { KubeObject } from '../api/meta.js';
+import type { KubeClient } from '../kube/client.js';
+
+type DeploymentLike = KubeObject & { spec?: { replicas?: number } };
+
+/** A new image for the Service: returns the Revision it must turn Ready on (named from the generation the edit made). */
+export async function changeImage(kube: KubeClient, service: string, image: string): Promise<string> {
+  const svc = await kube.mergePatch<KubeObject>(Resources.Service, 'default', service, {
+    spec: { template: { spec: { containers: [{ image, ports: [{ containerPort: 80 }] }] } } },
+  });
+  return `${service}-${String(svc.metadata.generation ?? 1).padStart(5, '0')}`;
+}
+
+/** The Service's KIngress (named after its Route, the Service's name) deleted. */
+export async function deleteIngress(kube: KubeClient, service: string): Promise<void> {
+  await kube.delete(Resources.KIngress, 'default', service);
+}
+
+export async function ingressBack(kube: KubeClient, service: string): Promise<boolean> {
+  return (await kube.get(Resources.KIngress, 'default', service)) !== undefined;
+}
+
+/**
+ * One of the Service's Deployments scaled to 0 — `name` when given and there, else one with replicas — and the
+ * replicas it must regain (`atLeast` when a previous edit's are larger: it may still be at 0 from that one).
+ */
+export async function scaleToZero(kube: KubeClient, service: string, name?: string, atLeast = 0): Promise<{ deployment: string; replicas: number }> {
+  const deployments = (await kube.list<DeploymentLike>(Resources.Deployment, 'default', { labelSelector: `serving.knative.dev/service=${service}` }))
+    .items;
+  const deployment = deployments.find((d) => name !== undefined && d.metadata.name === name) ?? deployments.find((d) => (d.spec?.replicas ?? 0) > 0);
+  if (!deployment) throw new Error(`${service} has no Deployment with replicas`);
+  const deploymentName = deployment.metadata.name ?? '';
+  await kube.mergePatch(Resources.Deployment, 'default', deploymentName, { spec: { replicas: 0 } });
+  return { deployment: deploymentName, replicas: Math.max(atLeast, deployment.spec?.replicas ?? 0) };
+}
+
+export async function replicasBack(kube: KubeClient, deployment: string, replicas: number): Promise<boolean> {
+  return ((await kube.get<DeploymentLike>(Resources.Deployment, 'default', deployment))?.spec?.replicas ?? 0) >= replicas;
+}
