@@ -54,8 +54,8 @@ interface Target {
   service: string;
   lastChange: number;
   convergedAt?: number;
-  /** image: the Revision the Service must be Ready on. replicas: the Deployment and the replicas it must have again. */
-  revision?: string;
+  /** image: the generation the Service must be Ready having observed. replicas: the Deployment and the replicas it must have again. */
+  generation?: number;
   deployment?: string;
   replicas?: number;
 }
@@ -120,7 +120,7 @@ export class ChangeStorm {
   private async change(kind: ChangeKind, service: string, k: number): Promise<void> {
     const key = `${kind} ${service}`;
     const target: Target = this.targets.get(key) ?? { kind, service, lastChange: 0 };
-    if (kind === 'image') target.revision = await changeImage(this.kube, service, `nginx:1.27-${this.o.tag}-${k}`);
+    if (kind === 'image') target.generation = await changeImage(this.kube, service, `nginx:1.27-${this.o.tag}-${k}`);
     else if (kind === 'ingress') await deleteIngress(this.kube, service);
     else Object.assign(target, await scaleToZero(this.kube, service, target.deployment, target.replicas));
     target.lastChange = performance.now();
@@ -139,7 +139,7 @@ export class ChangeStorm {
   }
 
   private async check(t: Target): Promise<void> {
-    if (t.kind === 'image') t.convergedAt = this.timeline.serviceReady(t.service, t.revision);
+    if (t.kind === 'image') t.convergedAt = this.timeline.serviceReadySince(t.service, t.generation ?? 1);
     else if (t.kind === 'ingress' ? await ingressBack(this.kube, t.service) : await replicasBack(this.kube, t.deployment ?? '', t.replicas ?? 1))
       t.convergedAt = performance.now();
   }

@@ -132,7 +132,7 @@ class ChangesConverged {
       Number.isNaN(this.replicasBack) && replicasBack(this.kube, this.changes.deployment, this.changes.replicas),
     ]);
     const now = performance.now();
-    if (Number.isNaN(this.serviceReady)) this.serviceReady = this.timeline.serviceReady('s-0', this.changes.revision) ?? NaN;
+    if (Number.isNaN(this.serviceReady)) this.serviceReady = this.timeline.serviceReadySince('s-0', this.changes.generation) ?? NaN;
     if (ingress) this.ingressBack = now;
     if (replicas) this.replicasBack = now;
   }
@@ -161,7 +161,8 @@ const leaseHeld = (l: LeaseObject | undefined): LeaseHeld => ({
 
 /** What `changeWhileDown` changed, for `ChangesConverged` to follow. */
 interface Changes {
-  revision: string;
+  /** The generation of `s-0` its image change made. */
+  generation: number;
   deployment: string;
   replicas: number;
 }
@@ -280,15 +281,15 @@ class ScaleBench {
   }
 
   /**
-   * The changes made while no leader watches: a new image for `s-0` (its Revision `expect` must turn Ready), the
+   * The changes made while no leader watches: a new image for `s-0` (it must be Ready having observed that generation), the
    * KIngress of `s-1` deleted (it must come back), the Deployment of `s-2`'s Revision scaled to 0 (its replicas
    * must come back). Config maps are left alone: an edit of one makes every reader pass, a cost of the edit
    * itself (as upstream's global resync), measured apart from what a leader change costs.
    */
   async changeWhileDown(round: number): Promise<Changes> {
-    const revision = await changeImage(this.kube, 's-0', `nginx:1.27-${runTag}-${round}`);
+    const generation = await changeImage(this.kube, 's-0', `nginx:1.27-${runTag}-${round}`);
     await deleteIngress(this.kube, 's-1');
-    return { revision, ...(await scaleToZero(this.kube, 's-2')) };
+    return { generation, ...(await scaleToZero(this.kube, 's-2')) };
   }
 
   /**

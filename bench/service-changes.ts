@@ -6,12 +6,15 @@ import type { KubeClient } from '../kube/client.js';
 
 type DeploymentLike = KubeObject & { spec?: { replicas?: number } };
 
-/** A new image for the Service: returns the Revision it must turn Ready on (named from the generation the edit made). */
-export async function changeImage(kube: KubeClient, service: string, image: string): Promise<string> {
+/**
+ * A new image for the Service: returns the generation the edit made, which the Service must be Ready having observed
+ * (ServiceTimeline `serviceReadySince`). Not a Revision's name: edits in quick succession reach its Configuration as one.
+ */
+export async function changeImage(kube: KubeClient, service: string, image: string): Promise<number> {
   const svc = await kube.mergePatch<KubeObject>(Resources.Service, 'default', service, {
     spec: { template: { spec: { containers: [{ image, ports: [{ containerPort: 80 }] }] } } },
   });
-  return `${service}-${String(svc.metadata.generation ?? 1).padStart(5, '0')}`;
+  return svc.metadata.generation ?? 1;
 }
 
 /** The Service's KIngress (named after its Route, the Service's name) deleted. */

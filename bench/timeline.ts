@@ -37,6 +37,8 @@ export class ServiceTimeline {
   readonly revisionReady = new Map<string, number>();
   /** `<service>@<revision>` → first seen Ready with that Revision as its latest ready one, status up to date. */
   readonly serviceReadyOn = new Map<string, number>();
+  /** Service name → observedGeneration → first seen Ready having observed that generation (of its spec as a whole). */
+  readonly serviceReadyAt = new Map<string, Map<number, number>>();
   private readonly informers: Informer[] = [];
 
   constructor(
@@ -52,6 +54,13 @@ export class ServiceTimeline {
       const current = (svc.status?.observedGeneration ?? 0) >= (svc.metadata.generation ?? 0);
       const key = `${svc.metadata.name ?? ''}@${latest ?? ''}`;
       if (latest && current && isReady(obj) && !this.serviceReadyOn.has(key)) this.serviceReadyOn.set(key, at);
+      if (current && isReady(obj)) {
+        const name = svc.metadata.name ?? '';
+        const byGeneration = this.serviceReadyAt.get(name) ?? new Map<number, number>();
+        this.serviceReadyAt.set(name, byGeneration);
+        const observed = svc.status?.observedGeneration ?? 0;
+        if (!byGeneration.has(observed)) byGeneration.set(observed, at);
+      }
     });
     this.follow(Resources.Revision, undefined, (obj, at) => {
       const name = obj.metadata.name ?? '';
@@ -97,6 +106,16 @@ export class ServiceTimeline {
         this.log,
       ),
     );
+  }
+
+  /**
+   * When the Service was first Ready having observed `generation` or a later one, or undefined. A Service's generation
+   * is not its Revisions' number: edits that follow each other quickly reach its Configuration as one.
+   */
+  serviceReadySince(name: string, generation: number): number | undefined {
+    let first: number | undefined;
+    for (const [observed, at] of this.serviceReadyAt.get(name) ?? []) if (observed >= generation && (first === undefined || at < first)) first = at;
+    return first;
   }
 
   /** When the Service was first Ready on `revision` (default its first), or undefined. */
