@@ -76,15 +76,22 @@ export class ChangeStorm {
     const before = this.procs.cpu();
     const started = performance.now();
     let next = 0;
+    const busy = new Set<number>();
     const byKind: Record<ChangeKind, number> = { image: 0, ingress: 0, replicas: 0 };
     await Promise.all(
       Array.from({ length: this.o.writers }, async (_, w) => {
         const pick = rng(this.o.seed * 31 + w + 1);
         while (next < this.o.changes) {
-          const k = next++;
           const n = this.o.from + Math.floor(pick() * (this.o.to - this.o.from));
+          // One change at a time per Service: a second scale-down must find what the first recorded.
+          if (busy.has(n)) {
+            await sleep(10);
+            continue;
+          }
+          busy.add(n);
+          const k = next++;
           const kind = kindOf(n);
-          await this.change(kind, `s-${n}`, k);
+          await this.change(kind, `s-${n}`, k).finally(() => busy.delete(n));
           byKind[kind] += 1;
         }
       }),
