@@ -232,6 +232,12 @@ export function contentToken(obj: KubeObject, view: TokenView): string {
   return view === 'self' ? `s.${specHash(obj)}` : `d.${specHash(obj)}.${statusHash(obj)}`;
 }
 
+/** Both views' tokens of `obj`, its spec hashed once: for a caller that keeps the tokens instead of the object. */
+export function contentTokens(obj: KubeObject): Record<TokenView, string> {
+  const spec = specHash(obj);
+  return { self: `s.${spec}`, dependency: `d.${spec}.${statusHash(obj)}` };
+}
+
 /**
  * What a pass saw of one source object, as one string `<uid> <spec> <status>`; a part is `-` when the pass saw the
  * object change under it (it then covers no poke in that part). The uid tells a recreated object from the old one.

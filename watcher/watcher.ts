@@ -5,7 +5,7 @@ import type { Counter, Registry } from 'prom-client';
 import { counterIn } from './metrics.js';
 import { Resources, SERVING_GROUP, type ResourceType } from '../api/kinds.js';
 import { entityWorkflowId, type EntityKind, type Poke, type PokeReason } from '../api/entity.js';
-import { contentToken } from '../api/content-token.js';
+import { contentToken, contentTokens, type TokenView } from '../api/content-token.js';
 import { Annotations, Labels } from '../api/labels.js';
 import { isIstioIngress, NetworkingAnnotations } from '../api/networking.js';
 import { DomainMappingLabels } from '../api/domainmapping.js';
@@ -414,7 +414,7 @@ export class Watcher {
    * so, across a leader's hand-overs). Controllers wait for their caches to sync before they work for the same
    * reason; a kind that cannot be listed (a permission missing) holds back nothing but the owners' kinds' pokes.
    */
-  private held: { kind: WatchedKind; change: ChangeType; obj: KubeObject; catchUp: boolean; listed: boolean; remember?: boolean }[] | undefined = [];
+  private held: Held[] | undefined = [];
 
   /** The release of the held changes under way, a batch per turn of the event loop. */
   private releasing: Promise<void> | undefined;
@@ -430,7 +430,7 @@ export class Watcher {
     return (this.releasing ??= new Promise<void>((resolve) => {
       const batch = () => {
         const held = this.held ?? [];
-        for (const h of held.splice(0, RELEASE_BATCH)) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember);
+        for (const h of held.splice(0, RELEASE_BATCH)) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember, h.tokens);
         if (held.length > 0 && !this.closed) return void setImmediate(batch);
         this.held = undefined;
         resolve();
@@ -449,7 +449,7 @@ export class Watcher {
     if (firstList && this.opts.bookmark !== undefined && !writtenAfter(this.opts.bookmark, kind, obj)) {
       this.startUp.unchanged += 1;
       // What its pokes would announce is what its targets were told: the same content again is no news to them.
-      if (this.held) this.held.push({ kind, change, obj, catchUp: false, listed, remember: true });
+      if (this.held) this.hold({ kind, change, obj, catchUp: false, listed, remember: true });
       else this.pokeFor(kind, change, obj, false, listed, true);
       return;
     }
@@ -466,7 +466,7 @@ export class Watcher {
       reportsItsGeneration(kind, obj) &&
       !writtenSince(obj, this.opts.recentSince);
     if (this.held) {
-      this.held.push({ kind, change, obj, catchUp, listed });
+      this.hold({ kind, change, obj, catchUp, listed });
       void this.releaseHeld();
       return;
     }
@@ -474,11 +474,30 @@ export class Watcher {
   }
 
   /**
+   * Holds a start-up change as its kind's cache keeps the object, with the tokens its pokes will carry: not the whole
+   * object. At scale every Revision, Deployment and Pod is held until the owners' kinds have listed; whole, they took
+   * hundreds of MiB and the collector's time of a heap growing with every page. Whom to poke is decided by metadata.
+   */
+  private hold(h: Held): void {
+    if (h.change === 'deleted') return void this.held?.push(h);
+    const kept = this.byKind.get(h.kind)?.get(h.obj.metadata.namespace ?? '', h.obj.metadata.name ?? '');
+    this.held?.push(kept ? { ...h, obj: kept, tokens: contentTokens(h.obj) } : h);
+  }
+
+  /**
    * `listed`: a list found the change (informer.ts), so versions in between went by unseen — among them, maybe, the
    * target's own write that moved the object away from what was last delivered: such a poke is sent even when its
    * content equals the last one delivered from that source (`fresh`).
    */
-  private pokeFor(kind: WatchedKind, change: ChangeType, obj: KubeObject, catchUp: boolean, listed: boolean, rememberOnly = false): void {
+  private pokeFor(
+    kind: WatchedKind,
+    change: ChangeType,
+    obj: KubeObject,
+    catchUp: boolean,
+    listed: boolean,
+    rememberOnly = false,
+    tokens?: Record<TokenView, string>,
+  ): void {
     const source = sourceName(kind, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
     const base: Poke = {
       source,
@@ -495,7 +514,9 @@ export class Watcher {
       const isSelf = entityWorkflowId(target.kind, target.key) === source;
       // A child's event must not start a fresh workflow for an owner that is already gone.
       if (!isSelf && this.knownGone(target)) continue;
-      const token = isSelf ? (selfToken ??= contentToken(obj, 'self')) : (depToken ??= contentToken(obj, 'dependency'));
+      const token = isSelf
+        ? (selfToken ??= tokens?.self ?? contentToken(obj, 'self'))
+        : (depToken ??= tokens?.dependency ?? contentToken(obj, 'dependency'));
       // A child's deletion is a dependency change for its owner.
       const reason: PokeReason = !isSelf && change === 'deleted' ? 'dependency' : base.reason;
       const p: Poke = { ...base, reason, ...(change === 'deleted' ? {} : { token }) };
@@ -505,6 +526,17 @@ export class Watcher {
       else this.poker.poke(target, p);
     }
   }
+}
+
+/** A start-up change held until the owners' kinds have listed (`Watcher.held`); `tokens`: of the whole object, when `obj` is the cache's copy. */
+interface Held {
+  kind: WatchedKind;
+  change: ChangeType;
+  obj: KubeObject;
+  catchUp: boolean;
+  listed: boolean;
+  remember?: boolean;
+  tokens?: Record<TokenView, string>;
 }
 
 /** Knative's kinds carry a Ready condition and observedGeneration; the children Tidal makes are judged by their owners. */

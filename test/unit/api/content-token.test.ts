@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   newerVersion,
   contentToken,
+  contentTokens,
   echoCovers,
   echoObservation,
   echoOf,
@@ -46,6 +47,11 @@ const route = (
 
 describe('contentToken', () => {
   const base = contentToken(route(), 'self');
+
+  it('contentTokens gives both views, each as contentToken does', () => {
+    for (const obj of [route(), route({}, undefined, { observedGeneration: 2, conditions: [{ type: 'Ready', status: 'True' }] })])
+      expect(contentTokens(obj)).toEqual({ self: contentToken(obj, 'self'), dependency: contentToken(obj, 'dependency') });
+  });
 
   it('a self token ignores status, resourceVersion, managedFields, finalizers and the labeler’s bookkeeping', () => {
     expect(contentToken(route({}, undefined, { observedGeneration: 2, conditions: [] }), 'self')).toBe(

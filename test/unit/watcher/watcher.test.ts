@@ -433,6 +433,45 @@ describe('Watcher: the held start-up changes are poked a batch at a time', () =>
   });
 });
 
+describe('Watcher: a held start-up change keeps the tokens of the object listed, not the object', () => {
+  it('pokes and remembers what the list delivered, even when that object is changed in memory before the release', async () => {
+    const cluster = new FakeCluster();
+    const withContent = (name: string, rv: string): KubeObject =>
+      ({
+        ...revisionOf(name, rv, 'web'),
+        spec: { containers: [{ image: `nginx:${name}` }] },
+        status: { conditions: [{ type: 'Ready', status: 'True' }] },
+      }) as KubeObject;
+    // One Revision unchanged since the bookmark (remembered), one changed after it (poked).
+    const listedRevisions = [withContent('web-1', '40'), withContent('web-2', '60')];
+    const expected = listedRevisions.map((r) => ({ self: contentToken(r, 'self'), dependency: contentToken(r, 'dependency') }));
+    cluster.objects.set('Configuration', [standaloneConfiguration('web', '1')]);
+    cluster.objects.set('Revision', listedRevisions);
+    // The objects the informer receives from the Revision list, to change them while their pokes are held.
+    const delivered: KubeObject[] = [];
+    const list = cluster.list.getMockImplementation()!;
+    cluster.list.mockImplementation(async (type, namespace, opts) => {
+      const result = await list(type, namespace, opts);
+      if (type.kind === 'Revision') delivered.push(...result.items);
+      return result;
+    });
+    const release = cluster.holdList('Configuration');
+    const h = make(cluster, ['Configuration', 'Revision'], allKinds, { bookmark: { Revision: '50' } });
+    h.watcher.start();
+    // The first Revision watch resumes from the bookmark; the second opens once the list has been handled.
+    await cluster.stream('Revision', 2);
+    expect(delivered).toHaveLength(2);
+    for (const r of delivered) (r as { spec: { containers: { image: string }[] } }).spec.containers[0]!.image = 'changed-in-memory';
+    release();
+    await h.watcher.synced();
+    const tokensFor = (calls: PokeCall[], name: string) =>
+      calls.filter(([, p]) => p.source === `Revision/ns/${name}`).map(([t, p]) => `${t.kind}/${t.key.name} ${p.token}`);
+    const remembered = h.remember.mock.calls as PokeCall[];
+    expect(tokensFor(remembered, 'web-1').sort()).toEqual([`Configuration/web ${expected[0]!.dependency}`, `Revision/web-1 ${expected[0]!.self}`]);
+    expect(tokensFor(h.calls(), 'web-2').sort()).toEqual([`Configuration/web ${expected[1]!.dependency}`, `Revision/web-2 ${expected[1]!.self}`]);
+  });
+});
+
 describe('Watcher: resuming from the watch bookmark while the start-up list runs', () => {
   const bookmark = { Service: '50', Configuration: '50', Revision: '50', Ingress: '50' };
 
