@@ -4,8 +4,9 @@
 // changes, their memory, and what a leader change costs: the controller killed with SIGKILL and started again
 // (BENCH_SCALE_RESTARTS times) and a rolling restart of three replicas (BENCH_SCALE_ROLLING times), each with a
 // Service's image changed, a KIngress deleted and a Deployment scaled to 0 while no leader watched — how long after
-// the new leader took the Lease each converged and the control plane was idle again, and the CPU it cost; then a
-// storm of BENCH_SCALE_STORM changes (scale-storm.ts).
+// the new leader took the Lease each converged and the control plane was idle again, and the CPU it cost — and
+// BENCH_SCALE_CONFIG_EDITS more SIGKILL restarts with config-gc edited as well; then a storm of BENCH_SCALE_STORM
+// changes (scale-storm.ts).
 // BENCH_SCALE_KEEP=1 reuses a stack kept by an earlier run and keeps it. Aborts with a message when creation stalls.
 // BENCH_SCALE_CONTROL_PLANE=upstream runs upstream Knative Serving on the same stack shape instead (its own ports and
 // folder; "Upstream in Tidal's place", below). It asserts nothing.
@@ -41,7 +42,7 @@ import {
 } from './measure.js';
 import { benchPorts } from './ports.js';
 import { ChangeStorm, type StormResult } from './scale-storm.js';
-import { changeImage, deleteIngress, ingressBack, replicasBack, scaleToZero } from './service-changes.js';
+import { changeImage, deleteIngress, editGcConfig, ingressBack, replicasBack, scaleToZero } from './service-changes.js';
 import { createService } from './services.js';
 import { ServiceTimeline } from './timeline.js';
 
@@ -63,6 +64,8 @@ const catchUpSeconds = envNumber('BENCH_SCALE_CATCHUP_SECONDS', 600);
 const settleSeconds = envNumber('BENCH_SCALE_SETTLE_SECONDS', 60);
 /** Controller restarts measured at each level (0: none, e.g. while only populating a stack kept for later runs). */
 const restarts = envNumber('BENCH_SCALE_RESTARTS', 1);
+/** SIGKILL restarts whose changes while down include a config-gc edit (every Service then passes), after the others. */
+const configEdits = envNumber('BENCH_SCALE_CONFIG_EDITS', 1);
 /** Reuse the stack a previous run kept (its Services count as resident) and leave it running at the end. */
 const keep = process.env.BENCH_SCALE_KEEP === '1';
 const podsPerNode = 500;
@@ -85,6 +88,8 @@ interface Level {
 /** A leader change with changes made while no leader watched; times from the new leader's Lease acquisition. */
 interface Restart {
   how: 'kill' | 'rolling';
+  /** config-gc was edited too while no leader watched. */
+  configEdited: boolean;
   /** kill: the controller's start → /readyz. */
   readyzMs: number;
   /** kill: the controller's start → the Lease taken; rolling: the changes → the Lease taken after them. */
@@ -283,13 +288,15 @@ class ScaleBench {
   /**
    * The changes made while no leader watches: a new image for `s-0` (it must be Ready having observed that generation), the
    * KIngress of `s-1` deleted (it must come back), the Deployment of `s-2`'s Revision scaled to 0 (its replicas
-   * must come back). Config maps are left alone: an edit of one makes every reader pass, a cost of the edit
-   * itself (as upstream's global resync), measured apart from what a leader change costs.
+   * must come back); with `configEdit`, config-gc edited as well. An edit of a config map makes every reader pass, a
+   * cost of the edit itself (as upstream's global resync), so those restarts are reported apart.
    */
-  async changeWhileDown(round: number): Promise<Changes> {
+  async changeWhileDown(round: number, configEdit = false): Promise<Changes> {
     const generation = await changeImage(this.kube, 's-0', `nginx:1.27-${runTag}-${round}`);
     await deleteIngress(this.kube, 's-1');
-    return { generation, ...(await scaleToZero(this.kube, 's-2')) };
+    const scaled = await scaleToZero(this.kube, 's-2');
+    if (configEdit) await editGcConfig(this.kube);
+    return { generation, ...scaled };
   }
 
   /**
@@ -304,7 +311,7 @@ class ScaleBench {
     metrics: number[],
     minQuietFrom: number,
     cpuFrom: { tidal: number; temporal: number },
-  ): Promise<Omit<Restart, 'how' | 'readyzMs' | 'rebuilt' | 'leaderChanges' | 'leaseMs'> & { leaseAt: number }> {
+  ): Promise<Omit<Restart, 'how' | 'configEdited' | 'readyzMs' | 'rebuilt' | 'leaderChanges' | 'leaseMs'> & { leaseAt: number }> {
     const t0 = performance.now();
     const windowMs = 5000;
     const samples: { at: number; tidal: number; temporal: number; activity: number }[] = [];
@@ -355,7 +362,7 @@ class ScaleBench {
    * SIGKILL the controller, make `changeWhileDown`'s changes, start it again; measure from the Lease's acquisition.
    * The new controller's CPU counts from its start (boot included), the Temporal server's from the kill.
    */
-  async restart(round: number): Promise<Restart> {
+  async restart(round: number, configEdited = false): Promise<Restart> {
     const table = new ProcessTable(dir);
     const rec = table.running('tidal-controller');
     if (!rec) throw new Error('the controller is not running');
@@ -363,7 +370,7 @@ class ScaleBench {
     process.kill(rec.pid, 'SIGKILL');
     while (table.running('tidal-controller')) await sleep(50);
     const killedAt = Date.now();
-    const changes = await this.changeWhileDown(round);
+    const changes = await this.changeWhileDown(round, configEdited);
     const t0 = performance.now();
     // The launcher rebuilds dist/ first when the sources changed since the last build (someone editing meanwhile).
     let rebuilt = false;
@@ -373,7 +380,7 @@ class ScaleBench {
     });
     const readyzMs = performance.now() - t0;
     const { leaseAt, ...r } = await this.converge(changes, killedAt, [ports.controllerMetrics], t0 + 60_000, { tidal: 0, temporal: temporalBefore });
-    return { how: 'kill', readyzMs, rebuilt, leaderChanges: 1, leaseMs: leaseAt - t0, ...r };
+    return { how: 'kill', configEdited, readyzMs, rebuilt, leaderChanges: 1, leaseMs: leaseAt - t0, ...r };
   }
 
   /**
@@ -422,7 +429,7 @@ class ScaleBench {
       if (rec) process.kill(rec.pid, 'SIGTERM');
       while (table.running(replicaName(i))) await sleep(50);
     }
-    return { how: 'rolling', readyzMs: NaN, rebuilt: false, leaderChanges, leaseMs: leaseAt - changesPerf, ...r };
+    return { how: 'rolling', configEdited: false, readyzMs: NaN, rebuilt: false, leaderChanges, leaseMs: leaseAt - changesPerf, ...r };
   }
 
   /** A kept stack's Services: `s-<n>` up to the highest n are populated, all of them resident. */
@@ -453,6 +460,11 @@ class ScaleBench {
     for (let k = 0; k < restarts; k++) {
       progress(`controller restart ${k + 1} of ${restarts}`);
       measured.push(await this.restart(target * 100 + k));
+      await waitQuiet(ports.controllerMetrics, 5000, 120_000);
+    }
+    for (let k = 0; k < configEdits; k++) {
+      progress(`controller restart with config-gc edited ${k + 1} of ${configEdits}`);
+      measured.push(await this.restart(target * 100 + restarts + rolling + k, true));
       await waitQuiet(ports.controllerMetrics, 5000, 120_000);
     }
     for (let k = 0; k < rolling; k++) {
@@ -510,7 +522,7 @@ class ScaleBench {
     for (const r of l.restarts) {
       const how =
         r.how === 'kill'
-          ? `SIGKILL and start again: ready ${fmtMs(r.readyzMs)}${r.rebuilt ? ' (a rebuild of dist/ included)' : ''}, Lease taken ${fmtMs(r.leaseMs)} after the start`
+          ? `SIGKILL${r.configEdited ? ', config-gc edited too,' : ''} and start again: ready ${fmtMs(r.readyzMs)}${r.rebuilt ? ' (a rebuild of dist/ included)' : ''}, Lease taken ${fmtMs(r.leaseMs)} after the start`
           : `rolling restart of 3 replicas (${r.leaderChanges} leader changes): Lease taken ${fmtMs(r.leaseMs)} after the changes`;
       console.log(
         `${how}; after the Lease: the changed Service Ready ${fmtMs(r.serviceReadyMs)}, the deleted KIngress back ${fmtMs(r.ingressBackMs)}, ` +
@@ -557,7 +569,7 @@ class ScaleBench {
           fmtMs(median(l.probeMs)),
           `${fmt(l.idle.tidalPerMin, 2)} + ${fmt(l.idle.temporalPerMin, 2)}`,
           `${fmt(l.memory.tidal, 0)} / ${fmt(l.memory.temporal, 0)} MiB`,
-          l.restarts.map((r) => `${fmtMs(r.serviceReadyMs)} (${r.how})`).join(', '),
+          l.restarts.map((r) => `${fmtMs(r.serviceReadyMs)} (${r.how}${r.configEdited ? ' + config' : ''})`).join(', '),
           l.restarts.map((r) => fmtMs(Math.max(r.ingressBackMs, r.replicasBackMs))).join(', '),
           l.restarts.map((r) => fmtMs(r.idleMs)).join(', '),
           l.restarts.map((r) => `${fmt(r.tidalCpu, 1)} + ${fmt(r.temporalCpu, 1)}`).join(', '),

@@ -1,5 +1,6 @@
-// The changes bench:scale makes to its resident Services — a spec edit, a child deleted, a child edited — and how
-// each is seen converged. Its leader changes make one of each while no leader watches; its storm makes many.
+// The changes bench:scale makes to its resident Services — a spec edit, a child deleted, a child edited, a config map
+// edited — and how each is seen converged. Its leader changes make one of each while no leader watches; its storm
+// makes many of the first three.
 import { Resources } from '../api/kinds.js';
 import type { KubeObject } from '../api/meta.js';
 import type { KubeClient } from '../kube/client.js';
@@ -42,4 +43,16 @@ export async function scaleToZero(kube: KubeClient, service: string, name?: stri
 
 export async function replicasBack(kube: KubeClient, deployment: string, replicas: number): Promise<boolean> {
   return ((await kube.get<DeploymentLike>(Resources.Deployment, 'default', deployment))?.spec?.replicas ?? 0) >= replicas;
+}
+
+/**
+ * config-gc's `max-non-active-revisions` toggled between 1 (hakn's) and 2: every Service and Configuration reads it
+ * (upstream's garbage collector resyncs them all), while only Services with old Revisions (s-0, the leader changes'
+ * image edits) have anything to collect. Its cost is its readers' passes. Returns the value set.
+ */
+export async function editGcConfig(kube: KubeClient): Promise<string> {
+  const cm = await kube.get<KubeObject & { data?: Record<string, string> }>(Resources.ConfigMap, 'knative-serving', 'config-gc');
+  const value = cm?.data?.['max-non-active-revisions'] === '2' ? '1' : '2';
+  await kube.mergePatch(Resources.ConfigMap, 'knative-serving', 'config-gc', { data: { 'max-non-active-revisions': value } });
+  return value;
 }

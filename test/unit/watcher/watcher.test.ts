@@ -461,7 +461,7 @@ describe('Watcher: a held start-up change keeps the tokens of the object listed,
     // The first Revision watch resumes from the bookmark; the second opens once the list has been handled.
     await cluster.stream('Revision', 2);
     expect(delivered).toHaveLength(2);
-    for (const r of delivered) (r as { spec: { containers: { image: string }[] } }).spec.containers[0]!.image = 'changed-in-memory';
+    for (const r of delivered) (r as unknown as { spec: { containers: { image: string }[] } }).spec.containers[0]!.image = 'changed-in-memory';
     release();
     await h.watcher.synced();
     const tokensFor = (calls: PokeCall[], name: string) =>
