@@ -6,6 +6,7 @@ import type { ResourceType } from '../api/kinds.js';
 import { resourceVersionNumber, type KubeObject } from '../api/meta.js';
 import type { KubeClient, WatchEvent } from '../kube/client.js';
 import { isGone } from '../kube/errors.js';
+import type { ListGate } from './list-gate.js';
 
 export type ChangeType = 'added' | 'updated' | 'deleted';
 
@@ -47,6 +48,8 @@ export interface InformerOptions {
    * leader's Lease renewals and every activity. Pages let the rest run between them.
    */
   pageSize?: number;
+  /** Shared with the other informers: each page is fetched through it, at `priority` (list-gate.ts). */
+  pages?: { gate: ListGate; priority: number };
 }
 
 const DEFAULT_PAGE_SIZE = 500;
@@ -221,7 +224,11 @@ export class Informer {
     // What a list after the first finds went by unseen in between (`listed`); the first list is all there is.
     const again = this.hasSynced;
     // Every page is of the first page's snapshot; a continue token that expired fails with 410 and the list starts over.
-    let page = await this.kube.list(this.type, this.opts.namespace, { ...selector, limit });
+    const fetch = (more?: string) => {
+      const get = () => this.kube.list(this.type, this.opts.namespace, { ...selector, limit, ...(more ? { continue: more } : {}) });
+      return this.opts.pages ? this.opts.pages.gate.run(this.opts.pages.priority, get) : get();
+    };
+    let page = await fetch();
     const resourceVersion = page.resourceVersion;
     for (;;) {
       for (const obj of page.items) {
@@ -229,7 +236,7 @@ export class Informer {
         this.upsert(obj, again);
       }
       if (!page.continue) break;
-      page = await this.kube.list(this.type, this.opts.namespace, { ...selector, limit, continue: page.continue });
+      page = await fetch(page.continue);
     }
     for (const [key, obj] of this.cache) {
       if (!present.has(key)) {

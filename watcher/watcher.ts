@@ -16,6 +16,7 @@ import { resourceVersionNumber, type KubeObject, type ObjectKey } from '../api/m
 import type { KubeClient } from '../kube/client.js';
 import type { MetadataCache } from '../activities/deps.js';
 import { Informer, type ChangeType } from './informer.js';
+import { ListGate } from './list-gate.js';
 import { reconciledByOwner } from '../api/delegation.js';
 import { pokeTargets, reconcilerOf, type EntityLookup, type PokeTarget, type WatchedKind } from './poke-map.js';
 import { RouteIndex } from './route-index.js';
@@ -31,6 +32,8 @@ export interface WatcherOptions {
   watched: readonly WatchedKind[];
   relistMs: number;
   maxBackoffMs: number;
+  /** List pages in flight at once across the informers (list-gate.ts; default 2). */
+  listPagesInFlight?: number;
   /**
    * Told of every object a watch delivers (added or updated) of `kinds`, before anyone waiting in the cache is woken:
    * the steps' memory of recent objects (kube/recent-objects.ts `delivered`).
@@ -150,6 +153,9 @@ export class Watcher {
       help: 'Watch restarts',
       labelNames: ['kind', 'reason'],
     });
+    // The kinds whose caches resolve owners list first: the start-up list's changes wait for them (`held`).
+    const resolving = new Set<string>(Object.entries(reconciledByOwner).flatMap(([child, owners]) => [child, ...(owners ?? [])]));
+    const gate = new ListGate(opts.listPagesInFlight ?? 2);
     this.informers = opts.watched.map((kind) => {
       const { type, labelSelector, status } = watchedTypes[kind];
       const informer = new Informer(
@@ -159,6 +165,7 @@ export class Watcher {
           ...(labelSelector ? { labelSelector } : {}),
           relistMs: opts.relistMs,
           maxBackoffMs: opts.maxBackoffMs,
+          pages: { gate, priority: resolving.has(kind) ? 1 : 0 },
           // The watcher asks its caches only what exists (sweeps, owners gone) and whom a deletion concerns.
           // A KIngress's class says whether Tidal programs its VirtualServices (pokeMissingChildren).
           slim: { annotations: [Annotations.routes, NetworkingAnnotations.ingressClass], ...(status ? { status } : {}) },
@@ -174,7 +181,6 @@ export class Watcher {
       this.selectors.set(informer, labelSelector);
       return informer;
     });
-    const resolving = new Set<string>(Object.entries(reconciledByOwner).flatMap(([child, owners]) => [child, ...(owners ?? [])]));
     this.resolvers = opts.watched.filter((k) => resolving.has(k)).map((k) => this.byKind.get(k)!);
   }
 

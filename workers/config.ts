@@ -19,6 +19,8 @@ export interface TidalConfig {
   /** An entity run with nothing to do for this long ends; the next poke starts a fresh one (ADR 0006). 0: never. */
   idleSeconds: number;
   relistSeconds: number;
+  /** List pages the informers have in flight at once (watcher/list-gate.ts). */
+  listPagesInFlight: number;
   sweepSeconds: number;
   /** Catch-up pokes (start-up list of settled objects, sweeps) delivered per second at most. */
   catchUpPokesPerSecond: number;
@@ -101,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): TidalConfig {
     resyncSeconds: int(env, 'TIDAL_RESYNC_SECONDS', 36_000),
     idleSeconds: int(env, 'TIDAL_IDLE_SECONDS', 60),
     relistSeconds: int(env, 'TIDAL_RELIST_SECONDS', 36_000),
+    listPagesInFlight: int(env, 'TIDAL_LIST_PAGES_IN_FLIGHT', 2, 1),
     // Knative's global resync: every object gets a run and a full pass (ADR 0006: runs at rest have ended).
     sweepSeconds: int(env, 'TIDAL_SWEEP_SECONDS', 36_000),
     catchUpPokesPerSecond,

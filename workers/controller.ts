@@ -219,6 +219,7 @@ async function main(): Promise<void> {
               ...(certManagerServed ? (['CertManagerCertificate'] as const) : []),
             ],
             relistMs: cfg.relistSeconds * 1000,
+            listPagesInFlight: cfg.listPagesInFlight,
             maxBackoffMs: 30_000,
             ...(recentSince !== undefined ? { recentSince } : {}),
             ...(bookmark !== undefined ? { bookmark } : {}),

@@ -433,6 +433,32 @@ describe('Watcher: the held start-up changes are poked a batch at a time', () =>
   });
 });
 
+describe('Watcher: list pages through one gate', () => {
+  it('keeps the pages in flight within the limit, the kinds that resolve owners first', async () => {
+    const cluster = new FakeCluster();
+    const list = cluster.list.getMockImplementation()!;
+    let inFlight = 0;
+    let most = 0;
+    cluster.list.mockImplementation(async (type, namespace, opts) => {
+      most = Math.max(most, ++inFlight);
+      try {
+        return await list(type, namespace, opts);
+      } finally {
+        inFlight -= 1;
+      }
+    });
+    const release = cluster.holdList('Deployment');
+    const h = make(cluster, ['Deployment', 'Revision', 'Service', 'Pod', 'Configuration', 'Route'], allKinds, { listPagesInFlight: 1 });
+    h.watcher.start();
+    // The first kind's page holds the only slot; the others wait, owners' kinds (Service, Configuration, Route) first.
+    await vi.waitFor(() => expect(cluster.listCalls.map((c) => c.kind)).toEqual(['Deployment']));
+    release();
+    await h.watcher.synced();
+    expect(cluster.listCalls.map((c) => c.kind)).toEqual(['Deployment', 'Service', 'Configuration', 'Route', 'Revision', 'Pod']);
+    expect(most).toBe(1);
+  });
+});
+
 describe('Watcher: a held start-up change keeps the tokens of the object listed, not the object', () => {
   it('pokes and remembers what the list delivered, even when that object is changed in memory before the release', async () => {
     const cluster = new FakeCluster();
@@ -699,7 +725,8 @@ describe('Watcher: owners known to be gone (knownGone)', () => {
     cluster.objects.set('Revision', [revisionOf('web-00001', '3', 'web'), revisionOf('orphan', '4', 'ghost')]);
     const releaseServices = cluster.holdList('Service');
     const releaseConfigurations = cluster.holdList('Configuration');
-    const h = make(cluster, ['Service', 'Configuration', 'Revision']);
+    // A slot for each kind: the two held lists must not keep the Revisions' from running.
+    const h = make(cluster, ['Service', 'Configuration', 'Revision'], allKinds, { listPagesInFlight: 3 });
     h.watcher.start();
     await cluster.stream('Revision');
     expect(h.watcher.hasSynced).toBe(false);

@@ -46,6 +46,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ TIDAL_STICKY_QUEUE_TIMEOUT_SECONDS: '0' })).toThrow(
       'TIDAL_STICKY_QUEUE_TIMEOUT_SECONDS=0: expected an integer of at least 1',
     );
+    expect(() => loadConfig({ TIDAL_LIST_PAGES_IN_FLIGHT: '0' })).toThrow('TIDAL_LIST_PAGES_IN_FLIGHT=0: expected an integer of at least 1');
   });
 
   it("keeps upstream's 10-hour resync and a workflow cache of 150 runs", () => {
@@ -53,6 +54,7 @@ describe('loadConfig', () => {
     expect(cfg.resyncSeconds).toBe(36_000);
     expect(cfg.maxCachedWorkflows).toBe(150);
     expect(cfg.stickyQueueTimeoutSeconds).toBe(3);
+    expect(cfg.listPagesInFlight).toBe(2);
   });
 
   it('meters the catch-up at 10 pokes a second, twice that while no other poke is about, each settable', () => {

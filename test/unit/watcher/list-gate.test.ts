@@ -1,0 +1,58 @@
+// The list gate: pages in flight at once, and whose go first.
+import { describe, expect, it } from 'vitest';
+import { ListGate } from '../../../watcher/list-gate.js';
+
+/** A fetch the test finishes by hand. */
+function deferred<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<T>((res, rej) => ([resolve, reject] = [res, rej]));
+  return { promise, resolve, reject };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('ListGate', () => {
+  it('keeps at most its limit in flight; of those waiting, the higher priority first, then the older', async () => {
+    const gate = new ListGate(2);
+    const started: string[] = [];
+    const fetches = new Map<string, ReturnType<typeof deferred<string>>>();
+    const run = (name: string, priority: number) =>
+      gate.run(priority, () => {
+        started.push(name);
+        const d = deferred<string>();
+        fetches.set(name, d);
+        return d.promise;
+      });
+    const results = [run('a', 0), run('b', 0), run('c', 0), run('d', 1), run('e', 0), run('f', 1)];
+    await tick();
+    expect(started).toEqual(['a', 'b']);
+    expect(gate.queued).toBe(4);
+    fetches.get('a')!.resolve('A');
+    await tick();
+    expect(started).toEqual(['a', 'b', 'd']);
+    fetches.get('b')!.resolve('B');
+    await tick();
+    expect(started).toEqual(['a', 'b', 'd', 'f']);
+    for (const name of ['d', 'f']) fetches.get(name)!.resolve(name.toUpperCase());
+    await tick();
+    expect(started).toEqual(['a', 'b', 'd', 'f', 'c', 'e']);
+    for (const name of ['c', 'e']) fetches.get(name)!.resolve(name.toUpperCase());
+    expect(await Promise.all(results)).toEqual(['A', 'B', 'C', 'D', 'E', 'F']);
+    expect(gate.queued).toBe(0);
+  });
+
+  it('a failed fetch gives its slot on and fails its caller only', async () => {
+    const gate = new ListGate(1);
+    const first = deferred<string>();
+    const failing = gate.run(0, () => first.promise);
+    const next = gate.run(0, async () => 'next');
+    first.reject(new Error('410 Gone'));
+    await expect(failing).rejects.toThrow('410 Gone');
+    await expect(next).resolves.toBe('next');
+    // The slot is free again: a new fetch starts at once.
+    let ran = false;
+    await gate.run(0, async () => (ran = true));
+    expect(ran).toBe(true);
+  });
+});
