@@ -34,6 +34,8 @@ export interface WatcherOptions {
   maxBackoffMs: number;
   /** List pages in flight at once across the informers (list-gate.ts; default 2). */
   listPagesInFlight?: number;
+  /** What list pages wait for, a bounded while (list-gate.ts `yieldTo`): the steps running in this process. */
+  listsYieldTo?: (maxMs: number) => Promise<void>;
   /**
    * Told of every object a watch delivers (added or updated) of `kinds`, before anyone waiting in the cache is woken:
    * the steps' memory of recent objects (kube/recent-objects.ts `delivered`).
@@ -155,7 +157,7 @@ export class Watcher {
     });
     // The kinds whose caches resolve owners list first: the start-up list's changes wait for them (`held`).
     const resolving = new Set<string>(Object.entries(reconciledByOwner).flatMap(([child, owners]) => [child, ...(owners ?? [])]));
-    const gate = new ListGate(opts.listPagesInFlight ?? 2);
+    const gate = new ListGate(opts.listPagesInFlight ?? 2, opts.listsYieldTo);
     this.informers = opts.watched.map((kind) => {
       const { type, labelSelector, status } = watchedTypes[kind];
       const informer = new Informer(

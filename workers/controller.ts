@@ -39,6 +39,7 @@ import { LiveLogLevels } from './log-levels.js';
 import { LoggingConfigName } from '../api/config/logging.js';
 import { IstioConfigName } from '../api/config/istio.js';
 import { ObservabilityConfigName } from '../api/config/observability.js';
+import { StepsInFlight } from './steps-in-flight.js';
 
 /** Entity workflows this build implements; the watcher pokes only these. */
 export const enabledKinds: ReadonlySet<EntityKind> = new Set<EntityKind>([
@@ -145,6 +146,8 @@ async function main(): Promise<void> {
   configStore.start();
 
   let leadership: Leadership | undefined;
+  // A new leader's list pages wait their turn behind the steps running here (watcher/list-gate.ts).
+  const stepsInFlight = new StepsInFlight();
   // Before anything runs: the namespace and search attributes exist (or are registered, or start-up fails saying how).
   let clientConnection: Connection | undefined = await Connection.connect(temporalConnectOptions(cfg.temporal));
   const ensured = await ensureTemporalNamespace(clientConnection, cfg.temporal);
@@ -220,6 +223,7 @@ async function main(): Promise<void> {
             ],
             relistMs: cfg.relistSeconds * 1000,
             listPagesInFlight: cfg.listPagesInFlight,
+            listsYieldTo: (maxMs) => stepsInFlight.quiet(maxMs),
             maxBackoffMs: 30_000,
             ...(recentSince !== undefined ? { recentSince } : {}),
             ...(bookmark !== undefined ? { bookmark } : {}),
@@ -323,7 +327,7 @@ async function main(): Promise<void> {
   const steps = stepKube?.client;
   recent.memo = stepKube?.memo;
   const built = steps
-    ? await createWorker(cfg, steps, configStore, log.child({ component: 'worker' }), leadership?.cache, registry, ownWrites)
+    ? await createWorker(cfg, steps, configStore, log.child({ component: 'worker' }), leadership?.cache, registry, ownWrites, stepsInFlight)
     : undefined;
   if (built && cfg.eagerStart) eagerClient = new Client({ connection: built.connection, namespace: cfg.temporalNamespace });
   // The client connection's call fails fast while the server is down; the worker's (Core) retries until it answers.

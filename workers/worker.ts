@@ -16,6 +16,7 @@ import { stopWorkflowStackTraces } from './stack-traces.js';
 import { stopWorkflowWatchdog } from './workflow-watchdog.js';
 import { hostname } from 'node:os';
 import { versionedIdentity } from './version.js';
+import type { StepsInFlight } from './steps-in-flight.js';
 
 /** workflows/index.ts next to this file (or .js once compiled). */
 export function workflowsPath(): string {
@@ -61,6 +62,7 @@ export async function createWorker(
   cache?: MetadataCache,
   registry?: Registry,
   ownWrites?: OwnWriteLog,
+  stepsInFlight?: StepsInFlight,
 ): Promise<{ worker: Worker; connection: NativeConnection }> {
   const connection = await NativeConnection.connect(temporalConnectOptions(cfg.temporal));
   const codePath = workflowBundlePath();
@@ -73,18 +75,21 @@ export async function createWorker(
     ...(codePath ? { workflowBundle: { codePath } } : { workflowsPath: workflowsPath() }),
     activities: timed(
       registry,
-      createActivities({
-        kube,
-        events: makeEventRecorder(kube, log),
-        log,
-        config,
-        digests: registryResolver(cfg, kube),
-        entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds, idleSeconds: cfg.idleSeconds }),
-        newRevisionReadyWaitMs: cfg.newRevisionReadyWaitMs,
-        ...(cache ? { cache } : {}),
-        ...(ownWrites ? { ownWrites } : {}),
-        ...(registry ? { registry } : {}),
-      }),
+      counted(
+        stepsInFlight,
+        createActivities({
+          kube,
+          events: makeEventRecorder(kube, log),
+          log,
+          config,
+          digests: registryResolver(cfg, kube),
+          entityOptions: () => ({ resyncSeconds: cfg.resyncSeconds, idleSeconds: cfg.idleSeconds }),
+          newRevisionReadyWaitMs: cfg.newRevisionReadyWaitMs,
+          ...(cache ? { cache } : {}),
+          ...(ownWrites ? { ownWrites } : {}),
+          ...(registry ? { registry } : {}),
+        }),
+      ),
     ),
     maxCachedWorkflows: cfg.maxCachedWorkflows,
     stickyQueueScheduleToStartTimeout: `${cfg.stickyQueueTimeoutSeconds}s`,
@@ -112,6 +117,11 @@ export async function createWorker(
     else log.warn('could not drop the per-call workflow watchdog: this Temporal SDK keeps its timeout elsewhere');
   }
   return { worker, connection };
+}
+
+/** The activities counted while they run, when someone asks (`StepsInFlight`). */
+function counted<A extends object>(steps: StepsInFlight | undefined, activities: A): A {
+  return steps ? steps.wrap(activities) : activities;
 }
 
 /**

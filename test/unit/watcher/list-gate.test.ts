@@ -55,4 +55,32 @@ describe('ListGate', () => {
     await gate.run(0, async () => (ran = true));
     expect(ran).toBe(true);
   });
+
+  it('with yieldTo, a page waits for it before its fetch, at most twice the last page took and never over a second', async () => {
+    const asked: number[] = [];
+    let letGo!: () => void;
+    const gate = new ListGate(1, (maxMs) => {
+      asked.push(maxMs);
+      return new Promise<void>((r) => (letGo = r));
+    });
+    let fetched = 0;
+    const page = gate.run(0, async () => {
+      fetched += 1;
+      await new Promise((r) => setTimeout(r, 20));
+      return 'page';
+    });
+    await tick();
+    // The first page has no last page to go by: it waits for nothing (0), yet only once yieldTo says so.
+    expect(asked).toEqual([0]);
+    expect(fetched).toBe(0);
+    letGo();
+    await expect(page).resolves.toBe('page');
+    const second = gate.run(0, async () => 'second');
+    await tick();
+    expect(asked).toHaveLength(2);
+    expect(asked[1]).toBeGreaterThan(0);
+    expect(asked[1]).toBeLessThanOrEqual(1000);
+    letGo();
+    await expect(second).resolves.toBe('second');
+  });
 });
