@@ -49,7 +49,8 @@ import { ServiceTimeline } from './timeline.js';
 /** Whose control plane runs: Tidal's, or upstream Knative Serving's (with stand-ins for the network it lacks). */
 const controlPlane = process.env.BENCH_SCALE_CONTROL_PLANE === 'upstream' ? 'upstream' : 'tidal';
 const ports = controlPlane === 'upstream' ? { ...benchPorts(21), webhook: 21843 } : benchPorts(15);
-const dir = path.join(repoRoot, '.tidal', controlPlane === 'upstream' ? 'bench-scale-upstream' : 'bench-scale');
+/** The stack's folder under .tidal/ (BENCH_SCALE_DIR): a second kept stack, of another size, beside the first. */
+const dir = path.join(repoRoot, '.tidal', process.env.BENCH_SCALE_DIR ?? (controlPlane === 'upstream' ? 'bench-scale-upstream' : 'bench-scale'));
 const counts = envList('BENCH_SCALE_COUNTS', '1000,5000').map(Number);
 const idleSeconds = envNumber('BENCH_SCALE_IDLE_SECONDS', 60);
 const probes = envNumber('BENCH_SCALE_PROBES', 3);

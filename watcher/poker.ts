@@ -81,6 +81,8 @@ interface Pending {
   replaced?: Set<string>;
   /** Since when the pokes wait for a step of the workflow running in this process (`ownWrites.inStep`). */
   heldSince?: number;
+  /** The run's sticky queue is reset before the delivery (`poke`'s `unstick`). */
+  unstick?: boolean;
 }
 
 /** The longest pokes wait for a workflow's running step (a step waiting on the outside world, say). */
@@ -188,9 +190,11 @@ export class Poker {
    * Queues a poke; a newer poke from the same source for the same workflow replaces one still waiting. `fresh`: never
    * skipped for announcing the content last delivered from its source (a list found it, see above). `catchUp`
    * puts it in the metered second lane, unless something else for the workflow waits already (and a later ordinary
-   * poke takes the workflow out of that lane).
+   * poke takes the workflow out of that lane). `unstick`: the run may have been last run by a worker that is gone (a
+   * new leader's first pokes: the old leader's process ran them); its sticky queue is reset before the delivery, so
+   * its next task goes to any worker at once instead of after the sticky queue's timeout.
    */
-  poke(target: PokeTarget, poke: Poke, opts: { force?: boolean; catchUp?: boolean; fresh?: boolean } = {}): void {
+  poke(target: PokeTarget, poke: Poke, opts: { force?: boolean; catchUp?: boolean; fresh?: boolean; unstick?: boolean } = {}): void {
     const id = entityWorkflowId(target.kind, target.key);
     // The workflow's own step wrote exactly this version: it would ignore the poke (ADR 0001, own writes' echoes). A
     // poke already waiting from the same source stays as it is.
@@ -210,13 +214,21 @@ export class Poker {
       const waiting = prev.pokes.get(poke.source);
       prev.pokes.set(poke.source, waiting?.reason === 'deleted' ? { ...poke, reason: 'deleted' } : poke);
       if (waiting) (prev.replaced ??= new Set()).add(poke.source);
+      if (opts.unstick) prev.unstick = true;
       if (prev.catchUp && !opts.catchUp) {
         // Out of the second lane: to the back of the first.
         this.pending.delete(id);
         this.pending.set(id, { ...prev, catchUp: false });
       }
     } else {
-      this.pending.set(id, { target, pokes: new Map([[poke.source, poke]]), attempts: 0, notBefore: 0, catchUp: opts.catchUp === true });
+      this.pending.set(id, {
+        target,
+        pokes: new Map([[poke.source, poke]]),
+        attempts: 0,
+        notBefore: 0,
+        catchUp: opts.catchUp === true,
+        ...(opts.unstick ? { unstick: true } : {}),
+      });
     }
     this.wake?.();
   }
@@ -371,6 +383,7 @@ export class Poker {
       staticSummary: `${kind} ${key.namespace}/${key.name}`,
     };
     try {
+      if (p.unstick) await this.resetSticky(id);
       // A fresh run always passes once, so a sweep needs no signal: a running workflow is left as it is, and so is
       // one the catch-up just started here.
       if (pokes.every(isSweep)) {
@@ -401,7 +414,20 @@ export class Poker {
         notBefore: Date.now() + backoff,
         catchUp: p.catchUp && (newer?.catchUp ?? true),
         replaced,
+        ...(p.unstick || newer?.unstick ? { unstick: true } : {}),
       });
+    }
+  }
+
+  /**
+   * Sends the open run's next workflow task to the task queue rather than to the sticky queue of the worker that ran
+   * it last. No open run (NotFound) or a server that refuses: the delivery goes on, at worst after the sticky timeout.
+   */
+  private async resetSticky(workflowId: string): Promise<void> {
+    try {
+      await this.client.workflowService.resetStickyTaskQueue({ namespace: this.client.options.namespace, execution: { workflowId } });
+    } catch (err) {
+      this.log.debug({ err, workflowId }, 'sticky queue not reset');
     }
   }
 

@@ -402,7 +402,11 @@ export class Watcher {
     const owner = { namespace: obj.metadata.namespace ?? '', name: service ?? '' };
     const servicesListed = this.byKind.get('Service')?.hasSynced !== false;
     if (service && kind !== 'Service' && this.opts.enabled.has('Service') && !servicesListed && !this.lookup('Service', owner))
-      this.poker.poke({ kind: 'Service', key: owner }, { source: sourceName(kind, owner.namespace, obj.metadata.name ?? ''), reason: 'dependency' });
+      this.poker.poke(
+        { kind: 'Service', key: owner },
+        { source: sourceName(kind, owner.namespace, obj.metadata.name ?? ''), reason: 'dependency' },
+        { unstick: true },
+      );
   }
 
   /**
@@ -518,6 +522,8 @@ export class Watcher {
     let depToken: string | undefined;
     const routes = kind === 'Configuration' || kind === 'Revision' ? this.routeIndex.routesFor(kind, obj, Labels.configuration) : [];
     const targets = pokeTargets(kind, obj, this.opts.enabled, this.lookup, routes, this.mappingsOf(kind, obj));
+    const opts = { ...(catchUp ? { catchUp } : {}), ...(listed ? { fresh: true } : {}), ...(this.unsticking ? { unstick: true } : {}) };
+    const how = Object.keys(opts).length > 0 ? opts : undefined;
     for (const target of targets) {
       const isSelf = entityWorkflowId(target.kind, target.key) === source;
       // A child's event must not start a fresh workflow for an owner that is already gone.
@@ -529,10 +535,17 @@ export class Watcher {
       const reason: PokeReason = !isSelf && change === 'deleted' ? 'dependency' : base.reason;
       const p: Poke = { ...base, reason, ...(change === 'deleted' ? {} : { token }) };
       if (rememberOnly) this.poker.remember(target, p);
-      else if (catchUp) this.poker.poke(target, p, { catchUp, ...(listed ? { fresh: true } : {}) });
-      else if (listed) this.poker.poke(target, p, { fresh: true });
+      else if (how) this.poker.poke(target, p, how);
       else this.poker.poke(target, p);
     }
+  }
+
+  /**
+   * A new term's pokes before its lists are done go to runs the previous leader's process may have run last: their
+   * sticky queues are reset (poker.ts `unstick`), or a dead leader's runs would wait out the sticky timeout first.
+   */
+  private get unsticking(): boolean {
+    return this.opts.bookmark !== undefined && !this.hasSynced;
   }
 }
 

@@ -73,8 +73,20 @@ class FakeTemporal {
   /** Pokes delivered, signalled or as a fresh run's input, in order, as `workflowId rv[,rv…]`. */
   readonly deliveries: string[] = [];
 
+  /** Sticky queues reset, as `workflowId` and what the next call was by then (`signal` or `-`); failing when `failResets`. */
+  readonly resets: string[] = [];
+  failResets = false;
+  readonly resetStickyTaskQueue = vi.fn((req: { namespace: string; execution: { workflowId: string } }): Promise<unknown> => {
+    this.resets.push(`${req.namespace} ${req.execution.workflowId} after ${this.calls.length} signals`);
+    return this.failResets ? Promise.reject(new Error('5 NOT_FOUND: workflow execution already completed')) : Promise.resolve({});
+  });
+
   get client(): Client {
-    return { workflow: { signalWithStart: this.signalWithStart, start: this.start } } as unknown as Client;
+    return {
+      workflow: { signalWithStart: this.signalWithStart, start: this.start },
+      workflowService: { resetStickyTaskQueue: this.resetStickyTaskQueue },
+      options: { namespace: 'default' },
+    } as unknown as Client;
   }
 
   /** Resolves once signalWithStart has been called n times. */
@@ -133,6 +145,22 @@ afterEach(async () => {
 });
 
 describe('Poker: delivery', () => {
+  it("unstick: resets the run's sticky queue before the signal; a reset refused (no open run) delivers all the same", async () => {
+    const { temporal, poker } = make();
+    poker.poke(target('a'), poke('1'), { unstick: true });
+    await temporal.called(1);
+    expect(temporal.resets).toEqual(['default Service/ns/a after 0 signals']);
+    // A later poke of the same workflow without it: no reset.
+    poker.poke(target('a'), poke('2'));
+    await temporal.called(2);
+    expect(temporal.resets).toHaveLength(1);
+    temporal.failResets = true;
+    poker.poke(target('b'), poke('3'), { unstick: true });
+    await temporal.called(3);
+    expect(temporal.resets).toEqual(['default Service/ns/a after 0 signals', 'default Service/ns/b after 2 signals']);
+    expect(temporal.signalled).toEqual(['Service/ns/a 1', 'Service/ns/a 2', 'Service/ns/b 3']);
+  });
+
   it('signals with start, with the entity workflow id, type, policies, search attributes and summary', async () => {
     const { temporal, poker } = make([], { workflowOptions: { resyncSeconds: 60 } });
     const p: Poke = { source: 'Configuration/ns/web', resourceVersion: '42', generation: 3, reason: 'updated' };

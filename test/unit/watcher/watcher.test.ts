@@ -501,6 +501,27 @@ describe('Watcher: a held start-up change keeps the tokens of the object listed,
 describe('Watcher: resuming from the watch bookmark while the start-up list runs', () => {
   const bookmark = { Service: '50', Configuration: '50', Revision: '50', Ingress: '50' };
 
+  it("a new term's pokes before its lists are done reset the runs' sticky queues; later ones and a term without a bookmark do not", async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '60', 2)]);
+    const release = cluster.holdList('Service');
+    const h = make(cluster, ['Service'], allKinds, { bookmark });
+    h.watcher.start();
+    (await cluster.stream('Service')).send('MODIFIED', service('web', '60', 2));
+    expect(h.calls().map(([t, , o]) => `${t.key.name} ${JSON.stringify(o)}`)).toEqual(['web {"unstick":true}']);
+    release();
+    await h.watcher.synced();
+    h.take();
+    (await cluster.stream('Service', 2)).send('MODIFIED', service('web', '120', 3));
+    await vi.waitFor(() => expect(h.calls()).toHaveLength(1));
+    expect(h.calls()[0]![2]).toBeUndefined();
+    // A first start (no bookmark): its list pokes everything, and there was no leader before it.
+    const fresh = new FakeCluster();
+    fresh.objects.set('Service', [service('web', '60', 2)]);
+    const first = await started(fresh, ['Service']);
+    expect(first.calls().map(([, , o]) => o)).toEqual([undefined]);
+  });
+
   it('a change since the bookmark is poked before its kind has listed, and the resuming watch ends with the list', async () => {
     const cluster = new FakeCluster();
     cluster.objects.set('Service', [service('web', '60', 2), service('idle', '40')]);
