@@ -233,6 +233,29 @@ export class Watcher {
   }
 
   /**
+   * Pokes the reconcilers of the Configurations with more than one Revision (config-gc changed): the garbage collector
+   * never takes a Configuration's latest Revision, so with one Revision or none no setting of config-gc changes what it
+   * does, and a pass would find nothing to do. Every Configuration when Revisions are not watched here.
+   */
+  pokeRevisionCollectors(poke: Poke): number {
+    const revisions = this.byKind.get('Revision');
+    if (!revisions?.hasSynced) return this.pokeAll(['Service', 'Configuration'], poke);
+    const counts = new Map<string, number>();
+    for (const r of revisions.list()) {
+      const key = `${r.metadata.namespace ?? ''}/${r.metadata.labels?.[Labels.configuration] ?? ''}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    const configurations = (this.opts.enabled.has('Configuration') ? (this.byKind.get('Configuration')?.list() ?? []) : []).filter(
+      (c) => (counts.get(`${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`) ?? 0) > 1,
+    );
+    return this.pokeReconcilers(
+      configurations.map((obj) => ({ kind: 'Configuration' as const, obj })),
+      poke,
+      {},
+    );
+  }
+
+  /**
    * Pokes the workflows that reconcile the given objects, those this watcher knows (an object gone needs no run):
    * the runs that failed (watcher/failed-runs.ts). Returns how many workflows were poked.
    */

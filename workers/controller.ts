@@ -296,7 +296,8 @@ async function main(): Promise<void> {
   }
   /**
    * Pokes the objects that read a changed config map. config-gc is read only by the Configurations' garbage
-   * collection, in the Service's or the Configuration's pass; config-modules only by the status of Revisions (ADR
+   * collection, in the Service's or the Configuration's pass, and matters only to those with more than one Revision
+   * (upstream resyncs them all; a pass here costs a workflow task and its steps); config-modules only by the status of Revisions (ADR
    * 0009), config-observability and config-logging by Revisions (logUrl; queue-proxy's settings); config-istio by
    * what programs KIngresses.
    */
@@ -310,11 +311,14 @@ async function main(): Promise<void> {
           : name === IstioConfigName
             ? ['Route', 'Ingress', 'DomainMapping']
             : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
-    const n = leadership?.watcher?.pokeAll(kinds, {
+    const poke: Poke = {
       source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
       reason: 'updated',
       ...(cm.metadata.resourceVersion ? { resourceVersion: cm.metadata.resourceVersion } : {}),
-    });
+    };
+    // config-gc: only the Configurations with something to collect under some setting.
+    const watcher = leadership?.watcher;
+    const n = name === GcConfigName ? watcher?.pokeRevisionCollectors(poke) : watcher?.pokeAll(kinds, poke);
     if (n !== undefined) log.info({ kind: 'ConfigMap', name: cm.metadata.name, poked: n }, 'config changed; resyncing objects that read it');
   }
   // Activities read the config maps: start the worker once they have been listed.

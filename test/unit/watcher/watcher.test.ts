@@ -433,6 +433,52 @@ describe('Watcher: the held start-up changes are poked a batch at a time', () =>
   });
 });
 
+describe('Watcher: config-gc changed (pokeRevisionCollectors)', () => {
+  it('pokes the reconcilers of the Configurations with more than one Revision only', async () => {
+    const cluster = new FakeCluster();
+    const labelled = (name: string, rv: string, config: string): KubeObject => {
+      const r = revisionOf(name, rv, config);
+      return { ...r, metadata: { ...r.metadata, labels: { 'serving.knative.dev/configuration': config } } };
+    };
+    cluster.objects.set('Service', [service('two', '1'), service('one', '2')]);
+    cluster.objects.set('Configuration', [
+      configuration('two', '3'),
+      configuration('one', '4'),
+      standaloneConfiguration('alone', '5'),
+      standaloneConfiguration('none', '6'),
+    ]);
+    cluster.objects.set('Revision', [
+      labelled('two-00001', '7', 'two'),
+      labelled('two-00002', '8', 'two'),
+      labelled('one-00001', '9', 'one'),
+      labelled('alone-00001', '10', 'alone'),
+      labelled('alone-00002', '11', 'alone'),
+    ]);
+    const h = await started(cluster, ['Service', 'Configuration', 'Revision']);
+    h.take();
+    const n = h.watcher.pokeRevisionCollectors({ source: 'ConfigMap/knative-serving/config-gc', reason: 'updated', resourceVersion: '90' });
+    // A Service's Configuration is its Service's to reconcile (ADR 0005); one with a single Revision or none is left alone.
+    expect(h.take().sort()).toEqual([
+      'Configuration/ns/alone <- updated ConfigMap/knative-serving/config-gc 90',
+      'Service/ns/two <- updated ConfigMap/knative-serving/config-gc 90',
+    ]);
+    expect(n).toBe(2);
+  });
+
+  it('pokes every Service and Configuration when Revisions are not watched', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '1')]);
+    cluster.objects.set('Configuration', [configuration('web', '2'), standaloneConfiguration('alone', '3')]);
+    const h = await started(cluster, ['Service', 'Configuration']);
+    h.take();
+    h.watcher.pokeRevisionCollectors({ source: 'ConfigMap/knative-serving/config-gc', reason: 'updated' });
+    expect(h.take().sort()).toEqual([
+      'Configuration/ns/alone <- updated ConfigMap/knative-serving/config-gc -',
+      'Service/ns/web <- updated ConfigMap/knative-serving/config-gc -',
+    ]);
+  });
+});
+
 describe('Watcher: list pages through one gate', () => {
   it('keeps the pages in flight within the limit, the kinds that resolve owners first', async () => {
     const cluster = new FakeCluster();
