@@ -1,5 +1,6 @@
 // The steps (activities, local ones included) running in this process, for work that should wait its turn behind
 // them: a new leader's list pages (watcher/list-gate.ts).
+import { aroundEach } from './around-each.js';
 
 export class StepsInFlight {
   private running = 0;
@@ -7,22 +8,15 @@ export class StepsInFlight {
 
   /** `activities` with each call counted while it runs. */
   wrap<A extends object>(activities: A): A {
-    return Object.fromEntries(
-      Object.entries(activities).map(([name, fn]) => [
-        name,
-        typeof fn !== 'function'
-          ? fn
-          : async (...args: unknown[]) => {
-              this.running += 1;
-              try {
-                return await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
-              } finally {
-                this.running -= 1;
-                if (this.running === 0) for (const wake of [...this.waiters]) wake();
-              }
-            },
-      ]),
-    ) as A;
+    return aroundEach(activities, async (_name, call) => {
+      this.running += 1;
+      try {
+        return await call();
+      } finally {
+        this.running -= 1;
+        if (this.running === 0) for (const wake of [...this.waiters]) wake();
+      }
+    });
   }
 
   get count(): number {

@@ -17,6 +17,7 @@ import { stopWorkflowWatchdog } from './workflow-watchdog.js';
 import { hostname } from 'node:os';
 import { versionedIdentity } from './version.js';
 import type { StepsInFlight } from './steps-in-flight.js';
+import { aroundEach } from './around-each.js';
 
 /** workflows/index.ts next to this file (or .js once compiled). */
 export function workflowsPath(): string {
@@ -137,22 +138,15 @@ function timed<A extends object>(registry: Registry | undefined, activities: A):
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  return Object.fromEntries(
-    Object.entries(activities).map(([step, fn]) => [
-      step,
-      typeof fn !== 'function'
-        ? fn
-        : async (...args: unknown[]) => {
-            const end = hist.startTimer({ step });
-            try {
-              const out: unknown = await (fn as (...a: unknown[]) => Promise<unknown>)(...args);
-              end({ outcome: 'ok' });
-              return out;
-            } catch (err) {
-              end({ outcome: 'error' });
-              throw err;
-            }
-          },
-    ]),
-  ) as A;
+  return aroundEach(activities, async (step, call) => {
+    const end = hist.startTimer({ step });
+    try {
+      const out = await call();
+      end({ outcome: 'ok' });
+      return out;
+    } catch (err) {
+      end({ outcome: 'error' });
+      throw err;
+    }
+  });
 }
