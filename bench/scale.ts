@@ -147,6 +147,26 @@ class ChangesConverged {
     return ![this.serviceReady, this.ingressBack, this.replicasBack].some(Number.isNaN);
   }
 
+  /**
+   * Polls every 250 ms from now until done (or `stop()`): for changes that may converge while the bench is busy
+   * elsewhere — a rolling restart starts its replicas one by one before `converge` looks.
+   */
+  follow(): void {
+    const loop = async () => {
+      while (!this.done && !this.stopped) {
+        await this.poll().catch(() => undefined);
+        await sleep(250);
+      }
+    };
+    void loop();
+  }
+
+  private stopped = false;
+
+  stop(): void {
+    this.stopped = true;
+  }
+
   /** Each one's time after `from`. */
   since(from: number): { serviceReadyMs: number; ingressBackMs: number; replicasBackMs: number } {
     const after = (at: number) => Math.max(0, at - from);
@@ -312,12 +332,13 @@ class ScaleBench {
     metrics: number[],
     minQuietFrom: number,
     cpuFrom: { tidal: number; temporal: number },
+    following?: ChangesConverged,
   ): Promise<Omit<Restart, 'how' | 'configEdited' | 'readyzMs' | 'rebuilt' | 'leaderChanges' | 'leaseMs'> & { leaseAt: number }> {
     const t0 = performance.now();
     const windowMs = 5000;
     const samples: { at: number; tidal: number; temporal: number; activity: number }[] = [];
     let leaseAt = NaN;
-    const converging = new ChangesConverged(this.kube, this.timeline, changes);
+    const converging = following ?? new ChangesConverged(this.kube, this.timeline, changes);
     let quietFrom: { at: number; tidal: number; temporal: number } | undefined;
     const activity = async () =>
       (
@@ -400,6 +421,7 @@ class ScaleBench {
     const cpuBefore = [0, 1, 2].map((i) => this.procs.cpuOf([replicaName(i)]));
     let ended = 0;
     let changes: Changes | undefined;
+    let following: ChangesConverged | undefined;
     let changedAt = NaN;
     let changesPerf = NaN;
     let leaderChanges = 0;
@@ -416,15 +438,23 @@ class ScaleBench {
           changedAt = Date.now();
           changesPerf = performance.now();
           changes = await this.changeWhileDown(round);
+          // They may converge while the roll goes on: watched from now, not from when the roll is done.
+          following = new ChangesConverged(this.kube, this.timeline, changes);
+          following.follow();
         }
       }
       await startController(this.info, table, { ports: replicaPorts(ports, i), controllerEnv: replicaEnv(i) }, progress, replicaName(i));
     }
     if (!changes) throw new Error('no replica held the Lease during the roll');
-    const { leaseAt, ...r } = await this.converge(changes, changedAt - 1, metrics, performance.now() + 60_000, {
-      tidal: -ended,
-      temporal: before.temporal,
-    });
+    const { leaseAt, ...r } = await this.converge(
+      changes,
+      changedAt - 1,
+      metrics,
+      performance.now() + 60_000,
+      { tidal: -ended, temporal: before.temporal },
+      following,
+    );
+    following?.stop();
     for (let i = 1; i < 3; i++) {
       const rec = table.running(replicaName(i));
       if (rec) process.kill(rec.pid, 'SIGTERM');
