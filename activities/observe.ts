@@ -206,10 +206,8 @@ export async function observing<R>(fn: () => Promise<R>, onWrite?: Seen['onWrite
 
 /**
  * Wraps every function of an activity object with `observing`. `own`, when given, hears when each step of a workflow
- * starts and ends and, as it ends, of every write it made, with the id of that workflow (`noteWritten`,
- * watcher/own-writes.ts); outside a Temporal activity it hears nothing. The writes of a step that failed are not told:
- * its workflow never learns of them, so their echoes are news to it (a write made just before the API server went away,
- * say, which a stale cache then hides from the next pass).
+ * starts and ends and of every write it makes, with the id of that workflow (`noteWritten`, watcher/own-writes.ts);
+ * outside a Temporal activity it hears nothing.
  */
 export function withObservations<A extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: A, own?: OwnWriteLog): A {
   const out: Record<string, unknown> = {};
@@ -219,15 +217,12 @@ export function withObservations<A extends Record<string, (...args: never[]) => 
       const workflowId = own ? runningWorkflowId() : undefined;
       if (own === undefined || workflowId === undefined) return observing(() => fn(...args), undefined, abandoned);
       own.stepStarted(workflowId);
-      const writes: [source: string, rv: string][] = [];
       try {
-        const result = await observing(
+        return await observing(
           () => fn(...args),
-          (source, rv) => writes.push([source, rv]),
+          (source, rv) => own.note(workflowId, source, rv),
           abandoned,
         );
-        for (const [source, rv] of writes) own.note(workflowId, source, rv);
-        return result;
       } finally {
         own.stepEnded(workflowId);
       }

@@ -191,28 +191,6 @@ describe('observing', () => {
     expect(heard).toHaveLength(5);
   });
 
-  it('does not tell its own-write log of the writes of a step that failed: their echoes are news to its workflow', async () => {
-    const heard: string[] = [];
-    const acts = withObservations(
-      {
-        step: async () => {
-          const o = { ...dep('a'), metadata: { ...dep('a').metadata, resourceVersion: '5' } };
-          noteObject(Resources.Deployment, o, 'write');
-          noteWritten(Resources.Deployment, o, false);
-          throw new Error('connect ECONNREFUSED');
-        },
-      },
-      {
-        note: (workflowId, source, rv) => heard.push(`${workflowId} ${source} ${rv}`),
-        stepStarted: (workflowId) => heard.push(`${workflowId} started`),
-        stepEnded: (workflowId) => heard.push(`${workflowId} ended`),
-      },
-    );
-    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'Revision/ns/a-00001', runId: 'r1' } });
-    await expect(env.run(acts.step)).rejects.toThrow('ECONNREFUSED');
-    expect(heard).toEqual(['Revision/ns/a-00001 started', 'Revision/ns/a-00001 ended']);
-  });
-
   it('does nothing outside an activity, and keeps concurrent activities apart', async () => {
     noteObject(Resources.Deployment, dep('outside'), 'read');
     const acts = withObservations({
