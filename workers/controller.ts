@@ -303,14 +303,13 @@ async function main(): Promise<void> {
    */
   function pokeConfigReaders(cm: KubeObject): void {
     const name = cm.metadata.name;
+    // config-gc's readers are picked by the watcher (pokeRevisionCollectors); the others' by the map's name.
     const kinds: EntityKind[] =
-      name === GcConfigName
-        ? ['Service', 'Configuration']
-        : name === ModulesConfigName || name === ObservabilityConfigName || name === LoggingConfigName
-          ? ['Revision']
-          : name === IstioConfigName
-            ? ['Route', 'Ingress', 'DomainMapping']
-            : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
+      name === ModulesConfigName || name === ObservabilityConfigName || name === LoggingConfigName
+        ? ['Revision']
+        : name === IstioConfigName
+          ? ['Route', 'Ingress', 'DomainMapping']
+          : ['Service', 'Configuration', 'Revision', 'Route', 'DomainMapping'];
     const poke: Poke = {
       source: `ConfigMap/${cm.metadata.namespace ?? ''}/${cm.metadata.name ?? ''}`,
       reason: 'updated',
