@@ -36,7 +36,8 @@ export interface ConfigSource {
 export interface OwnWriteLog {
   note(workflowId: string, source: string, resourceVersion: string): void;
   stepStarted(workflowId: string): void;
-  stepEnded(workflowId: string): void;
+  /** `failed`: the step failed, and these are the writes it made (watcher/own-writes.ts). */
+  stepEnded(workflowId: string, failed?: readonly { source: string; resourceVersion: string }[]): void;
 }
 
 /**

@@ -207,7 +207,8 @@ export async function observing<R>(fn: () => Promise<R>, onWrite?: Seen['onWrite
 /**
  * Wraps every function of an activity object with `observing`. `own`, when given, hears when each step of a workflow
  * starts and ends and of every write it makes, with the id of that workflow (`noteWritten`, watcher/own-writes.ts);
- * outside a Temporal activity it hears nothing.
+ * outside a Temporal activity it hears nothing. A step that fails hands its writes back as it ends: its workflow
+ * never learns of them, so their echoes are news to it.
  */
 export function withObservations<A extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: A, own?: OwnWriteLog): A {
   const out: Record<string, unknown> = {};
@@ -217,14 +218,23 @@ export function withObservations<A extends Record<string, (...args: never[]) => 
       const workflowId = own ? runningWorkflowId() : undefined;
       if (own === undefined || workflowId === undefined) return observing(() => fn(...args), undefined, abandoned);
       own.stepStarted(workflowId);
+      const writes: { source: string; resourceVersion: string }[] = [];
+      let failed = false;
       try {
         return await observing(
           () => fn(...args),
-          (source, rv) => own.note(workflowId, source, rv),
+          (source, resourceVersion) => {
+            if (failed) return;
+            own.note(workflowId, source, resourceVersion);
+            writes.push({ source, resourceVersion });
+          },
           abandoned,
         );
+      } catch (err) {
+        failed = true;
+        throw err;
       } finally {
-        own.stepEnded(workflowId);
+        own.stepEnded(workflowId, failed ? writes : []);
       }
     };
   }

@@ -2,14 +2,22 @@
 // (activities/observe.ts). The poker sends no poke of such a version to the workflow that wrote it — the workflow
 // knows that content (its pass covers it, or holds it as its own write's echo, ADR 0001) and would only spend a
 // workflow task ignoring it — and holds a workflow's pokes while one of its steps runs, since the watch event often
-// comes before the step has read its write's response. In-process only: a replica whose watcher did not see the write
-// (another replica's worker ran the step) pokes as before, and the workflow ignores an echo itself.
+// comes before the step has read its write's response. A step that fails takes its writes back: its workflow never
+// learns of them, so their echoes are news to it (a write made just before the API server went away, say, which a
+// stale cache then hides from the retry). In-process only: a replica whose watcher did not see the write (another
+// replica's worker ran the step) pokes as before, and the workflow ignores an echo itself.
+/** One write of a step: the object (`Kind/namespace/name`) and the version the write returned. */
+export interface OwnWrite {
+  source: string;
+  resourceVersion: string;
+}
+
 export class OwnWrites {
   /** `<workflowId>|<source>|<resourceVersion>` → when it was written (ms), in insertion order. */
   private readonly written = new Map<string, number>();
   /** Steps running in this process, per workflow id. */
   private readonly running = new Map<string, number>();
-  private readonly stepEndListeners = new Set<() => void>();
+  private readonly stepEndListeners = new Set<(workflowId: string, forgotten: readonly OwnWrite[]) => void>();
 
   constructor(
     private readonly ttlMs = 120_000,
@@ -40,11 +48,16 @@ export class OwnWrites {
     this.running.set(workflowId, (this.running.get(workflowId) ?? 0) + 1);
   }
 
-  stepEnded(workflowId: string): void {
+  /**
+   * A step of `workflowId` ended. `failed`: the writes it made, when it failed — they are no longer the workflow's own,
+   * and the listeners hear which (a poke dropped as their echo meanwhile must reach the workflow after all).
+   */
+  stepEnded(workflowId: string, failed: readonly OwnWrite[] = []): void {
     const n = (this.running.get(workflowId) ?? 1) - 1;
     if (n > 0) this.running.set(workflowId, n);
     else this.running.delete(workflowId);
-    for (const listener of this.stepEndListeners) listener();
+    for (const w of failed) this.written.delete(`${workflowId}|${w.source}|${w.resourceVersion}`);
+    for (const listener of this.stepEndListeners) listener(workflowId, failed);
   }
 
   /**
@@ -55,8 +68,8 @@ export class OwnWrites {
     return this.running.has(workflowId);
   }
 
-  /** Calls `listener` whenever a step ends; returns the unsubscribe. */
-  onStepEnded(listener: () => void): () => void {
+  /** Calls `listener` whenever a step ends, with the writes it took back; returns the unsubscribe. */
+  onStepEnded(listener: (workflowId: string, forgotten: readonly OwnWrite[]) => void): () => void {
     this.stepEndListeners.add(listener);
     return () => this.stepEndListeners.delete(listener);
   }

@@ -124,6 +124,8 @@ export class Poker {
   /** Workflows whose run the catch-up lane started lately, and when. */
   private readonly freshCatchUpRuns = new Map<string, number>();
   private readonly lastSent = new Map<string, string>();
+  /** Pokes dropped as own echoes while the workflow's step ran here, until its steps end (`echoesOfFailedStep`). */
+  private readonly echoesInStep = new Map<string, { target: PokeTarget; pokes: Poke[] }>();
   private inFlight = 0;
   /** Workflows with a delivery under way: never two at once for one workflow, so the newest poke wins. */
   private readonly inFlightIds = new Set<string>();
@@ -176,7 +178,10 @@ export class Poker {
       help: 'New objects whose workflow a poke started instead of signalling it; eager: its first task came back with the start',
       labelNames: ['kind', 'eager'],
     });
-    this.unsubscribe = opts.ownWrites?.onStepEnded(() => this.wake?.());
+    this.unsubscribe = opts.ownWrites?.onStepEnded((id, forgotten) => {
+      this.echoesOfFailedStep(id, forgotten);
+      this.wake?.();
+    });
     this.burst = opts.signalBurst ?? 20;
     this.perSecond = opts.signalsPerSecond ?? 5;
     this.catchUpPerSecond = opts.catchUpPerSecond ?? 10;
@@ -199,7 +204,7 @@ export class Poker {
     // The workflow's own step wrote exactly this version: it would ignore the poke (ADR 0001, own writes' echoes). A
     // poke already waiting from the same source stays as it is.
     if (!opts.force && this.isOwnEcho(id, poke)) {
-      this.droppedOwnEcho(id, target.kind, poke);
+      this.droppedOwnEcho(id, target, poke);
       return;
     }
     const content = contentOf(poke);
@@ -477,7 +482,7 @@ export class Poker {
     for (const [source, poke] of p.pokes) {
       if (p.replaced?.has(source) || !this.isOwnEcho(id, poke)) continue;
       p.pokes.delete(source);
-      this.droppedOwnEcho(id, p.target.kind, poke);
+      this.droppedOwnEcho(id, p.target, poke);
     }
     return p.pokes.size === 0;
   }
@@ -492,10 +497,32 @@ export class Poker {
    * from that source is no news either (the de-duplication above), e.g. a Revision's first status that leaves its
    * readiness as it was when the Service's step created it.
    */
-  private droppedOwnEcho(id: string, kind: EntityKind, poke: Poke): void {
-    this.ownEchoes.inc({ kind });
+  private droppedOwnEcho(id: string, target: PokeTarget, poke: Poke): void {
+    this.ownEchoes.inc({ kind: target.kind });
     const content = contentOf(poke);
     if (content !== undefined) this.rememberSent(`${id}|${poke.source}`, content);
+    // While a step runs its writes are its workflow's own only if it succeeds: kept until its steps have ended.
+    if (this.opts.ownWrites?.inStep(id)) {
+      const dropped = this.echoesInStep.get(id) ?? { target, pokes: [] };
+      dropped.pokes.push(poke);
+      this.echoesInStep.set(id, dropped);
+    }
+  }
+
+  /**
+   * A step of workflow `id` ended; `forgotten` are its writes if it failed. A poke dropped as the echo of one of them
+   * while the step ran is sent after all (as news: a list-found poke is never matched against what was last sent):
+   * the workflow never learned of the write, and the next pass may read a cache that has not caught up with it.
+   */
+  private echoesOfFailedStep(id: string, forgotten: readonly { source: string; resourceVersion: string }[]): void {
+    const dropped = this.echoesInStep.get(id);
+    if (!dropped) return;
+    if (!this.opts.ownWrites?.inStep(id)) this.echoesInStep.delete(id);
+    if (forgotten.length === 0) return;
+    const taken = new Set(forgotten.map((w) => `${w.source}|${w.resourceVersion}`));
+    const again = dropped.pokes.filter((p) => taken.has(`${p.source}|${p.resourceVersion}`));
+    dropped.pokes = dropped.pokes.filter((p) => !again.includes(p));
+    for (const poke of again) this.poke(dropped.target, poke, { fresh: true });
   }
 
   private rememberSent(key: string, rv: string): void {

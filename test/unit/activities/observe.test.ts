@@ -191,6 +191,35 @@ describe('observing', () => {
     expect(heard).toHaveLength(5);
   });
 
+  it('a step that fails hands its writes back as it ends; one that succeeds keeps them', async () => {
+    const ended: string[] = [];
+    const own = {
+      note: () => undefined,
+      stepStarted: () => undefined,
+      stepEnded: (workflowId: string, failed: readonly { source: string; resourceVersion: string }[] = []) =>
+        ended.push(`${workflowId}: ${failed.map((w) => `${w.source}@${w.resourceVersion}`).join(', ')}`),
+    };
+    const written = (name: string, rv: string) => noteWritten(Resources.Deployment, { ...dep(name), metadata: { ...dep(name).metadata, resourceVersion: rv } });
+    const acts = withObservations(
+      {
+        fails: async () => {
+          written('a', '5');
+          written('b', '6');
+          throw new Error('the API server went away');
+        },
+        succeeds: async () => {
+          written('a', '7');
+          return {};
+        },
+      },
+      own,
+    );
+    const env = new MockActivityEnvironment({ workflowExecution: { workflowId: 'Service/ns/a', runId: 'r1' } });
+    await expect(env.run(acts.fails)).rejects.toThrow('the API server went away');
+    await env.run(acts.succeeds);
+    expect(ended).toEqual(['Service/ns/a: Deployment/ns/a@5, Deployment/ns/b@6', 'Service/ns/a: ']);
+  });
+
   it('does nothing outside an activity, and keeps concurrent activities apart', async () => {
     noteObject(Resources.Deployment, dep('outside'), 'read');
     const acts = withObservations({

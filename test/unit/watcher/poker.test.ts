@@ -816,6 +816,36 @@ describe('Poker: own writes', () => {
     expect(temporal.signalled[2]).toBe('Service/ns/web 5');
   });
 
+  it('sends the echoes of a step that failed after all: the workflow never learned of its writes', async () => {
+    const ownWrites = new OwnWrites();
+    const { temporal, poker } = make([], { ownWrites });
+    // A step writes the Revision (rv 3) and the Ingress (rv 4); the Revision's watch event comes while it runs.
+    ownWrites.stepStarted('Service/ns/web');
+    ownWrites.note('Service/ns/web', 'Revision/ns/web-00001', '3');
+    ownWrites.note('Service/ns/web', 'Ingress/ns/web', '4');
+    poker.poke(target('web'), poke('3', 'Revision/ns/web-00001'));
+    await settle();
+    expect(await counter('tidal_pokes_own_echoes_total', 'Service')).toBe(1);
+    // Then the step fails: the dropped echo goes out, and the Ingress's echo, arriving later, is news as well.
+    ownWrites.stepEnded('Service/ns/web', [
+      { source: 'Revision/ns/web-00001', resourceVersion: '3' },
+      { source: 'Ingress/ns/web', resourceVersion: '4' },
+    ]);
+    await temporal.called(1);
+    expect(temporal.signalled).toEqual(['Service/ns/web 3']);
+    poker.poke(target('web'), poke('4', 'Ingress/ns/web'));
+    await temporal.called(2);
+    expect(temporal.signalled[1]).toBe('Service/ns/web 4');
+    // A step that succeeds keeps its writes: their echoes stay dropped.
+    ownWrites.stepStarted('Service/ns/web');
+    ownWrites.note('Service/ns/web', 'Revision/ns/web-00001', '5');
+    poker.poke(target('web'), poke('5', 'Revision/ns/web-00001'));
+    ownWrites.stepEnded('Service/ns/web');
+    poker.poke(target('web'), poke('5', 'Revision/ns/web-00001'));
+    await settle();
+    expect(temporal.signalled).toHaveLength(2);
+  });
+
   it('an echo does not replace another poke of the same source still waiting', async () => {
     const ownWrites = new OwnWrites();
     const { temporal, poker } = make([], { ownWrites, signalBurst: 1, signalsPerSecond: 1 });
@@ -846,6 +876,19 @@ describe('OwnWrites', () => {
     expect(w.size).toBe(3);
     expect(w.wrote('Service/ns/a', 'Route/ns/a', '2')).toBe(false);
     expect(w.wrote('Service/ns/a', 'Route/ns/a', '5')).toBe(true);
+  });
+
+  it('forgets the writes of a step that failed and tells its listeners which', () => {
+    const w = new OwnWrites();
+    const heard: string[] = [];
+    w.onStepEnded((id, forgotten) => heard.push(`${id} ${forgotten.map((f) => f.resourceVersion).join(',')}`));
+    w.stepStarted('Service/ns/a');
+    w.note('Service/ns/a', 'Route/ns/a', '1');
+    w.note('Service/ns/a', 'Route/ns/a', '2');
+    w.stepEnded('Service/ns/a', [{ source: 'Route/ns/a', resourceVersion: '2' }]);
+    expect(w.wrote('Service/ns/a', 'Route/ns/a', '1')).toBe(true);
+    expect(w.wrote('Service/ns/a', 'Route/ns/a', '2')).toBe(false);
+    expect(heard).toEqual(['Service/ns/a 2']);
   });
 
   it('knows which workflows have a step running, and tells its listeners when one ends', () => {
