@@ -199,7 +199,8 @@ describe('observing', () => {
       stepEnded: (workflowId: string, failed: readonly { source: string; resourceVersion: string }[] = []) =>
         ended.push(`${workflowId}: ${failed.map((w) => `${w.source}@${w.resourceVersion}`).join(', ')}`),
     };
-    const written = (name: string, rv: string) => noteWritten(Resources.Deployment, { ...dep(name), metadata: { ...dep(name).metadata, resourceVersion: rv } });
+    const written = (name: string, rv: string) =>
+      noteWritten(Resources.Deployment, { ...dep(name), metadata: { ...dep(name).metadata, resourceVersion: rv } });
     const acts = withObservations(
       {
         fails: async () => {
