@@ -406,16 +406,17 @@ class ScaleBench {
   }
 
   /**
-   * A rolling restart of three replicas, one at a time as a Deployment's rollout does: SIGTERM (the leader hands its
-   * Lease over), start it again, wait for it to be ready, next. `changeWhileDown`'s changes are made as the leader
-   * ends; the figures count from the Lease taken after that, CPU over the whole roll (three boots included).
+   * A rolling restart of three replicas as the shipped Deployment's rollout makes it (deploy/controller/deployment.yaml:
+   * `maxSurge: 1`, `maxUnavailable: 0`): a new replica is started in a fourth slot and awaited ready, then an old one
+   * gets SIGTERM (a leader hands its Lease over), and the slot it leaves takes the next new one. `changeWhileDown`'s
+   * changes are made as the leader ends; the figures count from the Lease taken after that, CPU over the whole roll
+   * (three boots included).
    */
   async rollingRestart(round: number): Promise<Restart> {
     const table = new ProcessTable(dir);
     for (let i = 1; i < 3; i++)
       await startController(this.info, table, { ports: replicaPorts(ports, i), controllerEnv: replicaEnv(i) }, progress, replicaName(i));
-    const metrics = [0, 1, 2].map((i) => replicaPorts(ports, i).controllerMetrics);
-    for (const m of metrics) await waitQuiet(m, 5000, 120_000);
+    for (const i of [0, 1, 2]) await waitQuiet(replicaPorts(ports, i).controllerMetrics, 5000, 120_000);
     const before = this.procs.cpu();
     // The CPU of each replica the roll ends, from `before` to its end (the new processes count from their start).
     const cpuBefore = [0, 1, 2].map((i) => this.procs.cpuOf([replicaName(i)]));
@@ -425,13 +426,16 @@ class ScaleBench {
     let changedAt = NaN;
     let changesPerf = NaN;
     let leaderChanges = 0;
+    let spare = 3;
     for (let i = 0; i < 3; i++) {
+      await startController(this.info, table, { ports: replicaPorts(ports, spare), controllerEnv: replicaEnv(spare) }, progress, replicaName(spare));
       const rec = table.running(replicaName(i));
       if (!rec) throw new Error(`${replicaName(i)} is not running`);
       const leading = (await this.lease()).holder.startsWith(`replica-${i + 1}_`);
       ended += this.procs.cpuOf([replicaName(i)]) - cpuBefore[i]!;
       process.kill(rec.pid, 'SIGTERM');
       while (table.running(replicaName(i))) await sleep(50);
+      spare = i;
       if (leading) {
         leaderChanges += 1;
         if (!changes) {
@@ -443,25 +447,28 @@ class ScaleBench {
           following.follow();
         }
       }
-      await startController(this.info, table, { ports: replicaPorts(ports, i), controllerEnv: replicaEnv(i) }, progress, replicaName(i));
     }
     if (!changes) throw new Error('no replica held the Lease during the roll');
+    // Running now: the fourth slot and the first two (the third is the spare).
+    const running = [3, 0, 1];
     const { leaseAt, ...r } = await this.converge(
       changes,
       changedAt - 1,
-      metrics,
+      running.map((i) => replicaPorts(ports, i).controllerMetrics),
       performance.now() + 60_000,
       { tidal: -ended, temporal: before.temporal },
       following,
     );
     following?.stop();
-    for (let i = 1; i < 3; i++) {
+    // The bench goes on with the first slot's controller alone.
+    for (const i of running.filter((i) => i !== 0)) {
       const rec = table.running(replicaName(i));
       if (rec) process.kill(rec.pid, 'SIGTERM');
       while (table.running(replicaName(i))) await sleep(50);
     }
     return { how: 'rolling', configEdited: false, readyzMs: NaN, rebuilt: false, leaderChanges, leaseMs: leaseAt - changesPerf, ...r };
   }
+
 
   /** A kept stack's Services: `s-<n>` up to the highest n are populated, all of them resident. */
   async adopt(): Promise<void> {
