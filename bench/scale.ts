@@ -408,9 +408,11 @@ class ScaleBench {
   /**
    * A rolling restart of three replicas as the shipped Deployment's rollout makes it (deploy/controller/deployment.yaml:
    * `maxSurge: 1`, `maxUnavailable: 0`): a new replica is started in a fourth slot and awaited ready, then an old one
-   * gets SIGTERM (a leader hands its Lease over), and the slot it leaves takes the next new one. `changeWhileDown`'s
-   * changes are made as the leader ends; the figures count from the Lease taken after that, CPU over the whole roll
-   * (three boots included).
+   * gets SIGTERM (a leader hands its Lease over), and the slot it leaves takes the next new one. The old ones go
+   * youngest first, as a ReplicaSet ranks its pods for deletion (the controller, started before the other two, holds
+   * the Lease). `changeWhileDown`'s changes are made as the leader ends; the figures count from the Lease taken after
+   * that, CPU over the whole roll (three boots included). The bench then goes on with the first slot's controller
+   * alone: started again, the others stopped, and quiet.
    */
   async rollingRestart(round: number): Promise<Restart> {
     const table = new ProcessTable(dir);
@@ -427,7 +429,7 @@ class ScaleBench {
     let changesPerf = NaN;
     let leaderChanges = 0;
     let spare = 3;
-    for (let i = 0; i < 3; i++) {
+    for (const i of [2, 1, 0]) {
       await startController(this.info, table, { ports: replicaPorts(ports, spare), controllerEnv: replicaEnv(spare) }, progress, replicaName(spare));
       const rec = table.running(replicaName(i));
       if (!rec) throw new Error(`${replicaName(i)} is not running`);
@@ -449,8 +451,8 @@ class ScaleBench {
       }
     }
     if (!changes) throw new Error('no replica held the Lease during the roll');
-    // Running now: the fourth slot and the first two (the third is the spare).
-    const running = [3, 0, 1];
+    // Running now: the fourth slot and the last two (the first is the spare).
+    const running = [3, 2, 1];
     const { leaseAt, ...r } = await this.converge(
       changes,
       changedAt - 1,
@@ -460,12 +462,13 @@ class ScaleBench {
       following,
     );
     following?.stop();
-    // The bench goes on with the first slot's controller alone.
-    for (const i of running.filter((i) => i !== 0)) {
+    await startController(this.info, table, { ports: replicaPorts(ports, 0), controllerEnv: replicaEnv(0) }, progress, replicaName(0));
+    for (const i of running) {
       const rec = table.running(replicaName(i));
       if (rec) process.kill(rec.pid, 'SIGTERM');
       while (table.running(replicaName(i))) await sleep(50);
     }
+    await waitQuiet(ports.controllerMetrics, 5000, 300_000);
     return { how: 'rolling', configEdited: false, readyzMs: NaN, rebuilt: false, leaderChanges, leaseMs: leaseAt - changesPerf, ...r };
   }
 
