@@ -472,7 +472,6 @@ class ScaleBench {
     return { how: 'rolling', configEdited: false, readyzMs: NaN, rebuilt: false, leaderChanges, leaseMs: leaseAt - changesPerf, ...r };
   }
 
-
   /** A kept stack's Services: `s-<n>` up to the highest n are populated, all of them resident. */
   async adopt(): Promise<void> {
     const names = ((await this.kube.list<Service>(Resources.Service, 'default')).items ?? []).map((s) => s.metadata.name ?? '');
