@@ -105,6 +105,10 @@ function specPart(obj: KubeObject & { status?: unknown }): unknown {
   };
 }
 
+/** What `JSON.stringify` escapes in a string: a quote, a backslash, a control character, a surrogate left alone. */
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+const QUOTE = 0x22;
+
 /**
  * 64-bit FNV-1a (two 32-bit lanes with different offsets), fed text piece by piece: fast, and collisions are
  * negligible.
@@ -124,31 +128,52 @@ class Fnv64 {
     this.b = b;
   }
 
+  /** One UTF-16 code unit, as `text` feeds it. */
+  private char(c: number): void {
+    this.a = Math.imul(this.a ^ c, 0x01000193);
+    this.b = Math.imul(this.b ^ c, 0x01000193) ^ (this.a >>> 13);
+  }
+
+  /** `JSON.stringify(s)`'s text; built only when the string has something to escape. */
+  private quoted(s: string): void {
+    if (NEEDS_ESCAPE.test(s)) return this.text(JSON.stringify(s));
+    this.char(QUOTE);
+    this.text(s);
+    this.char(QUOTE);
+  }
+
   /**
    * Feeds `stableStringify(value)`'s text without building it: a start-up list hashes every object it holds, and the
-   * text of a Deployment or a pod is kilobytes of garbage per object.
+   * text of a Deployment or a pod is kilobytes of garbage per object. Keys and strings go in as they are unless JSON
+   * escapes something in them.
    */
   stable(value: unknown): void {
-    if (value === null || typeof value !== 'object') {
+    if (typeof value === 'string') {
+      this.quoted(value);
+    } else if (value === null || typeof value !== 'object') {
       this.text(JSON.stringify(value) ?? 'null');
     } else if (Array.isArray(value)) {
-      this.text('[');
+      this.char(0x5b); // [
       for (let i = 0; i < value.length; i++) {
-        if (i > 0) this.text(',');
+        if (i > 0) this.char(0x2c); // ,
         if (i in value) this.stable(value[i]);
       }
-      this.text(']');
+      this.char(0x5d); // ]
     } else {
       const obj = value as Record<string, unknown>;
-      const keys = Object.keys(obj)
-        .filter((k) => obj[k] !== undefined && typeof obj[k] !== 'function')
-        .sort();
-      this.text('{');
-      for (let i = 0; i < keys.length; i++) {
-        this.text(i > 0 ? `,${JSON.stringify(keys[i])}:` : `${JSON.stringify(keys[i])}:`);
-        this.stable(obj[keys[i]!]);
+      const keys = Object.keys(obj).sort();
+      let first = true;
+      this.char(0x7b); // {
+      for (const key of keys) {
+        const v = obj[key];
+        if (v === undefined || typeof v === 'function') continue;
+        if (!first) this.char(0x2c); // ,
+        first = false;
+        this.quoted(key);
+        this.char(0x3a); // :
+        this.stable(v);
       }
-      this.text('}');
+      this.char(0x7d); // }
     }
   }
 

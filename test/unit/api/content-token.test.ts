@@ -202,7 +202,22 @@ describe('contentToken', () => {
       seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
       return seed % n;
     };
-    const strings = ['', 'a', 'é', '"quoted"', 'line\nbreak', '\u2028', 'zz', 'Aa', 'ü/ü', '0'];
+    const strings = [
+      '',
+      'a',
+      'é',
+      '"quoted"',
+      'line\nbreak',
+      '\u2028',
+      'zz',
+      'Aa',
+      'ü/ü',
+      '0',
+      'back\\slash',
+      '\u{1f600}',
+      'lone \ud800',
+      '\u007f\u0001',
+    ];
     const value = (depth: number): unknown => {
       const pick = rnd(depth > 3 ? 5 : 8);
       if (pick === 0) return null;
