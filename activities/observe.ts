@@ -224,7 +224,6 @@ export function withObservations<A extends Record<string, (...args: never[]) => 
         return await observing(
           () => fn(...args),
           (source, resourceVersion) => {
-            if (failed) return;
             own.note(workflowId, source, resourceVersion);
             writes.push({ source, resourceVersion });
           },

@@ -23,7 +23,7 @@ import { counterIn } from './metrics.js';
 import { defineSearchAttributeKey, SearchAttributeType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { entityWorkflowId, POKE_SIGNAL, SearchAttributeNames, workflowTypeOf, type EntityKind, type Poke } from '../api/entity.js';
 import type { PokeTarget } from './poke-map.js';
-import type { OwnWrites } from './own-writes.js';
+import type { OwnWrite, OwnWrites } from './own-writes.js';
 
 export const searchAttributeKeys = {
   kind: defineSearchAttributeKey(SearchAttributeNames.kind, SearchAttributeType.KEYWORD),
@@ -514,7 +514,7 @@ export class Poker {
    * while the step ran is sent after all (as news: a list-found poke is never matched against what was last sent):
    * the workflow never learned of the write, and the next pass may read a cache that has not caught up with it.
    */
-  private echoesOfFailedStep(id: string, forgotten: readonly { source: string; resourceVersion: string }[]): void {
+  private echoesOfFailedStep(id: string, forgotten: readonly OwnWrite[]): void {
     const dropped = this.echoesInStep.get(id);
     if (!dropped) return;
     if (!this.opts.ownWrites?.inStep(id)) this.echoesInStep.delete(id);
