@@ -205,6 +205,7 @@ export class Informer {
       } catch (err) {
         if (this.stop.signal.aborted) break;
         if (isGone(err)) {
+          this.log.info({ kind: this.type.kind, from: this.resourceVersion }, 'watch history expired: listing again');
           this.resourceVersion = undefined; // too old: re-list at once
           this.opts.onRestart?.('gone');
           continue;
@@ -228,6 +229,7 @@ export class Informer {
       const get = () => this.kube.list(this.type, this.opts.namespace, { ...selector, limit, ...(more ? { continue: more } : {}) });
       return this.opts.pages ? this.opts.pages.gate.run(this.opts.pages.priority, get) : get();
     };
+    this.relistChanges = 0;
     let page = await fetch();
     const resourceVersion = page.resourceVersion;
     for (;;) {
@@ -238,12 +240,15 @@ export class Informer {
       if (!page.continue) break;
       page = await fetch(page.continue);
     }
+    let deleted = 0;
     for (const [key, obj] of this.cache) {
       if (!present.has(key)) {
         this.cache.delete(key);
         this.emit('deleted', obj, again);
+        deleted += 1;
       }
     }
+    if (again) this.log.info({ kind: this.type.kind, resourceVersion, changed: this.relistChanges, deleted }, 'listed again');
     this.resourceVersion = resourceVersion;
     this.saw(resourceVersion);
     this.lastList = Date.now();
@@ -297,10 +302,14 @@ export class Informer {
     for (const waiter of this.versionWaiters) if (waiter.version <= version) waiter.resolve(true);
   }
 
+  /** Changes the list under way found (`relist`). */
+  private relistChanges = 0;
+
   private upsert(obj: KubeObject, listed = false): void {
     const key = cacheKey(obj);
     const old = this.cache.get(key);
     if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) return;
+    if (listed) this.relistChanges += 1;
     this.cache.set(key, this.opts.slim ? slimCopy(obj, this.opts.slim) : obj);
     this.emit(old ? 'updated' : 'added', obj, listed);
   }

@@ -77,7 +77,10 @@ interface Pending {
   notBefore: number;
   /** Only catch-up pokes wait here: delivered after the others, metered. */
   catchUp: boolean;
-  /** Sources whose poke here replaced an earlier one (that one's news may be in it): never dropped as own echoes. */
+  /**
+   * Sources whose poke here replaced an earlier one (that one's news may be in it), or that a list found (the versions
+   * before it went by unseen): never dropped as own echoes.
+   */
   replaced?: Set<string>;
   /** Since when the pokes wait for a step of the workflow running in this process (`ownWrites.inStep`). */
   heldSince?: number;
@@ -195,30 +198,39 @@ export class Poker {
    * Queues a poke; a newer poke from the same source for the same workflow replaces one still waiting. `fresh`: never
    * skipped for announcing the content last delivered from its source (a list found it, see above). `catchUp`
    * puts it in the metered second lane, unless something else for the workflow waits already (and a later ordinary
-   * poke takes the workflow out of that lane). `unstick`: the run may have been last run by a worker that is gone (a
+   * poke takes the workflow out of that lane). `listed`: a list found it, the first or a later one — never taken for
+   * the echo of the workflow's own write. `unstick`: the run may have been last run by a worker that is gone (a
    * new leader's first pokes: the old leader's process ran them); its sticky queue is reset before the delivery, so
    * its next task goes to any worker at once instead of after the sticky queue's timeout.
    */
-  poke(target: PokeTarget, poke: Poke, opts: { force?: boolean; catchUp?: boolean; fresh?: boolean; unstick?: boolean } = {}): void {
+  poke(
+    target: PokeTarget,
+    poke: Poke,
+    opts: { force?: boolean; catchUp?: boolean; fresh?: boolean; listed?: boolean; unstick?: boolean } = {},
+  ): void {
     const id = entityWorkflowId(target.kind, target.key);
     // The workflow's own step wrote exactly this version: it would ignore the poke (ADR 0001, own writes' echoes). A
-    // poke already waiting from the same source stays as it is.
-    if (!opts.force && this.isOwnEcho(id, poke)) {
+    // poke already waiting from the same source stays as it is. Not when a list found it (`listed`): the versions
+    // before it went by unseen, and the write — a status write, say — returned whatever someone else had changed in
+    // between, which the workflow never acted on (it judges the content itself).
+    if (!opts.force && !opts.listed && this.isOwnEcho(id, poke)) {
       this.droppedOwnEcho(id, target, poke);
       return;
     }
     const content = contentOf(poke);
     // Not when a list found the change (`fresh`): the versions in between went by unseen, and one of them may have been
     // the workflow's own write away from that content — its poke, announcing the content back, is news to it.
-    if (!opts.force && !opts.fresh && poke.reason !== 'deleted' && content !== undefined && this.lastSent.get(`${id}|${poke.source}`) === content)
+    if (!opts.force && !opts.fresh && poke.reason !== 'deleted' && content !== undefined && this.lastSent.get(`${id}|${poke.source}`) === content) {
+      this.notSent(id, poke, 'its content was sent before');
       return;
+    }
     const prev = this.pending.get(id);
     if (prev) {
       // A deletion stays a deletion until delivered: a later event from the same source must not turn it into news
       // that the workflow might find covered.
       const waiting = prev.pokes.get(poke.source);
       prev.pokes.set(poke.source, waiting?.reason === 'deleted' ? { ...poke, reason: 'deleted' } : poke);
-      if (waiting) (prev.replaced ??= new Set()).add(poke.source);
+      if (waiting || opts.listed) (prev.replaced ??= new Set()).add(poke.source);
       if (opts.unstick) prev.unstick = true;
       if (prev.catchUp && !opts.catchUp) {
         // Out of the second lane: to the back of the first.
@@ -232,6 +244,7 @@ export class Poker {
         attempts: 0,
         notBefore: 0,
         catchUp: opts.catchUp === true,
+        ...(opts.listed ? { replaced: new Set([poke.source]) } : {}),
         ...(opts.unstick ? { unstick: true } : {}),
       });
     }
@@ -499,6 +512,7 @@ export class Poker {
    */
   private droppedOwnEcho(id: string, target: PokeTarget, poke: Poke): void {
     this.ownEchoes.inc({ kind: target.kind });
+    this.notSent(id, poke, 'the echo of its own write');
     const content = contentOf(poke);
     if (content !== undefined) this.rememberSent(`${id}|${poke.source}`, content);
     // While a step runs its writes are its workflow's own only if it succeeds: kept until its steps have ended.
@@ -523,6 +537,11 @@ export class Poker {
     const again = dropped.pokes.filter((p) => taken.has(`${p.source}|${p.resourceVersion}`));
     dropped.pokes = dropped.pokes.filter((p) => !again.includes(p));
     for (const poke of again) this.poke(dropped.target, poke, { fresh: true });
+  }
+
+  /** A poke the poker drops, told at debug level: the trace of a change that never reached its workflow. */
+  private notSent(workflowId: string, poke: Poke, why: string): void {
+    this.log.debug({ workflowId, source: poke.source, resourceVersion: poke.resourceVersion, token: poke.token, why }, 'poke not sent');
   }
 
   private rememberSent(key: string, rv: string): void {

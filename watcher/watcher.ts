@@ -465,7 +465,7 @@ export class Watcher {
     return (this.releasing ??= new Promise<void>((resolve) => {
       const batch = () => {
         const held = this.held ?? [];
-        for (const h of held.splice(0, RELEASE_BATCH)) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember, h.tokens);
+        for (const h of held.splice(0, RELEASE_BATCH)) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember, h.tokens, h.firstList);
         if (held.length > 0 && !this.closed) return void setImmediate(batch);
         this.held = undefined;
         resolve();
@@ -484,8 +484,8 @@ export class Watcher {
     if (firstList && this.opts.bookmark !== undefined && !writtenAfter(this.opts.bookmark, kind, obj)) {
       this.startUp.unchanged += 1;
       // What its pokes would announce is what its targets were told: the same content again is no news to them.
-      if (this.held) this.hold({ kind, change, obj, catchUp: false, listed, remember: true });
-      else this.pokeFor(kind, change, obj, false, listed, true);
+      if (this.held) this.hold({ kind, change, obj, catchUp: false, listed, firstList, remember: true });
+      else this.pokeFor(kind, change, obj, false, listed, true, undefined, firstList);
       return;
     }
     // Steps woken by this change read it without a round trip. An object left alone above wakes none: its kind has
@@ -501,11 +501,11 @@ export class Watcher {
       reportsItsGeneration(kind, obj) &&
       !writtenSince(obj, this.opts.recentSince);
     if (this.held) {
-      this.hold({ kind, change, obj, catchUp, listed });
+      this.hold({ kind, change, obj, catchUp, listed, firstList });
       void this.releaseHeld();
       return;
     }
-    this.pokeFor(kind, change, obj, catchUp, listed);
+    this.pokeFor(kind, change, obj, catchUp, listed, false, undefined, firstList);
   }
 
   /**
@@ -522,7 +522,9 @@ export class Watcher {
   /**
    * `listed`: a list found the change (informer.ts), so versions in between went by unseen — among them, maybe, the
    * target's own write that moved the object away from what was last delivered: such a poke is sent even when its
-   * content equals the last one delivered from that source (`fresh`).
+   * content equals the last one delivered from that source (`fresh`). Whatever list found it (`firstList` too), it
+   * is never taken for the echo of the target's own write: that write may have returned changes of others it
+   * collapsed with (poker.ts `listed`).
    */
   private pokeFor(
     kind: WatchedKind,
@@ -532,6 +534,7 @@ export class Watcher {
     listed: boolean,
     rememberOnly = false,
     tokens?: Record<TokenView, string>,
+    firstList = false,
   ): void {
     const source = sourceName(kind, obj.metadata.namespace ?? '', obj.metadata.name ?? '');
     const base: Poke = {
@@ -545,7 +548,12 @@ export class Watcher {
     let depToken: string | undefined;
     const routes = kind === 'Configuration' || kind === 'Revision' ? this.routeIndex.routesFor(kind, obj, Labels.configuration) : [];
     const targets = pokeTargets(kind, obj, this.opts.enabled, this.lookup, routes, this.mappingsOf(kind, obj));
-    const opts = { ...(catchUp ? { catchUp } : {}), ...(listed ? { fresh: true } : {}), ...(this.unsticking ? { unstick: true } : {}) };
+    const opts = {
+      ...(catchUp ? { catchUp } : {}),
+      ...(listed ? { fresh: true } : {}),
+      ...(listed || firstList ? { listed: true } : {}),
+      ...(this.unsticking ? { unstick: true } : {}),
+    };
     const how = Object.keys(opts).length > 0 ? opts : undefined;
     for (const target of targets) {
       const isSelf = entityWorkflowId(target.kind, target.key) === source;
@@ -579,6 +587,7 @@ interface Held {
   obj: KubeObject;
   catchUp: boolean;
   listed: boolean;
+  firstList: boolean;
   remember?: boolean;
   tokens?: Record<TokenView, string>;
 }

@@ -14,7 +14,10 @@ const baseOptions: ActivityOptions & LocalActivityOptions = {
   // Knative's per-reconcile timeout. A worker that dies mid-step is noticed when its workflow task times out (local
   // steps) or after this (remote steps), and the step runs again elsewhere.
   startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+  // A few quick attempts inside the workflow task (a conflict, a blip); a step that still fails fails its pass, which
+  // the entity loop retries after a backoff on a durable timer — or at once when news comes, which a step's own
+  // backoff could not hear (workflows/entity-loop.ts `passFailed`).
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 3 },
 };
 
 /** Observations of the pass under way (one pass at a time per workflow; module state is per workflow run). */
@@ -123,13 +126,34 @@ export function remoteStep(summary: string, overrides: Partial<ActivityOptions> 
 
 const poolResult = (result: Observed | undefined) => poolStepObservations(result?.observed, result ?? {});
 
+/**
+ * A step that still failed after its attempts, named: the entity loop retries its pass (workflows/entity.ts). A local
+ * activity's failure reaches the workflow as the activity's own error, not as an ActivityFailure that would say which.
+ */
+export class StepFailed extends Error {
+  constructor(
+    readonly step: string,
+    cause: unknown,
+  ) {
+    let inner = cause;
+    while (inner instanceof Error && inner.cause instanceof Error) inner = inner.cause;
+    super(`${step}: ${inner instanceof Error ? inner.message : String(inner)}`.slice(0, 500), { cause });
+    this.name = 'StepFailed';
+  }
+}
+
 /** The stubs, each result's observations pooled (`pool`: a step's result, by default) before the workflow sees it. */
 function pooled(proxied: Activities, pool: (result: Observed | undefined) => void = poolResult): Activities {
   return new Proxy(proxied, {
     get(target, name: string) {
       const fn = target[name as keyof Activities] as (...args: unknown[]) => Promise<Observed>;
       return async (...args: unknown[]) => {
-        const result = await fn(...args);
+        let result: Observed;
+        try {
+          result = await fn(...args);
+        } catch (err) {
+          throw new StepFailed(name, err);
+        }
         pool(result);
         return result;
       };

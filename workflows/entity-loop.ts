@@ -32,8 +32,11 @@ export type LoopTimer =
   | { kind: 'idle' }
   /** A scheduled pass (`PassResult.wake`), named after what it waits for. */
   | { kind: 'wake'; atMs: number; summary: string }
-  /** A retry or a stale read's next look: acts only when no pass ran since it was armed. */
-  | { kind: 'retry'; afterReconciles: number; trigger: string };
+  /**
+   * A retry or a stale read's next look: acts only when no pass ran since it was armed; after a failed pass
+   * (`afterFailures`), only when no pass has failed since either.
+   */
+  | { kind: 'retry'; afterReconciles: number; afterFailures?: number; trigger: string };
 
 /** The patches (`patched()`) the loop asks about: each changed the commands of runs recorded before it (ADR 0002). */
 export type LoopPatch = 'options-after-first-pass' | 'wake-left-to-the-next-pass';
@@ -112,6 +115,8 @@ export type LoopEvent =
   | ({ type: 'optionsRead'; read: EntityOptionsRead | undefined } & Resumed)
   | ({ type: 'woken' } & Resumed)
   | ({ type: 'passed'; result: PassResult; observations: PassObservations } & Resumed)
+  /** The pass threw: one of its steps still failed after its attempts (`message`: why). */
+  | ({ type: 'passFailed'; message: string } & Resumed)
   | ({ type: 'handlersFinished' } & Resumed);
 
 export type LoopEffect = { type: 'armTimer'; timer: LoopTimer; ms: number } | { type: 'log'; message: string; fields: Record<string, unknown> };
@@ -150,6 +155,7 @@ export function startLoop(input: EntityInput, traits: EntityTraits, nowMs: numbe
     inPass: false,
     announced,
     staleReads: 0,
+    failedPasses: 0,
     // The first pass needs none of the options (they time what comes after a pass): a fresh run passes at once and
     // reads them after, so its object is not kept waiting for another local step. Runs recorded before read them first.
     phase: input.options === undefined ? { kind: 'patch', patch: 'options-after-first-pass' } : { kind: 'options', then: 'start' },
@@ -218,6 +224,8 @@ function resume(st: LoopState, event: Exclude<LoopEvent, { type: 'poke' | 'timer
     woken(st, event, effects);
   } else if (event.type === 'passed' && phase.kind === 'pass') {
     passed(st, phase, event, effects);
+  } else if (event.type === 'passFailed' && phase.kind === 'pass') {
+    passFailed(st, phase, event, effects);
   } else if (event.type === 'handlersFinished' && phase.kind === 'drain') {
     drained(st, phase, event, effects);
   } else {
@@ -292,6 +300,7 @@ function passed(
   const { result } = event;
   const { observed, applied, echoes, wrote, versions } = event.observations;
   st.inPass = false;
+  st.failedPasses = 0;
   // Only the last pass's observations count: a source it did not read is news whatever it says. A pass that found
   // its object gone covers nothing: a poke that came meanwhile may announce the object created again.
   st.observed = result.gone ? {} : result.statusOnly ? statusOnlyObservations(st.observed, observed, applied) : observed;
@@ -356,6 +365,53 @@ function passed(
     return;
   }
   afterCatchUp(st, taken, event, effects);
+}
+
+/** The longest a failed pass waits for its retry when no news comes (a step's own attempts used to back off as far). */
+const MAX_FAILED_PASS_BACKOFF_SECONDS = 60;
+
+/**
+ * A pass threw: a step still failed after its attempts (the API server away, a write refused). Like a Knative
+ * reconcile that returns an error, the object is looked at again after a backoff (4, 8, 16 … 60 s) — or at once when
+ * news comes, so a change made as the API server comes back is not kept waiting behind the backoff of a pass that
+ * failed while it was away. The pokes the pass answered stay announced for the next one; what the last pass that
+ * ended observed still stands (the failed one's writes were handed back, their echoes are news: ADR 0015).
+ */
+function passFailed(
+  st: LoopState,
+  pass: Extract<LoopPhase, { kind: 'pass' }>,
+  event: Extract<LoopEvent, { type: 'passFailed' }>,
+  effects: LoopEffect[],
+): void {
+  st.inPass = false;
+  for (const poke of Object.values(pass.answering)) announce(st, poke);
+  // Pokes heard during the pass left it dirty: news, passed at once.
+  st.pokesDuringPass = [];
+  st.pokesDuringPassOverflow = false;
+  st.pendingFull = true;
+  st.failedPasses += 1;
+  st.lastFailure = { at: new Date(event.nowMs).toISOString(), message: event.message };
+  st.retryPending = true;
+  const retryInSeconds = Math.min(MAX_FAILED_PASS_BACKOFF_SECONDS, 2 ** (st.failedPasses + 1));
+  effects.push({
+    type: 'log',
+    message: 'pass failed: passing again after a backoff, or at the next news',
+    fields: {
+      kind: st.kind,
+      namespace: st.namespace,
+      name: st.name,
+      trigger: pass.trigger,
+      error: event.message,
+      failedPasses: st.failedPasses,
+      retryInSeconds,
+    },
+  });
+  armTimer(
+    { kind: 'retry', afterReconciles: st.totalReconciles, afterFailures: st.failedPasses, trigger: `retry after a failed pass (${event.message})` },
+    retryInSeconds * 1000,
+    effects,
+  );
+  st.phase = event.continueAsNewSuggested ? { kind: 'drain', then: 'continueAsNew' } : { kind: 'wait' };
 }
 
 function afterCatchUp(st: LoopState, pass: PassTaken, now: Resumed, effects: LoopEffect[]): void {
@@ -478,6 +534,7 @@ function fired(st: LoopState, timer: LoopTimer, nowMs: number, lateWakePassesNow
     case 'retry':
       // Only when no pass ran meanwhile: a later pass decides afresh whether it needs a retry.
       if (st.totalReconciles !== timer.afterReconciles) return;
+      if (timer.afterFailures !== undefined && timer.afterFailures !== st.failedPasses) return;
       st.dirty = true;
       st.pendingFull = true;
       st.trigger = timer.trigger;
@@ -579,9 +636,9 @@ function dropCoveredPokes(st: LoopState): void {
 export function carry(st: Readonly<EntityState>): CarriedState {
   return {
     ...(st.uid !== undefined ? { uid: st.uid } : {}),
-    // A poke still to be read (a stale read's, its retry timer not fired) makes the next run's first pass, which
-    // answers it.
-    dirty: st.dirty || Object.keys(st.announced).length > 0,
+    // A poke still to be read (a stale read's, its retry timer not fired), or a pass that failed, makes the next run's
+    // first pass, which answers it.
+    dirty: st.dirty || Object.keys(st.announced).length > 0 || st.failedPasses > 0,
     ...(Object.keys(st.announced).length > 0 ? { announced: st.announced } : {}),
     trigger: st.trigger,
     observed: st.observed,

@@ -91,6 +91,13 @@ export interface EntityState extends CarriedState {
   announced: Record<string, Poke>;
   /** Passes in a row that read a source older than a poke they answered; from the second on they wait a little. */
   staleReads: number;
+  /**
+   * Passes in a row that failed (a step still failing after its attempts): the next one waits on a durable timer,
+   * longer each time, unless news comes first (ADR 0001, "A pass that fails").
+   */
+  failedPasses: number;
+  /** Why the last pass that failed failed, and when. */
+  lastFailure?: { at: string; message: string };
 }
 
 /** What one reconcile pass reports back to the loop (its observations come from its steps' results). */

@@ -16,7 +16,7 @@ import {
 } from '@temporalio/workflow';
 import { POKE_SIGNAL, STATE_QUERY, type PokeBatch } from '../api/entity.js';
 import type { EntityOptionsRead } from '../activities/options.js';
-import { beginPassObservations, endPassObservations, readEntityOptions } from './activities.js';
+import { beginPassObservations, endPassObservations, readEntityOptions, StepFailed } from './activities.js';
 import { decide, startLoop, wantsToAct, type LoopEffect, type LoopEvent, type LoopState, type Resumed } from './entity-loop.js';
 import type { EntityInput, EntityState, EntityTraits, PassResult } from './entity-state.js';
 
@@ -48,7 +48,9 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
   const perform = (effect: LoopEffect): void => {
     if (effect.type === 'log') return log.info(effect.message, effect.fields);
     const { timer, ms } = effect;
-    const fired = timer.kind === 'wake' ? sleep(ms, { summary: timer.summary }) : sleep(ms);
+    // Named in the Temporal UI: what a scheduled pass waits for, and why a failed pass is retried.
+    const summary = timer.kind === 'wake' ? timer.summary : timer.kind === 'retry' && timer.afterFailures !== undefined ? timer.trigger : undefined;
+    const fired = summary !== undefined ? sleep(ms, { summary }) : sleep(ms);
     void fired.then(() => feed({ type: 'timerFired', timer, nowMs: new Date().getTime(), lateWakePassesNow: () => patched('late-wake-passes-now') }));
   };
 
@@ -75,7 +77,17 @@ export async function runEntity(input: EntityInput, reconcile: ReconcilePass, tr
         break;
       case 'pass': {
         beginPassObservations();
-        const result = await reconcile(loop);
+        let result: PassResult;
+        try {
+          result = await reconcile(loop);
+        } catch (err) {
+          endPassObservations();
+          // A step that still failed after its attempts fails the pass, which the loop retries after a backoff or at
+          // the next news. Anything else is a bug in the workflow's code: its task fails and is retried.
+          if (!(err instanceof StepFailed) || !patched('failed-pass-retried-by-the-loop')) throw err;
+          feed({ type: 'passFailed', message: err.message, ...resumed() });
+          break;
+        }
         feed({ type: 'passed', result, observations: endPassObservations(), ...resumed() });
         break;
       }

@@ -15,4 +15,5 @@ export const Patches: Record<string, PatchRecord> = {
   'full-pass-in-one-step': { introduced: 'v0.1.0' },
   'relabel-recheck': { introduced: 'v0.1.0' },
   'late-wake-passes-now': { introduced: 'v0.2.0' },
+  'failed-pass-retried-by-the-loop': { introduced: 'v0.2.0' },
 };

@@ -951,6 +951,14 @@ export async function runConvergence(o: ConvergenceOptions): Promise<Convergence
   o.log(
     `seed ${o.seed}: ${convergedAt.size}/${all.length} converged; last change → converged p50 ${report.p50} ms, p99 ${report.p99} ms, max ${report.max} ms`,
   );
+  const slowest = names
+    .filter((n) => convergedAt.has(n))
+    .map((n) => ({ n, ms: convergedAt.get(n)! - (w.lastChange.get(n) ?? lastOverall) }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 3);
+  o.log(
+    `slowest: ${slowest.map(({ n, ms }) => `${n} ${ms} ms after ${w.lastOp.get(n) ?? 'create'} at ${new Date(w.lastChange.get(n) ?? 0).toISOString()}`).join('; ')}`,
+  );
   for (const f of failures) o.log(`NOT CONVERGED ${f.name}:\n    ${f.problems.join('\n    ')}`);
   return report;
 }

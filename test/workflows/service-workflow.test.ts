@@ -40,6 +40,9 @@ class FakeCluster {
   settles = new Set<string>();
   /** Service names whose spec moves on (to `svc2`) while their pass waits. */
   specMovesDuringWait = new Set<string>();
+  /** Service names whose Configuration step fails (the API server away), and how often it was tried. */
+  failing = new Set<string>();
+  failedAttempts = new Map<string, number>();
   delayMs = 0;
   steps: string[] = [];
   activities = {
@@ -47,6 +50,10 @@ class FakeCluster {
       this.calls.push(key.name);
       this.steps.push(`${key.name}:configuration`);
       if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+      if (this.failing.has(key.name)) {
+        this.failedAttempts.set(key.name, (this.failedAttempts.get(key.name) ?? 0) + 1);
+        throw new Error('connect ECONNREFUSED 127.0.0.1:6443');
+      }
       const uid = this.services.get(key.name);
       if (uid === undefined) return { outcome: 'gone' };
       const observed = this.observed(key.name, uid);
@@ -178,6 +185,17 @@ async function poke(name: string, p: Poke, options: EntityInput['options'] = {})
 }
 
 const state = (h: WorkflowHandle) => h.query<EntityState>('state');
+
+/** The run's retry timers have fired and been looked at: only the idle (60 s) and resync timers are left. */
+const retryTimersFired = (h: WorkflowHandle) =>
+  eventually(
+    'retry timer fired and looked at',
+    async () => {
+      const history = await h.fetchHistory();
+      return caughtUpWithHistory(history) && pendingTimers(history).every((t) => t.seconds >= 60) ? true : undefined;
+    },
+    30_000,
+  );
 const FULL_PASS = ['configuration', 'revision', 'configuration status', 'route', 'program route', 'status', 'gc'];
 const STATUS_ONLY_PASS = ['configuration status', 'program route', 'status', 'gc'];
 /** A scheduled pass collects first (a Revision may be falling due, ADR 0008), then passes status-only. */
@@ -385,15 +403,32 @@ describe('serviceWorkflow', () => {
     );
     // The retry timer still pending when it settled fires and finds a pass ran since: only the idle (60 s) and
     // resync timers are left, and no pass followed.
-    await eventually(
-      'retry timer fired and looked at',
-      async () => {
-        const history = await h.fetchHistory();
-        return caughtUpWithHistory(history) && pendingTimers(history).every((t) => t.seconds >= 60) ? true : undefined;
-      },
-      30_000,
-    );
+    await retryTimersFired(h);
     expect((await state(h)).totalReconciles).toBe(settled.totalReconciles);
+  });
+
+  it('a step still failing after three attempts fails the pass: the retry waits on a durable timer, and news passes at once', async () => {
+    const name = uniqueName('failing');
+    cluster.services.set(name, 'uid-f');
+    cluster.failing.add(name);
+    const h = await poke(name, { source: `Service/default/${name}`, resourceVersion: '1', reason: 'added', token: 's.svc1' });
+    // Two failed passes: three attempts each, the second after the first's 4 s timer; the next waits 8 s.
+    const failed = await eventually('two failed passes', async () => ((await state(h)).failedPasses >= 2 ? state(h) : undefined), 30_000);
+    expect(failed.totalReconciles).toBe(0);
+    expect(failed.lastFailure?.message).toBe('reconcileServiceFull: connect ECONNREFUSED 127.0.0.1:6443');
+    expect(cluster.failedAttempts.get(name)).toBe(6);
+    const history = await h.fetchHistory();
+    expect(pendingTimers(history).map((t) => t.seconds)).toContain(8);
+    // The API server is back and a change comes: the pass runs for it now, not when the timer fires.
+    cluster.failing.delete(name);
+    cluster.serviceSpec.set(name, 'svc2');
+    await poke(name, { source: `Service/default/${name}`, resourceVersion: '2', reason: 'updated', token: 's.svc2' });
+    const passed = await eventually('passed', async () => ((await state(h)).totalReconciles >= 1 ? state(h) : undefined), 30_000);
+    expect(passed.lastReconcile?.trigger).toBe(`updated Service/default/${name}`);
+    expect(passed.failedPasses).toBe(0);
+    // The 8 s timer then fires and finds a pass ran since: nothing more.
+    await retryTimersFired(h);
+    expect((await state(h)).totalReconciles).toBe(passed.totalReconciles);
   });
 
   it('a gradual rollout: each step is a status-only pass on a durable timer, and the summary tells the rollout (ADR 0007)', async () => {

@@ -763,6 +763,26 @@ describe('Poker: own writes', () => {
     expect(temporal.signalled.slice(1)).toEqual(['Service/ns/web 8', 'Service/ns/web 7']);
   });
 
+  it('sends a version its own step wrote when a list found it: the versions before it, someone else’s among them, went by unseen', async () => {
+    const ownWrites = new OwnWrites();
+    const { temporal, poker } = make([], { ownWrites });
+    // The Revision's own status write (rv 9) returned the label the Route's labeler had put on at rv 8, which the watch
+    // missed while the API server restarted; the list after it finds rv 9 alone.
+    ownWrites.note('Revision/ns/web-00002', 'Revision/ns/web-00002', '9');
+    poker.poke(target('web-00002', 'Revision'), poke('9', 'Revision/ns/web-00002'), { fresh: true, listed: true });
+    await temporal.called(1);
+    expect(temporal.signalled).toEqual(['Revision/ns/web-00002 9']);
+    // Waiting, it is not dropped at delivery either; the watch's own echo of a later write still is.
+    ownWrites.note('Revision/ns/web-00002', 'Revision/ns/web-00002', '11');
+    poker.poke(target('web-00002', 'Revision'), poke('11', 'Revision/ns/web-00002'));
+    ownWrites.note('Revision/ns/web-00002', 'Revision/ns/web-00002', '12');
+    poker.poke(target('web-00002', 'Revision'), poke('12', 'Revision/ns/web-00002'), { listed: true });
+    await temporal.called(2);
+    await settle();
+    expect(temporal.signalled).toEqual(['Revision/ns/web-00002 9', 'Revision/ns/web-00002 12']);
+    expect(await counter('tidal_pokes_own_echoes_total', 'Revision')).toBe(1);
+  });
+
   it('drops a waiting poke whose write the step heard of only after the watch event, unless it replaced another', async () => {
     const ownWrites = new OwnWrites();
     const { temporal, poker } = make([], { ownWrites, signalBurst: 1, signalsPerSecond: 1 });

@@ -130,6 +130,13 @@ class Shell {
     return this.settle();
   }
 
+  /** The pass under way throws: a step still failed after its attempts. */
+  fail(message = 'reconcileRoute: connect ECONNREFUSED 127.0.0.1:6443'): PhaseKind {
+    expect(this.state.phase.kind).toBe('pass');
+    this.feed({ type: 'passFailed', message, ...this.resumed() });
+    return this.settle();
+  }
+
   poke(...pokes: Poke[]): PhaseKind {
     for (const poke of pokes) this.feed({ type: 'poke', poke });
     return this.state.inPass ? 'pass' : this.settle();
@@ -529,6 +536,94 @@ describe('entity loop: retries and resyncs', () => {
     expect(shell.state.statusOnly).toBe(false);
     expect(shell.optionsReads).toBe(2);
     expect(shell.timers('resync').map((a) => a.ms)).toEqual([600_000, 900_000]);
+  });
+});
+
+describe('entity loop: a pass that fails', () => {
+  it('waits 4, 8, 16 … s on a durable timer, at most 60 s, and passes in full when it fires', () => {
+    const shell = settledRun();
+    shell.poke(selfPoke('S2', '20'));
+    expect(shell.fail()).toBe('wait');
+    expect(shell.logs).toContain('pass failed: passing again after a backoff, or at the next news');
+    expect(shell.state).toMatchObject({
+      failedPasses: 1,
+      retryPending: true,
+      lastFailure: { message: 'reconcileRoute: connect ECONNREFUSED 127.0.0.1:6443' },
+    });
+    for (const ms of [4000, 8000, 16_000, 32_000, 60_000, 60_000]) {
+      expect(shell.advance(ms - 1)).toBe('wait');
+      expect(shell.advance(1)).toBe('pass');
+      expect(shell.state.statusOnly).toBe(false);
+      expect(shell.trigger).toMatch(/^retry after a failed pass/);
+      if (ms < 60_000 || shell.state.failedPasses < 6) shell.fail();
+    }
+    expect(shell.timers('retry').map((a) => a.ms)).toEqual([4000, 8000, 16_000, 32_000, 60_000, 60_000]);
+  });
+
+  it('the pokes the failed pass answered are answered by the next pass, and a pass that ends well resets the backoff', () => {
+    const shell = settledRun();
+    shell.poke(selfPoke('S2', '20'));
+    shell.fail();
+    expect(shell.state.announced).toMatchObject({ [SELF]: { resourceVersion: '20' } });
+    expect(shell.advance(4000)).toBe('pass');
+    expect(shell.state.phase).toMatchObject({ answering: { [SELF]: { resourceVersion: '20' } } });
+    expect(shell.pass(done(), seen({ [SELF]: obs('S2') }, { versions: { [SELF]: '20' } }))).toBe('wait');
+    expect(shell.state).toMatchObject({ failedPasses: 0, announced: {}, retryPending: false });
+    // The next failure starts from the first backoff again.
+    shell.poke(selfPoke('S3', '30'));
+    shell.fail();
+    expect(shell.timers('retry').at(-1)?.ms).toBe(4000);
+  });
+
+  it('news cuts the backoff short: a poke after the pass failed passes at once, and its older timer then does nothing', () => {
+    const shell = settledRun();
+    shell.poke(selfPoke('S2', '20'));
+    shell.fail();
+    shell.advance(1000);
+    expect(shell.poke(childPoke('C2', 'T0'))).toBe('pass');
+    expect(shell.state.pendingFull).toBe(false); // taken by this pass, which is full
+    expect(shell.state.statusOnly).toBe(false);
+    expect(shell.state.phase).toMatchObject({ answering: { [SELF]: { resourceVersion: '20' }, [CHILD]: { resourceVersion: '50' } } });
+    // It fails too: the backoff grows, and the first timer (armed after the first failure) passes nothing.
+    shell.fail();
+    expect(shell.timers('retry').map((a) => a.ms)).toEqual([4000, 8000]);
+    expect(shell.advance(3000)).toBe('wait');
+    expect(shell.advance(4999)).toBe('wait');
+    expect(shell.advance(1)).toBe('pass');
+  });
+
+  it('a poke during the failed pass makes the next pass at once', () => {
+    const shell = settledRun();
+    shell.poke(selfPoke('S2', '20'));
+    shell.poke(selfPoke('S3', '30'));
+    expect(shell.fail()).toBe('pass');
+    expect(shell.state.phase).toMatchObject({ answering: { [SELF]: { resourceVersion: '30' } } });
+  });
+
+  it('keeps what the last pass that ended observed: covered content stays covered, and the run does not end idle meanwhile', () => {
+    const shell = settledRun({ options: { idleSeconds: 1 } });
+    shell.poke(childPoke('C2', 'T0'));
+    shell.fail();
+    expect(shell.state.observed).toEqual(firstSight().observed);
+    expect(shell.poke(childPoke('C1', 'T0', '51'))).toBe('wait');
+    expect(shell.state.retryPending).toBe(true);
+    expect(shell.advance(2000)).toBe('wait');
+    expect(shell.result).toBeUndefined();
+    expect(shell.advance(2000)).toBe('pass');
+  });
+
+  it('continues as new when Temporal suggests it, and the next run passes at once', () => {
+    const shell = settledRun();
+    shell.continueAsNewSuggested = true;
+    shell.poke(selfPoke('S2', '20'));
+    shell.continueAsNewSuggested = false;
+    expect(shell.state.phase.kind).toBe('pass');
+    shell.continueAsNewSuggested = true;
+    expect(shell.fail()).toBe('continueAsNew');
+    const next = shell.state.phase.kind === 'continueAsNew' ? shell.state.phase.input : undefined;
+    expect(next?.carried).toMatchObject({ dirty: true, announced: { [SELF]: { resourceVersion: '20' } } });
+    const again = new Shell(next);
+    expect(again.state.phase.kind).toBe('pass');
   });
 });
 
