@@ -105,7 +105,8 @@ export async function finalizeRoute(deps: ActivityDeps, key: ObjectKey, route: R
  * spec.traffic` of `route` references (see `routingTargets`), and whether a settled pass must clear. It need not when
  * the stored Route was already settled at its generation and named the same targets: the last settled pass cleared
  * everything else, and only this Route's own labeler adds it anywhere — but for a Revision created since, which its
- * Configuration marked — so the two namespace-wide lists would find nothing.
+ * Configuration marked (the latest created, or one it created before that while a target Configuration is still
+ * creating) — so the two namespace-wide lists would find nothing.
  */
 async function routingOf(kube: KubeClient, key: ObjectKey, route: Route, stored: Route, { revs, configs }: Referenced): Promise<Routing> {
   const traffic = [...(route.status?.traffic ?? []), ...(route.spec.traffic ?? [])];
@@ -140,7 +141,16 @@ async function routingOf(kube: KubeClient, key: ObjectKey, route: Route, stored:
       return rev !== undefined && listsRoute(rev, key.name);
     }),
   );
-  const clear = !(storedSettled && sameRoutingTargets(routingTargets(storedTraffic, revCache, cfgCache), targets)) || unnamedLatest.includes(true);
+  // While a target Configuration's latest created Revision is not its latest ready one, Revisions are being created:
+  // one superseded before the Route sent it traffic (a template changed twice in a row) was marked by its
+  // Configuration and is named by neither side now — the same targets, worked out from today's Configuration, say
+  // nothing of it.
+  const creating = [...targets.configurations].some((name) => {
+    const status = cfgCache[name]?.status;
+    return status?.latestCreatedRevisionName !== undefined && status.latestCreatedRevisionName !== status.latestReadyRevisionName;
+  });
+  const same = storedSettled && sameRoutingTargets(routingTargets(storedTraffic, revCache, cfgCache), targets);
+  const clear = !same || creating || unnamedLatest.includes(true);
   return { targets, getRev, configurations: cfgCache, clear };
 }
 

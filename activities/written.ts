@@ -12,8 +12,12 @@ import { firstAttempt } from './attempt.js';
 /** The kinds passes list after writing them. */
 export type ListedKind = 'Revision' | 'Configuration' | 'Service';
 
-/** The newest resourceVersion an entity workflow's passes wrote, per listed kind. */
-export type WrittenVersions = Partial<Record<ListedKind, string>>;
+/**
+ * The newest resourceVersion an entity workflow's passes wrote, per listed kind. `unrecorded`: a pass failed after
+ * writing, and what it wrote is recorded nowhere — the cache may not reflect it, so lists come from the API server (as
+ * a step's retry's do).
+ */
+export type WrittenVersions = Partial<Record<ListedKind, string>> & { unrecorded?: true };
 
 const listedTypes: Record<ListedKind, ResourceType> = {
   Revision: Resources.Revision,
@@ -29,7 +33,7 @@ export function newerVersion(a: string | undefined, b: string | undefined): stri
 
 /** `prior` with the running activity's own writes of the listed kinds: what the next pass must see reflected. */
 export function writtenSoFar(prior: WrittenVersions = {}): WrittenVersions {
-  const out: WrittenVersions = {};
+  const out: WrittenVersions = prior.unrecorded ? { unrecorded: true } : {};
   for (const kind of Object.keys(listedTypes) as ListedKind[]) {
     const v = newerVersion(prior[kind], writtenVersion(listedTypes[kind]));
     if (v !== undefined) out[kind] = v;
@@ -39,7 +43,8 @@ export function writtenSoFar(prior: WrittenVersions = {}): WrittenVersions {
 
 /**
  * The objects of `kind` in `namespace` with `labels`: from the cache (metadata only: `cached` true) when it reflects
- * `prior` and this activity's own writes, else from the API server (whole objects).
+ * `prior` and this activity's own writes, else — on a retry, or after a failed pass (`unrecorded`) — from the API
+ * server (whole objects).
  */
 export async function listOwnWrites<T extends KubeObject>(
   deps: Pick<ActivityDeps, 'kube' | 'cache'>,
@@ -50,7 +55,8 @@ export async function listOwnWrites<T extends KubeObject>(
 ): Promise<{ items: T[]; cached: boolean }> {
   const type = listedTypes[kind];
   const after = newerVersion(prior[kind], writtenVersion(type));
-  const fromCache = deps.cache && firstAttempt() ? await deps.cache.list(type, namespace, { labels, ...(after ? { after } : {}) }) : undefined;
+  const fromCache =
+    deps.cache && firstAttempt() && !prior.unrecorded ? await deps.cache.list(type, namespace, { labels, ...(after ? { after } : {}) }) : undefined;
   if (fromCache) return { items: fromCache as T[], cached: true };
   const selector = Object.entries(labels).map(([k, v]) => `${k}=${v}`);
   const list = await deps.kube.list<T>(type, namespace, selector.length ? { labelSelector: selector.join(',') } : {});

@@ -155,7 +155,7 @@ export function startLoop(input: EntityInput, traits: EntityTraits, nowMs: numbe
     inPass: false,
     announced,
     staleReads: 0,
-    failedPasses: 0,
+    failedPasses: carried.failedPasses ?? 0,
     // The first pass needs none of the options (they time what comes after a pass): a fresh run passes at once and
     // reads them after, so its object is not kept waiting for another local step. Runs recorded before read them first.
     phase: input.options === undefined ? { kind: 'patch', patch: 'options-after-first-pass' } : { kind: 'options', then: 'start' },
@@ -648,5 +648,6 @@ export function carry(st: Readonly<EntityState>): CarriedState {
     facts: st.facts,
     ...(st.lastReconcile ? { lastReconcile: st.lastReconcile } : {}),
     ...(st.wake ? { wake: st.wake } : {}),
+    ...(st.failedPasses > 0 ? { failedPasses: st.failedPasses } : {}),
   };
 }

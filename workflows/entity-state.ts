@@ -58,6 +58,8 @@ export interface CarriedState {
   wake?: { atMs: number; summary: string };
   /** Pokes no pass has read yet (`EntityState.announced`): the next run's first pass answers them. */
   announced?: Record<string, Poke>;
+  /** Passes in a row that failed (`EntityState.failedPasses`): the next run's first pass is one after a failure. */
+  failedPasses?: number;
 }
 
 /** What a pass reads of the loop (its `st`) and what the state query shows. */
@@ -93,7 +95,7 @@ export interface EntityState extends CarriedState {
   staleReads: number;
   /**
    * Passes in a row that failed (a step still failing after its attempts): the next one waits on a durable timer,
-   * longer each time, unless news comes first (ADR 0001, "A pass that fails").
+   * longer each time, unless news comes first, and lists from the API server (ADR 0001, "A pass that fails").
    */
   failedPasses: number;
   /** Why the last pass that failed failed, and when. */

@@ -6,9 +6,13 @@ import type { EntityState } from './entity.js';
 const factOf = { Revision: 'wroteRevision', Configuration: 'wroteConfiguration', Service: 'wroteService' } as const;
 const kinds = Object.keys(factOf) as (keyof typeof factOf)[];
 
-/** What earlier passes of this run wrote (nothing in a fresh run: it starts long after any write settled, ADR 0006). */
+/**
+ * What earlier passes of this run wrote (nothing in a fresh run: it starts long after any write settled, ADR 0006).
+ * After a pass that failed, its writes are recorded nowhere: the next pass lists from the API server (`unrecorded`),
+ * as a step's retry does — its steps are first attempts again.
+ */
 export function writtenBefore(st: Readonly<EntityState>): WrittenVersions {
-  const out: WrittenVersions = {};
+  const out: WrittenVersions = st.failedPasses > 0 ? { unrecorded: true } : {};
   for (const kind of kinds) {
     const v = st.facts[factOf[kind]];
     if (v) out[kind] = v;

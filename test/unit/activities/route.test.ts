@@ -805,6 +805,35 @@ describe('labeler: a new Revision its Configuration marked with the Route, which
   });
 });
 
+describe('labeler: a new Revision superseded by a newer one before the Route sent it traffic', () => {
+  it('is cleared while the newer one rolls out, though the Route then names the same targets as before', async () => {
+    const h = harness(ISTIO);
+    const born = (name: string) => {
+      // The Configuration creates it and copies its routes annotation onto it, active (upstream's MakeRevision).
+      const rev = revision(name, 'cfg');
+      rev.metadata.labels = { ...rev.metadata.labels, 'serving.knative.dev/routingState': 'active' };
+      rev.metadata.annotations = { ...rev.metadata.annotations, 'serving.knative.dev/routes': 'latest' };
+      h.kube.seed(Resources.Revision, rev);
+      h.kube.edit<Configuration>(Resources.Configuration, NS, 'cfg', (c) => (c.status = { ...c.status, latestCreatedRevisionName: name }));
+    };
+    h.kube.seed(Resources.Configuration, configuration('cfg', 'cfg-00001'));
+    h.kube.seed(Resources.Revision, revision('cfg-00001', 'cfg'));
+    h.kube.seed(Resources.Route, route('latest', [{ configurationName: 'cfg', percent: 100, latestRevision: true }]));
+    await h.pass('latest');
+    expect(ok(await h.pass('latest')).ready).toBe('True');
+    // cfg-00002 is created, and before it is ready cfg-00003 (two template changes in a row).
+    born('cfg-00002');
+    expect(ok(await h.pass('latest')).ready).toBe('True');
+    born('cfg-00003');
+    expect(ok(await h.pass('latest')).ready).toBe('True');
+    expect(h.route('latest').status?.traffic?.map((t) => t.revisionName)).toEqual(['cfg-00001']);
+    // cfg-00002 will never serve: neither the Route's status nor its spec names it.
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00002')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('reserve');
+    expect(h.annotation(Resources.Revision, 'cfg-00002')).toBeUndefined();
+    expect(h.kube.get<Revision>(Resources.Revision, NS, 'cfg-00003')?.metadata.labels?.['serving.knative.dev/routingState']).toBe('active');
+  });
+});
+
 describe('a reserve Revision scaled to zero gets traffic only once its pods are up (ADR 0018)', () => {
   const setActive = (h: H, name: string, status: Condition['status'], reason?: string) =>
     h.kube.edit<Revision>(Resources.Revision, NS, name, (r) => {

@@ -621,9 +621,11 @@ describe('entity loop: a pass that fails', () => {
     shell.continueAsNewSuggested = true;
     expect(shell.fail()).toBe('continueAsNew');
     const next = shell.state.phase.kind === 'continueAsNew' ? shell.state.phase.input : undefined;
-    expect(next?.carried).toMatchObject({ dirty: true, announced: { [SELF]: { resourceVersion: '20' } } });
+    expect(next?.carried).toMatchObject({ dirty: true, failedPasses: 1, announced: { [SELF]: { resourceVersion: '20' } } });
     const again = new Shell(next);
     expect(again.state.phase.kind).toBe('pass');
+    // Its first pass is one after a failure: it lists from the API server (workflows/written.ts).
+    expect(again.state.failedPasses).toBe(1);
   });
 });
 
