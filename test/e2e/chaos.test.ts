@@ -2,12 +2,14 @@
 // one killed with SIGKILL and restarted every 10 s, the Temporal server and the API server each restarted once,
 // while writers create, update, split and delete Services. Everything must converge on its latest spec with no
 // Revision made twice, and /readyz must have said 503 while Temporal was down.
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Resources } from '../../api/kinds.js';
 import { KubeClient } from '../../kube/client.js';
 import { replicaPorts, startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
-import { stack } from '../harness/cluster.js';
+import { stack, temporalClient } from '../harness/cluster.js';
+import { convergenceEvidence } from '../harness/evidence.js';
 import { addKwokNodes, cleanUp, deleteObject, NodeResource, SuiteLabel } from '../harness/convergence.js';
 import { runChaos, type ChaosReplica } from '../harness/chaos.js';
 
@@ -86,7 +88,28 @@ describe('chaos (short)', () => {
       `seed ${seed}: ${report.kills} kills survived, ${report.restarts} restarts, leaders ${report.leaders.join(', ')}; ` +
         `last change → converged p50 ${c.p50} ms, max ${c.max} ms; duplicate Revisions ${report.duplicateRevisions.length}`,
     );
-    expect(c.failures, JSON.stringify(c.failures, null, 2)).toEqual([]);
+    // A failure's evidence goes into the assertion's message: a CI run keeps nothing but the test's output.
+    let evidence = '';
+    if (c.failures.length > 0) {
+      const t = await temporalClient();
+      try {
+        const logs = replicas.map((r) => path.join(info.dir, 'logs', `${r.name}.log`));
+        evidence = await convergenceEvidence(
+          t.client,
+          namespace,
+          c.failures.filter((f) => f.name !== '(orphans)'),
+          logs,
+        );
+      } finally {
+        await t.close();
+      }
+      log(evidence);
+    }
+    const problems = c.failures.map((f) => `${f.name}:\n  ${f.problems.join('\n  ')}`).join('\n');
+    expect(
+      c.failures.map((f) => f.name),
+      `seed ${seed}\n${problems}\n${evidence}`,
+    ).toEqual([]);
     expect(report.duplicateRevisions).toEqual([]);
     expect(report.kills).toBeGreaterThanOrEqual(5);
     expect(report.temporalRestarted).toBe(true);

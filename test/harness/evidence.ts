@@ -2,6 +2,7 @@
 // that did not converge, its entity workflows' runs, the state the open run reports, the last events of its history,
 // and the controller's log lines about it.
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
@@ -84,17 +85,34 @@ function compact(line: string): string {
   }
 }
 
-/** The controller's log lines that name `name` in `namespace`, the last `n` of them, shortened. */
-function logLines(logFile: string, namespace: string, name: string, n: number): string[] {
-  let lines: string[];
-  try {
-    lines = readFileSync(logFile, 'utf8').split('\n');
-  } catch {
-    return [`log ${logFile} not readable`];
-  }
+/**
+ * The controllers' log lines that name `name` in `namespace`, the last `n` of them in time order, shortened: each line
+ * starts with its time, so the lines of several replicas' logs sort by it. A replica is named by its log file.
+ */
+function logLines(logFiles: readonly string[], namespace: string, name: string, n: number): string[] {
   const pattern = new RegExp(`${namespace}/${name}(?![0-9a-z-])|"name":"${name}"`);
-  const hits = lines.filter((l) => pattern.test(l) && !l.includes('"msg":"admitted"'));
-  return [`controller log (${hits.length} lines name it; the last ${Math.min(n, hits.length)}):`, ...hits.slice(-n).map((l) => `  ${compact(l)}`)];
+  const hits: { at: string; line: string }[] = [];
+  const unreadable: string[] = [];
+  for (const file of logFiles) {
+    let lines: string[];
+    try {
+      lines = readFileSync(file, 'utf8').split('\n');
+    } catch {
+      unreadable.push(file);
+      continue;
+    }
+    const replica = logFiles.length > 1 ? `${path.basename(file, '.log')} ` : '';
+    for (const l of lines) {
+      if (!pattern.test(l) || l.includes('"msg":"admitted"')) continue;
+      hits.push({ at: /"time":"([^"]+)"/.exec(l)?.[1] ?? '', line: `${replica}${compact(l)}` });
+    }
+  }
+  hits.sort((a, b) => a.at.localeCompare(b.at));
+  return [
+    ...unreadable.map((f) => `log ${f} not readable`),
+    `controller log (${hits.length} lines name it; the last ${Math.min(n, hits.length)}):`,
+    ...hits.slice(-n).map((h) => `  ${h.line}`),
+  ];
 }
 
 /** The Revisions a failure's problems name (`cv-3-00002`, `cv-3-byoa`): their workflows are evidence too. */
@@ -113,7 +131,7 @@ export async function convergenceEvidence(
   client: Client,
   namespace: string,
   failures: readonly { name: string; problems: readonly string[] }[],
-  logFile: string,
+  logFiles: string | readonly string[],
 ): Promise<string> {
   const out: string[] = [];
   // The first three: CI shows the end of a run's output, and this goes into the failure's message.
@@ -125,7 +143,7 @@ export async function convergenceEvidence(
       ...revisionsNamed(name, problems).map((r) => `Revision/${namespace}/${r}`),
     ];
     for (const id of ids) out.push(...(await workflowEvidence(client, id, 12).catch((err: Error) => [`${id}: ${err.message}`])));
-    out.push(...logLines(logFile, namespace, name, 12));
+    out.push(...logLines(typeof logFiles === 'string' ? [logFiles] : logFiles, namespace, name, 12));
   }
   return out.join('\n');
 }
