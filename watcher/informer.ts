@@ -229,13 +229,13 @@ export class Informer {
       const get = () => this.kube.list(this.type, this.opts.namespace, { ...selector, limit, ...(more ? { continue: more } : {}) });
       return this.opts.pages ? this.opts.pages.gate.run(this.opts.pages.priority, get) : get();
     };
-    this.relistChanges = 0;
+    let changed = 0;
     let page = await fetch();
     const resourceVersion = page.resourceVersion;
     for (;;) {
       for (const obj of page.items) {
         present.add(cacheKey(obj));
-        this.upsert(obj, again);
+        if (this.upsert(obj, again)) changed += 1;
       }
       if (!page.continue) break;
       page = await fetch(page.continue);
@@ -248,7 +248,7 @@ export class Informer {
         deleted += 1;
       }
     }
-    if (again) this.log.info({ kind: this.type.kind, resourceVersion, changed: this.relistChanges, deleted }, 'listed again');
+    if (again) this.log.info({ kind: this.type.kind, resourceVersion, changed, deleted }, 'listed again');
     this.resourceVersion = resourceVersion;
     this.saw(resourceVersion);
     this.lastList = Date.now();
@@ -302,16 +302,14 @@ export class Informer {
     for (const waiter of this.versionWaiters) if (waiter.version <= version) waiter.resolve(true);
   }
 
-  /** Changes the list under way found (`relist`). */
-  private relistChanges = 0;
-
-  private upsert(obj: KubeObject, listed = false): void {
+  /** True when `obj` is news to the cache (its resourceVersion is not the one held). */
+  private upsert(obj: KubeObject, listed = false): boolean {
     const key = cacheKey(obj);
     const old = this.cache.get(key);
-    if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) return;
-    if (listed) this.relistChanges += 1;
+    if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) return false;
     this.cache.set(key, this.opts.slim ? slimCopy(obj, this.opts.slim) : obj);
     this.emit(old ? 'updated' : 'added', obj, listed);
+    return true;
   }
 
   private emit(type: ChangeType, obj: KubeObject, listed: boolean): void {

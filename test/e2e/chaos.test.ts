@@ -8,8 +8,8 @@ import { Resources } from '../../api/kinds.js';
 import { KubeClient } from '../../kube/client.js';
 import { replicaPorts, startController, testPorts, type StackInfo } from '../../dev/stack.js';
 import { ProcessTable } from '../../dev/processes.js';
-import { stack, temporalClient } from '../harness/cluster.js';
-import { convergenceEvidence } from '../harness/evidence.js';
+import { stack } from '../harness/cluster.js';
+import { convergenceFailureMessage } from '../harness/evidence.js';
 import { addKwokNodes, cleanUp, deleteObject, NodeResource, SuiteLabel } from '../harness/convergence.js';
 import { runChaos, type ChaosReplica } from '../harness/chaos.js';
 
@@ -88,27 +88,11 @@ describe('chaos (short)', () => {
       `seed ${seed}: ${report.kills} kills survived, ${report.restarts} restarts, leaders ${report.leaders.join(', ')}; ` +
         `last change → converged p50 ${c.p50} ms, max ${c.max} ms; duplicate Revisions ${report.duplicateRevisions.length}`,
     );
-    // A failure's evidence goes into the assertion's message: a CI run keeps nothing but the test's output.
-    let evidence = '';
-    if (c.failures.length > 0) {
-      const t = await temporalClient();
-      try {
-        const logs = replicas.map((r) => path.join(info.dir, 'logs', `${r.name}.log`));
-        evidence = await convergenceEvidence(
-          t.client,
-          namespace,
-          c.failures.filter((f) => f.name !== '(orphans)'),
-          logs,
-        );
-      } finally {
-        await t.close();
-      }
-      log(evidence);
-    }
-    const problems = c.failures.map((f) => `${f.name}:\n  ${f.problems.join('\n  ')}`).join('\n');
+    const logFiles = replicas.map((r) => path.join(info.dir, 'logs', `${r.name}.log`));
+    const message = await convergenceFailureMessage({ seed, namespace, failures: c.failures, logFiles, log });
     expect(
       c.failures.map((f) => f.name),
-      `seed ${seed}\n${problems}\n${evidence}`,
+      message,
     ).toEqual([]);
     expect(report.duplicateRevisions).toEqual([]);
     expect(report.kills).toBeGreaterThanOrEqual(5);

@@ -17,7 +17,7 @@ import { deliveredInputs, runHistories } from '../harness/history.js';
 import type { Condition, Revision, Service } from '../../api/serving.js';
 import { addKwokNodes, cleanUp, deleteObject, NodeResource, runConvergence, SuiteLabel } from '../harness/convergence.js';
 import { restartApiServer, restartControllerManager } from '../harness/restarts.js';
-import { convergenceEvidence } from '../harness/evidence.js';
+import { convergenceFailureMessage } from '../harness/evidence.js';
 
 const log = (s: string) => console.error(`[convergence] ${new Date().toISOString()} ${s}`);
 const namespace = 'convergence';
@@ -119,26 +119,10 @@ describe('randomized convergence (resync at 1 h)', () => {
     copyFileSync(path.join(info.dir, 'logs', `${controllerName}.log`), kept);
     log(`controller log: ${kept}`);
     expect(restart, 'the API server was restarted').toBeDefined();
-    // A failure's evidence goes into the assertion's message: a CI run keeps nothing but the test's output.
-    let evidence = '';
-    if (report.failures.length > 0) {
-      const t = await temporalClient();
-      try {
-        evidence = await convergenceEvidence(
-          t.client,
-          namespace,
-          report.failures.filter((f) => f.name !== '(orphans)'),
-          kept,
-        );
-      } finally {
-        await t.close();
-      }
-      log(evidence);
-    }
-    const problems = report.failures.map((f) => `${f.name}:\n  ${f.problems.join('\n  ')}`).join('\n');
+    const message = await convergenceFailureMessage({ seed, namespace, failures: report.failures, logFiles: kept, log });
     expect(
       report.failures.map((f) => f.name),
-      `seed ${seed}\n${problems}\n${evidence}`,
+      message,
     ).toEqual([]);
   }, 600_000);
 });

@@ -8,6 +8,7 @@ import proto from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
 import { STATE_QUERY } from '../../api/entity.js';
 import type { LoopState } from '../../workflows/entity-loop.js';
+import { temporalClient } from './cluster.js';
 
 const text = (data: Uint8Array | null | undefined): string => Buffer.from(data ?? new Uint8Array()).toString();
 
@@ -146,4 +147,33 @@ export async function convergenceEvidence(
     out.push(...logLines(typeof logFiles === 'string' ? [logFiles] : logFiles, namespace, name, 12));
   }
   return out.join('\n');
+}
+
+/**
+ * The message of a convergence check's assertion: the seed, each failure's problems and, when there are failures,
+ * their evidence (also logged) — a CI run keeps nothing but the test's output.
+ */
+export async function convergenceFailureMessage(o: {
+  seed: number;
+  namespace: string;
+  failures: readonly { name: string; problems: readonly string[] }[];
+  logFiles: string | readonly string[];
+  log: (s: string) => void;
+}): Promise<string> {
+  if (o.failures.length === 0) return `seed ${o.seed}`;
+  const t = await temporalClient();
+  let evidence: string;
+  try {
+    evidence = await convergenceEvidence(
+      t.client,
+      o.namespace,
+      o.failures.filter((f) => f.name !== '(orphans)'),
+      o.logFiles,
+    );
+  } finally {
+    await t.close();
+  }
+  o.log(evidence);
+  const problems = o.failures.map((f) => `${f.name}:\n  ${f.problems.join('\n  ')}`).join('\n');
+  return `seed ${o.seed}\n${problems}\n${evidence}`;
 }
