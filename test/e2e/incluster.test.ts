@@ -324,8 +324,14 @@ describe('the controller run the in-cluster way', () => {
     expect(cond(rev, 'Ready')?.status).toBe('Unknown');
     const events = await eventsWhen('involvedObject.name=ic-denied-00001,reason=InternalError', (evs) => evs.length > 0);
     expect(events[0]?.type).toBe('Warning');
-    // Nothing above the Revision is called failed: its Service waits, Unknown.
-    expect(cond(await getObject<Service>('ksvc', 'ic-denied'), 'Ready')?.status).toBe('Unknown');
+    // Nothing above the Revision is called failed: its Service waits, Unknown. The Service's status is written by its
+    // own pass, which may end after the Revision's refusal is reported.
+    const serviceReady = await eventually(
+      'ksvc ic-denied reports Ready',
+      async () => cond(await getObject<Service>('ksvc', 'ic-denied'), 'Ready'),
+      60_000,
+    );
+    expect(serviceReady.status).toBe('Unknown');
     // The process neither crashed nor restarted, and says it is alive.
     expect(procs.running(CONTROLLER)?.pid).toBe(pid);
     expect((await fetch(`http://127.0.0.1:${testPorts.controllerMetrics}/healthz`)).status).toBe(200);
