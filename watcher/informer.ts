@@ -102,7 +102,16 @@ export class Informer {
   start(): void {
     if (this.running) return;
     this.running = this.loop();
-    if (this.opts.resume) this.resuming = this.resumeOnce(this.opts.resume);
+    if (this.opts.resume) this.resume(this.opts.resume);
+  }
+
+  /**
+   * `opts.resume`, begun later: a watcher standing by that starts to lead before its first list is done. Nothing
+   * once the first list is done (the cache holds everything), while one runs, or after close.
+   */
+  resume(from: NonNullable<InformerOptions['resume']>): void {
+    if (this.hasSynced || this.resuming || this.stop.signal.aborted) return;
+    this.resuming = this.resumeOnce(from);
   }
 
   async close(): Promise<void> {

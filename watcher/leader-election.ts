@@ -64,8 +64,11 @@ export interface LeaderCallbacks {
   onStartedLeading(continued: boolean, before?: LeaseObject): void;
   /** It no longer does (deadline passed, someone else holds it, or it released it): stop acting at once. */
   onStoppedLeading(reason: 'deadline' | 'lost' | 'released'): void;
-  /** The Lease was seen naming someone else (or no one): a later takeover by this process is not a continuation. */
-  onOtherHolder?(holder: string): void;
+  /**
+   * The Lease was seen naming someone else (or no one), as `lease`: a later takeover by this process is not a
+   * continuation.
+   */
+  onOtherHolder?(holder: string, lease: LeaseObject): void;
 }
 
 export interface Scheduler {
@@ -235,7 +238,7 @@ export class LeaderElector {
     if (changed) this.observedAt = this.clock.now();
     // Someone else holds it now: a leader that still thinks it leads must stop (its renewal would conflict anyway).
     if (this.leading && lease.spec.holderIdentity !== this.identity) this.stepDown('lost');
-    if (lease.spec.holderIdentity !== this.identity) this.callbacks.onOtherHolder?.(lease.spec.holderIdentity ?? '');
+    if (lease.spec.holderIdentity !== this.identity) this.callbacks.onOtherHolder?.(lease.spec.holderIdentity ?? '', lease);
   }
 
   private won(lease: LeaseObject, sentAt: number, continued: boolean, before: LeaseObject | undefined): void {

@@ -51,6 +51,12 @@ export interface WatcherOptions {
    * only the objects written after their kind's bookmark. Absent: every object is poked.
    */
   bookmark?: WatchBookmark;
+  /**
+   * Stand by (a replica that does not lead): list and watch as a leader would, poke nothing, and hold each object's
+   * latest change until `lead` gives the bookmark and the time above; `prune` forgets what the leader delivered
+   * meanwhile. Without it the watcher leads from the start, from `bookmark` and `recentSince`.
+   */
+  standby?: boolean;
 }
 
 /**
@@ -173,9 +179,6 @@ export class Watcher {
           slim: { annotations: [Annotations.routes, NetworkingAnnotations.ingressClass], ...(status ? { status } : {}) },
           onChange: (change, obj, listed) => this.onChange(kind, change, obj, listed),
           onRestart: (reason) => this.restarts.inc({ kind, reason }),
-          ...(opts.bookmark?.[kind] !== undefined
-            ? { resume: { from: opts.bookmark[kind], onChange: (change, obj) => this.onResumed(kind, change, obj) } }
-            : {}),
         },
         log.child({ informer: kind }),
       );
@@ -184,11 +187,75 @@ export class Watcher {
       return informer;
     });
     this.resolvers = opts.watched.filter((k) => resolving.has(k)).map((k) => this.byKind.get(k)!);
+    this.leading = opts.standby !== true;
+    this.bookmark = opts.bookmark;
+    this.recentSince = opts.recentSince;
   }
 
+  /** Poking changes (after the start-up list's held ones); false while standing by, when every change is held. */
+  private leading: boolean;
+  /** What the start-up list is judged by (WatcherOptions), given by `lead` to a watcher that stood by. */
+  private bookmark: WatchBookmark | undefined;
+  private recentSince: number | undefined;
+  private started = false;
+  /** The changes `lead` releases go to runs the previous leader's process may have run last (`unsticking`). */
+  private releasingAfterStandby = false;
+  /** A `prune` under way, a batch per turn of the event loop. */
+  private pruning = false;
+
   start(): void {
+    this.started = true;
     for (const i of this.informers) i.start();
+    if (this.leading) this.resumeFromBookmark();
     void Promise.all(this.resolvers.map((i) => i.synced)).then(() => this.releaseHeld());
+  }
+
+  /**
+   * A watcher that stood by starts to lead (ADR 0024, "Followers stand by"): the changes it held are judged against
+   * the bookmark the previous leader left — those written after it poked, the others remembered as delivered, as a
+   * start-up list's are — and from now on every change is poked. A kind still listing resumes from the bookmark.
+   */
+  lead(bookmark: WatchBookmark | undefined, recentSince: number | undefined): void {
+    if (this.leading) return;
+    this.leading = true;
+    this.bookmark = bookmark;
+    this.recentSince = recentSince;
+    this.releasingAfterStandby = bookmark !== undefined;
+    if (this.started) this.resumeFromBookmark();
+    void this.releaseHeld();
+  }
+
+  /**
+   * Standing by: forgets the held changes at or below the leader's bookmark — the leader saw them and delivered their
+   * pokes — and remembers what their pokes would have announced, as a start-up list does for the objects unchanged
+   * since the bookmark. What is left is what a takeover must poke. A batch per turn of the event loop.
+   */
+  prune(bookmark: WatchBookmark | undefined): void {
+    // Whom a change's pokes go to is known once the owners' kinds have listed (`held`).
+    if (this.leading || !bookmark || !this.held || this.pruning || !this.resolvers.every((i) => i.hasSynced)) return;
+    const held = this.held;
+    const entries = [...held];
+    this.pruning = true;
+    const batch = () => {
+      if (this.leading || this.closed) return void (this.pruning = false);
+      for (const [key, h] of entries.splice(0, RELEASE_BATCH)) {
+        if (held.get(key) !== h || writtenAfter(bookmark, h.kind, h.obj)) continue;
+        held.delete(key);
+        if (h.firstList) this.startUp.unchanged += 1;
+        if (h.change !== 'deleted') this.pokeFor(h.kind, h.change, h.obj, false, h.listed, true, h.tokens, h.firstList);
+      }
+      if (entries.length > 0) return void setImmediate(batch);
+      this.pruning = false;
+    };
+    batch();
+  }
+
+  /** Every kind the bookmark names resumes from it while its list runs (informer.ts `resume`). */
+  private resumeFromBookmark(): void {
+    for (const [kind, informer] of this.byKind) {
+      const from = this.bookmark?.[kind];
+      if (from !== undefined) informer.resume({ from, onChange: (change, obj) => this.onResumed(kind, change, obj) });
+    }
   }
 
   /** Resolves once every informer has listed, after the start-up list's held changes have been poked. */
@@ -208,12 +275,15 @@ export class Watcher {
    */
   readonly startUp = { poked: 0, unchanged: 0, resumed: 0 };
 
+  /** The changes held while standing by that were written after the bookmark: poked when this watcher began to lead. */
+  heldWhileStandingBy = 0;
+
   /**
    * Each kind's newest version this watcher has seen and handed to the poker, once every kind has listed and the
    * held changes went out; undefined before. With an empty poker, the watch bookmark may move up to it.
    */
   progress(): Record<string, string> | undefined {
-    if (!this.hasSynced || this.held !== undefined) return undefined;
+    if (!this.leading || !this.hasSynced || this.held !== undefined) return undefined;
     return Object.fromEntries([...this.byKind].map(([kind, informer]) => [kind, informer.newestVersion]));
   }
 
@@ -449,7 +519,7 @@ export class Watcher {
    * so, across a leader's hand-overs). Controllers wait for their caches to sync before they work for the same
    * reason; a kind that cannot be listed (a permission missing) holds back nothing but the owners' kinds' pokes.
    */
-  private held: Held[] | undefined = [];
+  private held: Map<string, Held> | undefined = new Map();
 
   /** The release of the held changes under way, a batch per turn of the event loop. */
   private releasing: Promise<void> | undefined;
@@ -461,17 +531,38 @@ export class Watcher {
    * join the end of the queue, so none overtakes an older one of the same object.
    */
   private releaseHeld(): Promise<void> {
-    if (!this.held || !this.resolvers.every((i) => i.hasSynced)) return this.releasing ?? Promise.resolve();
+    if (!this.leading || !this.held || !this.resolvers.every((i) => i.hasSynced)) return this.releasing ?? Promise.resolve();
     return (this.releasing ??= new Promise<void>((resolve) => {
       const batch = () => {
-        const held = this.held ?? [];
-        for (const h of held.splice(0, RELEASE_BATCH)) this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember, h.tokens, h.firstList);
-        if (held.length > 0 && !this.closed) return void setImmediate(batch);
+        const held = this.held ?? new Map<string, Held>();
+        let n = 0;
+        // Deleted as they go: a change held meanwhile joins the end, behind the older ones.
+        for (const [key, h] of held) {
+          if (n++ >= RELEASE_BATCH) break;
+          held.delete(key);
+          this.release(h);
+        }
+        if (held.size > 0 && !this.closed) return void setImmediate(batch);
         this.held = undefined;
+        this.releasingAfterStandby = false;
         resolve();
       };
       batch();
     }));
+  }
+
+  /** Pokes a held change; one held while standing by is judged now, by the bookmark and the time `lead` gave. */
+  private release(h: Held): void {
+    if (!h.standingBy) return this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember, h.tokens, h.firstList);
+    const unchanged = !writtenAfter(this.bookmark, h.kind, h.obj);
+    if (h.firstList) this.startUp[unchanged ? 'unchanged' : 'poked'] += 1;
+    if (unchanged) {
+      if (h.change !== 'deleted') this.pokeFor(h.kind, h.change, h.obj, false, h.listed, true, h.tokens, h.firstList);
+      return;
+    }
+    this.heldWhileStandingBy += 1;
+    const recent = this.recentSince !== undefined && h.writtenAt !== undefined && h.writtenAt >= Math.floor(this.recentSince / 1000) * 1000;
+    this.pokeFor(h.kind, h.change, h.obj, h.firstList && h.settled === true && !recent, h.listed, false, h.tokens, h.firstList);
   }
 
   private onChange(kind: WatchedKind, change: ChangeType, obj: KubeObject, listed = false): void {
@@ -481,7 +572,14 @@ export class Watcher {
     // The start-up list: an object no one changed since the previous leader delivered its kind's pokes is only
     // cached (ADR 0024). Its workflow acted on it, or holds the poke durably.
     const firstList = change === 'added' && this.byKind.get(kind)?.hasSynced === false;
-    if (firstList && this.opts.bookmark !== undefined && !writtenAfter(this.opts.bookmark, kind, obj)) {
+    if (!this.leading) {
+      // Standing by: whether a change is news to the workflows is known at `lead`, from the bookmark then.
+      const settled = change !== 'deleted' && reportsItsGeneration(kind, obj);
+      const writtenAt = lastWritten(obj);
+      this.hold({ kind, change, obj, catchUp: false, listed, firstList, standingBy: true, settled, ...(writtenAt !== undefined ? { writtenAt } : {}) });
+      return;
+    }
+    if (firstList && this.bookmark !== undefined && !writtenAfter(this.bookmark, kind, obj)) {
       this.startUp.unchanged += 1;
       // What its pokes would announce is what its targets were told: the same content again is no news to them.
       if (this.held) this.hold({ kind, change, obj, catchUp: false, listed, firstList, remember: true });
@@ -499,7 +597,7 @@ export class Watcher {
       change === 'added' &&
       this.byKind.get(kind)?.hasSynced === false &&
       reportsItsGeneration(kind, obj) &&
-      !writtenSince(obj, this.opts.recentSince);
+      !writtenSince(obj, this.recentSince);
     if (this.held) {
       this.hold({ kind, change, obj, catchUp, listed, firstList });
       void this.releaseHeld();
@@ -514,9 +612,20 @@ export class Watcher {
    * hundreds of MiB and the collector's time of a heap growing with every page. Whom to poke is decided by metadata.
    */
   private hold(h: Held): void {
-    if (h.change === 'deleted') return void this.held?.push(h);
-    const kept = this.byKind.get(h.kind)?.get(h.obj.metadata.namespace ?? '', h.obj.metadata.name ?? '');
-    this.held?.push(kept ? { ...h, obj: kept, tokens: contentTokens(h.obj) } : h);
+    const held = this.held;
+    if (!held) return;
+    const namespace = h.obj.metadata.namespace ?? '';
+    const name = h.obj.metadata.name ?? '';
+    const kept = h.change === 'deleted' ? undefined : this.byKind.get(h.kind)?.get(namespace, name);
+    let next = kept ? { ...h, obj: kept, tokens: contentTokens(h.obj) } : h;
+    // One change per object: pokes say that something changed, and a pass reads the object as it is then.
+    const key = `${h.kind}/${namespace}/${name}`;
+    const before = held.get(key);
+    if (before) {
+      held.delete(key);
+      next = laterHeld(before, next);
+    }
+    held.set(key, next);
   }
 
   /**
@@ -576,11 +685,15 @@ export class Watcher {
    * sticky queues are reset (poker.ts `unstick`), or a dead leader's runs would wait out the sticky timeout first.
    */
   private get unsticking(): boolean {
-    return this.opts.bookmark !== undefined && !this.hasSynced;
+    return this.bookmark !== undefined && (!this.hasSynced || this.releasingAfterStandby);
   }
 }
 
-/** A start-up change held until the owners' kinds have listed (`Watcher.held`); `tokens`: of the whole object, when `obj` is the cache's copy. */
+/**
+ * A change held until the owners' kinds have listed, or while standing by (`Watcher.held`); `tokens`: of the whole
+ * object, when `obj` is the cache's copy. `standingBy`: judged at `lead` — `settled` and `writtenAt` are what the
+ * first lane needs to know of the whole object then.
+ */
 interface Held {
   kind: WatchedKind;
   change: ChangeType;
@@ -590,6 +703,24 @@ interface Held {
   firstList: boolean;
   remember?: boolean;
   tokens?: Record<TokenView, string>;
+  standingBy?: boolean;
+  settled?: boolean;
+  writtenAt?: number;
+}
+
+/**
+ * An object's held change and a later one, as one: the later one's object and judgement, an addition still an
+ * addition, and found by a list (versions went by unseen) if either was. Left alone only if both were.
+ */
+function laterHeld(before: Held, after: Held): Held {
+  return {
+    ...after,
+    change: after.change !== 'deleted' && before.change === 'added' ? 'added' : after.change,
+    listed: before.listed || after.listed,
+    firstList: before.firstList || after.firstList,
+    catchUp: before.catchUp && after.catchUp,
+    remember: before.remember === true && after.remember === true,
+  };
 }
 
 /** Knative's kinds carry a Ready condition and observedGeneration; the children Tidal makes are judged by their owners. */
@@ -609,9 +740,14 @@ function reportsItsGeneration(kind: WatchedKind, obj: KubeObject): boolean {
 
 /** True when a field manager wrote the object at or after `since` (epoch ms; managedFields times have second precision). */
 export function writtenSince(obj: KubeObject, since: number | undefined): boolean {
-  if (since === undefined) return false;
-  const fields = (obj.metadata as { managedFields?: { time?: string }[] }).managedFields ?? [];
-  return fields.some((f) => f.time !== undefined && Date.parse(f.time) >= Math.floor(since / 1000) * 1000);
+  const at = lastWritten(obj);
+  return since !== undefined && at !== undefined && at >= Math.floor(since / 1000) * 1000;
+}
+
+/** When a field manager last wrote the object (epoch ms), by its managedFields. */
+function lastWritten(obj: KubeObject): number | undefined {
+  const times = ((obj.metadata as { managedFields?: { time?: string }[] }).managedFields ?? []).flatMap((f) => (f.time ? [Date.parse(f.time)] : []));
+  return times.length > 0 ? Math.max(...times) : undefined;
 }
 
 /** `<Kind>/<namespace>/<name>`: the source of a poke about that object. */

@@ -181,7 +181,7 @@ async function main(): Promise<void> {
         timings,
       },
       kubeLeaseApi(leaseKube, cfg.systemNamespace, cfg.leaseName),
-      (isCurrent, recentSince, bookmark) => {
+      (isCurrent) => {
         // Entity options are not passed at start: workflows read them from their worker at every run and resync.
         const poker = new Poker(
           client,
@@ -225,8 +225,8 @@ async function main(): Promise<void> {
             listPagesInFlight: cfg.listPagesInFlight,
             listsYieldTo: (maxMs) => stepsInFlight.quiet(maxMs),
             maxBackoffMs: 30_000,
-            ...(recentSince !== undefined ? { recentSince } : {}),
-            ...(bookmark !== undefined ? { bookmark } : {}),
+            // Built standing by: `lead` gives the bookmark and the recent-write time when its term begins.
+            standby: true,
             // What steps read right after an event wakes them: a Revision's Deployment once its pods are Ready, a
             // Service's Revision once it is Ready.
             delivered: { kinds: ['Revision', 'Deployment'], to: (type, obj) => recent.memo?.delivered(type, obj) },
@@ -234,15 +234,21 @@ async function main(): Promise<void> {
           log.child({ component: 'watcher' }),
           registry,
         );
-        // A config map changed while no leader watched, or while this term's lists came in (its readers not all
-        // cached yet): its readers are poked as for any change, once every kind has listed (ADR 0024). A paused term's
-        // poker holds them. Without a bookmark the start-up list pokes every object anyway.
-        if (bookmark !== undefined) {
-          void watcher.synced().then(() => {
-            for (const cm of configStore.maps()) if (writtenAfter(bookmark, 'ConfigMap', cm)) pokeConfigReaders(cm);
-          });
-        }
-        return { watcher, poker };
+        return {
+          watcher,
+          poker,
+          lead: (bookmark, recentSince) => {
+            watcher.lead(bookmark, recentSince);
+            // A config map changed while no leader watched, or while this term's lists came in (its readers not all
+            // cached yet): its readers are poked as for any change, once every kind has listed (ADR 0024). A paused
+            // term's poker holds them. Without a bookmark the start-up list pokes every object anyway.
+            if (bookmark !== undefined) {
+              void watcher.synced().then(() => {
+                for (const cm of configStore.maps()) if (writtenAfter(bookmark, 'ConfigMap', cm)) pokeConfigReaders(cm);
+              });
+            }
+          },
+        };
       },
       log.child({ component: 'leader' }),
       registry,
@@ -348,8 +354,8 @@ async function main(): Promise<void> {
     {
       worker: () => (built ? built.worker.getState() === 'RUNNING' : true),
       webhook: () => webhook?.ready() ?? true,
-      // A leader whose watcher is still listing is not ready yet; followers need no watcher.
-      watcher: () => leadership?.watcher?.hasSynced ?? true,
+      // A replica whose watcher is still listing is not ready yet, leader or standing by (Leadership.listed).
+      watcher: () => leadership?.listed ?? true,
     },
     { intervalMs: cfg.healthIntervalMs, timeoutMs: cfg.healthTimeoutMs, wedgedMs: 30_000 },
     log.child({ component: 'health' }),

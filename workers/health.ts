@@ -1,7 +1,7 @@
 // What /readyz and /healthz answer. Readiness is the truth about this replica's dependencies, checked in the
 // background every `intervalMs` (a probe never waits on a slow dependency): the Temporal server answers its health
-// check, the API server answers a read, the webhook serves the certificates its Secret holds, the worker runs, and a
-// leader's watcher has listed everything. Liveness fails only for a wedged process: the event loop has not turned for
+// check, the API server answers a read, the webhook serves the certificates its Secret holds, the worker runs, and the
+// replica's watcher (leading or standing by) has listed everything. Liveness fails only for a wedged process: the event loop has not turned for
 // `wedgedMs` (a probe that gets an answer at all proves the loop turns; this catches a loop that turns but whose
 // timers starve, e.g. a runaway synchronous loop between requests).
 import type { Logger } from 'pino';

@@ -1,11 +1,13 @@
-// The watcher runs on the leader only. Every replica campaigns for the Lease `TIDAL_LEASE_NAME` in the system
-// namespace (watcher/leader-election.ts); the holder runs a *term*: a fresh watcher and poker whose start-up list pokes
-// every object written after the previous leader's watch bookmark (ADR 0024; every object when there is none), so no
-// change made while no one watched — a handover, a fresh cluster — is lost, and none made before costs a task. The
-// leader keeps the bookmark on the Lease with each renewal, moved up whenever its poker has delivered all it saw. A
-// term ends the moment leadership does: its poker stops delivering at once (it asks before every delivery), its
-// pending pokes are dropped and its informers closed; a term after another leader's starts from a fresh list, never
-// from the old view.
+// Only the leader pokes. Every replica campaigns for the Lease `TIDAL_LEASE_NAME` in the system namespace
+// (watcher/leader-election.ts); the holder runs a *term*: a watcher and poker that poke every object written after the
+// previous leader's watch bookmark (ADR 0024; every object when there is none), so no change made while no one
+// watched — a handover, a fresh cluster — is lost, and none made before costs a task. The leader keeps the bookmark
+// on the Lease with each renewal, moved up whenever its poker has delivered all it saw. The other replicas *stand by*:
+// their watcher lists and watches, pokes nothing and holds each object's latest change, forgetting those the Lease's
+// bookmark has passed; the replica that takes the Lease starts its term from that watcher, its caches already listed
+// (ADR 0024, "Followers stand by"). A term ends the moment leadership does: its poker stops delivering at once (it
+// asks before every delivery), its pending pokes are dropped and its informers closed, and the replica stands by from
+// a fresh list, never from the old view.
 // One exception: a leader that only missed its own renew deadline (a saturated machine) *pauses* its term — nothing is
 // delivered, its informers keep watching and its poker keeps what they announce — and resumes it when it takes the
 // Lease back still naming it, i.e. nobody else led meanwhile, so nothing changed unwatched. The moment the Lease is
@@ -27,6 +29,8 @@ import { advanceBookmark, BookmarkAnnotation, formatBookmark, parseBookmark, typ
 export interface WatcherTerm {
   watcher: Watcher;
   poker: Poker;
+  /** The term begins: its watcher leads (`Watcher.lead`) from the bookmark found on the Lease and the time given. */
+  lead(bookmark: WatchBookmark | undefined, recentSince: number | undefined): void;
 }
 
 export interface LeadershipOptions {
@@ -52,6 +56,9 @@ export class Leadership {
   private term: WatcherTerm | undefined;
   /** A term paused at a missed renew deadline, resumed if this process leads again with nobody in between. */
   private paused: WatcherTerm | undefined;
+  /** The watcher standing by while another replica leads, which the next term starts from. */
+  private standby: WatcherTerm | undefined;
+  private stopping = false;
   private readonly closing = new Set<Promise<void>>();
   private readonly elector: LeaderElector | undefined;
   private readonly leaderGauge: Gauge;
@@ -64,14 +71,13 @@ export class Leadership {
   private bookmark: WatchBookmark | undefined;
 
   /**
-   * `makeTerm(isCurrent, recentSince, bookmark)` builds (not starts) a watcher and poker; the poker must ask
-   * `isCurrent()` before every delivery. `leaseApi` (watcher/lease-api.ts) should time out requests within the renew
-   * deadline.
+   * `makeTerm(isCurrent)` builds (not starts) a watcher standing by and its poker; the poker must ask `isCurrent()`
+   * before every delivery. `leaseApi` (watcher/lease-api.ts) should time out requests within the renew deadline.
    */
   constructor(
     private readonly opts: LeadershipOptions,
     leaseApi: LeaseApi,
-    private readonly makeTerm: (isCurrent: () => boolean, recentSince: number | undefined, bookmark: WatchBookmark | undefined) => WatcherTerm,
+    private readonly makeTerm: (isCurrent: () => boolean) => WatcherTerm,
     private readonly log: Logger,
     registry: Registry,
     clock?: Clock,
@@ -110,7 +116,11 @@ export class Leadership {
             if (reason === 'deadline') this.pause();
             else this.end();
           },
-          onOtherHolder: () => this.closePaused('the lease names another holder'),
+          onOtherHolder: (_holder, lease) => {
+            this.closePaused('the lease names another holder');
+            // What the leader has delivered, the standby need not hold.
+            this.standby?.watcher.prune(parseBookmark(lease.metadata.annotations));
+          },
         },
         log,
         clock,
@@ -143,6 +153,14 @@ export class Leadership {
     return this.term?.watcher;
   }
 
+  /**
+   * This replica's watcher — its term's, a paused term's, or the one standing by — has listed every kind: it can lead
+   * without listing. Readiness waits for it, so a rolling update hands the Lease to a replica whose caches are there.
+   */
+  get listed(): boolean {
+    return (this.term ?? this.paused ?? this.standby)?.watcher.hasSynced ?? true;
+  }
+
   get isLeader(): boolean {
     return this.elector ? this.elector.isLeader() : this.term !== undefined;
   }
@@ -166,6 +184,7 @@ export class Leadership {
         { identity: this.identity, lease: `${this.opts.namespace}/${this.opts.leaseName}`, ...this.opts.timings },
         'campaigning for the leader lease',
       );
+      this.standBy();
       this.elector.start();
     } else {
       this.log.info({ identity: this.identity }, 'leader election off (TIDAL_LEADER_ELECTION=false): this process runs the watcher');
@@ -175,20 +194,45 @@ export class Leadership {
 
   /** Stops the watcher (no poke after this returns a first tick) and releases the Lease for an immediate handover. */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.elector) await this.elector.stop();
     this.end();
     this.closePaused('stopping');
+    if (this.standby) this.close(this.standby);
+    this.standby = undefined;
     await Promise.all([...this.closing]);
   }
 
+  /** A watcher that lists and watches but pokes nothing until this replica leads; a new one, from a fresh list. */
+  private standBy(): void {
+    if (this.stopping || !this.elector || this.standby) return;
+    const term: WatcherTerm = this.makeTerm(() => this.term === term && (this.elector?.isLeader() ?? false));
+    this.standby = term;
+    term.watcher.start();
+    this.log.info({ identity: this.identity }, 'watcher standing by: listing and watching every kind, poking nothing while another replica leads');
+  }
+
   private begin(recentSince: number | undefined): void {
-    this.end();
-    this.closePaused('a new term starts from a fresh list');
-    const term: WatcherTerm = this.makeTerm(() => this.term === term && (this.elector?.isLeader() ?? true), recentSince, this.bookmark);
+    this.end(false);
+    this.closePaused('a new term starts from a fresh list', false);
+    const standby = this.standby;
+    this.standby = undefined;
+    const term: WatcherTerm = standby ?? this.makeTerm(() => this.term === term && (this.elector?.isLeader() ?? true));
     this.term = term;
     this.leaderGauge.set({ identity: this.identity }, 1);
-    term.watcher.start();
-    this.log.info({ identity: this.identity }, 'watcher started: listing every watched kind and poking what changed');
+    term.lead(this.bookmark, recentSince);
+    if (standby) {
+      const listed = term.watcher.hasSynced;
+      this.log.info(
+        { identity: this.identity, listed },
+        listed
+          ? 'watcher leads from its standby caches: poking what changed since the bookmark'
+          : 'watcher leads from standing by, its lists still coming in: poking what changed since the bookmark',
+      );
+    } else {
+      term.watcher.start();
+      this.log.info({ identity: this.identity }, 'watcher started: listing every watched kind and poking what changed');
+    }
     term.watcher
       .synced()
       .then(() => {
@@ -198,6 +242,7 @@ export class Leadership {
         // Children deleted while no one watched are absent from the list: their owners hear of it here.
         const missing = term.watcher.pokeMissingChildren();
         const { poked, unchanged, resumed } = term.watcher.startUp;
+        const heldWhileStandingBy = term.watcher.heldWhileStandingBy;
         this.log.info(
           {
             identity: this.identity,
@@ -205,6 +250,7 @@ export class Leadership {
             poked,
             unchangedSinceBookmark: unchanged,
             changesResumedFromBookmark: resumed,
+            changesHeldWhileStandingBy: heldWhileStandingBy,
             bookmark: this.bookmark !== undefined,
           },
           'watcher synced',
@@ -235,21 +281,24 @@ export class Leadership {
     return true;
   }
 
-  private closePaused(why: string): void {
+  private closePaused(why: string, standBy = true): void {
     const term = this.paused;
     if (!term) return;
     this.paused = undefined;
     this.close(term);
     this.log.info({ identity: this.identity, why }, 'paused watcher stopped: pending pokes dropped');
+    if (standBy) this.standBy();
   }
 
-  private end(): void {
+  /** Ends the term; the replica then stands by from a fresh list (unless a term begins or the process stops). */
+  private end(standBy = true): void {
     const term = this.term;
     if (!term) return;
     this.term = undefined;
     this.leaderGauge.set({ identity: this.identity }, 0);
     this.close(term);
     this.log.info({ identity: this.identity }, 'watcher stopped: pending pokes dropped');
+    if (standBy) this.standBy();
   }
 
   private close(term: WatcherTerm): void {

@@ -234,19 +234,27 @@ describe('leader election', () => {
       60_000,
       250,
     );
-    // Those changes came from the watches the new leader resumed at the bookmark, before its lists were done.
+    // The replica had stood by, its caches listed and watching: those changes are the ones it held since the
+    // bookmark, poked when it took the Lease; it listed nothing again.
+    const lines = () =>
+      readFileSync(procs.running(next.replica.name)!.log, 'utf8')
+        .split('\n')
+        .filter((l) => l.includes(`"${next.identity!}"`));
     const synced = await eventually(
-      `${next.identity} logs its start-up list`,
+      `${next.identity} logs its start-up`,
       async () =>
-        readFileSync(procs.running(next.replica.name)!.log, 'utf8')
-          .split('\n')
-          .filter((l) => l.includes('"watcher synced"') && l.includes(`"${next.identity!}"`))
-          .map((l) => JSON.parse(l) as { changesResumedFromBookmark?: number })[0],
+        lines()
+          .filter((l) => l.includes('"watcher synced"'))
+          .map((l) => JSON.parse(l) as { changesHeldWhileStandingBy?: number; changesResumedFromBookmark?: number })[0],
       30_000,
       250,
     );
-    log(`start-up list of ${next.identity}: ${JSON.stringify(synced)}`);
-    expect(synced.changesResumedFromBookmark).toBeGreaterThanOrEqual(3);
+    log(`start-up of ${next.identity}: ${JSON.stringify(synced)}`);
+    expect(lines().filter((l) => l.includes('"watcher leads from its standby caches')).map((l) => (JSON.parse(l) as { listed?: boolean }).listed)).toEqual([
+      true,
+    ]);
+    expect(synced.changesHeldWhileStandingBy).toBeGreaterThanOrEqual(3);
+    expect(synced.changesResumedFromBookmark).toBe(0);
     // Nobody changed leader-still's Service, nor anything its workflow reads: no run started, no poke delivered.
     expect(await told()).toEqual(before);
     const lease = await readLease(kube);

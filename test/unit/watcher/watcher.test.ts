@@ -549,6 +549,97 @@ describe('Watcher: a held start-up change keeps the tokens of the object listed,
   });
 });
 
+describe('Watcher: standing by while another replica leads', () => {
+  const remembered = (h: ReturnType<typeof make>) =>
+    (h.remember.mock.calls as PokeCall[]).map(([t, p]) => `${t.kind}/${t.key.name} <- ${p.source} ${p.resourceVersion ?? '-'}`).sort();
+
+  it('lists and watches, pokes nothing; leading, it pokes what was written after the bookmark and remembers the rest', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('before', '40'), service('after', '60')]);
+    cluster.objects.set('Configuration', [standaloneConfiguration('web', '7')]);
+    const h = make(cluster, ['Service', 'Configuration'], allKinds, { standby: true });
+    h.watcher.start();
+    await h.watcher.synced();
+    const services = await cluster.stream('Service');
+    expect(services.opts.resourceVersion).toBe('100');
+    services.send('MODIFIED', service('before', '45', 2));
+    services.send('ADDED', service('new', '70'));
+    (await cluster.stream('Configuration')).send('DELETED', standaloneConfiguration('web', '80'));
+    // The caches follow; nothing is delivered or remembered, and there is nothing to vouch for on the Lease.
+    expect(h.watcher.cache.versionOf?.(Resources.Service, 'ns', 'new')).toMatchObject({ resourceVersion: '70' });
+    expect(h.calls()).toEqual([]);
+    expect(h.remember).not.toHaveBeenCalled();
+    expect(h.watcher.progress()).toBeUndefined();
+
+    h.watcher.lead({ Service: '50', Configuration: '50' }, undefined);
+    await h.watcher.synced();
+    // One change per object, judged against the bookmark given now; each goes to a run the previous leader's process
+    // may have run last, so its sticky queue is reset.
+    expect(h.take().sort()).toEqual([
+      'Configuration/ns/web <- deleted Configuration/ns/web 80',
+      'Service/ns/after <- added Service/ns/after 60',
+      'Service/ns/new <- added Service/ns/new 70',
+    ]);
+    expect(remembered(h)).toEqual(['Service/before <- Service/ns/before 45']);
+    expect(h.watcher.startUp).toEqual({ poked: 2, unchanged: 1, resumed: 0 });
+    // Leading: a change is poked as it comes, and the bookmark may move up to what was seen.
+    services.send('MODIFIED', service('before', '120', 3));
+    expect(h.calls().map(([t, p, o]) => `${t.key.name} ${p.resourceVersion} ${JSON.stringify(o)}`)).toEqual(['before 120 undefined']);
+    expect(h.watcher.progress()).toEqual({ Service: '120', Configuration: '100' });
+  });
+
+  it('with the held changes below it delivered, a prune forgets them; the takeover pokes only the rest', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('a', '40'), service('b', '60'), service('c', '90')]);
+    const h = make(cluster, ['Service'], allKinds, { standby: true });
+    h.watcher.start();
+    await h.watcher.synced();
+    h.watcher.prune({ Service: '60' });
+    expect(remembered(h)).toEqual(['Service/a <- Service/ns/a 40', 'Service/b <- Service/ns/b 60']);
+    expect(h.calls()).toEqual([]);
+    h.remember.mockClear();
+    h.watcher.lead({ Service: '60' }, undefined);
+    await h.watcher.synced();
+    expect(h.take()).toEqual(['Service/ns/c <- added Service/ns/c 90']);
+    expect(h.remember).not.toHaveBeenCalled();
+  });
+
+  it('without a bookmark (no leader before) every held change is poked; a recent write goes in the first lane', async () => {
+    const cluster = new FakeCluster();
+    const settled = (name: string, rv: string, writtenAt: string): KubeObject =>
+      ({
+        ...service(name, rv),
+        metadata: { ...service(name, rv).metadata, managedFields: [{ manager: 'kubectl', time: writtenAt }] },
+        status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True' }] },
+      }) as KubeObject;
+    cluster.objects.set('Service', [settled('old', '40', '2026-01-01T00:00:00Z'), settled('recent', '41', '2026-01-01T00:10:00Z')]);
+    const h = make(cluster, ['Service'], allKinds, { standby: true });
+    h.watcher.start();
+    await h.watcher.synced();
+    h.watcher.lead(undefined, Date.parse('2026-01-01T00:09:00Z'));
+    await h.watcher.synced();
+    const how = Object.fromEntries(h.calls().map(([t, , o]) => [t.key.name, o]));
+    expect(how).toEqual({ old: { catchUp: true, listed: true }, recent: { listed: true } });
+  });
+
+  it('leading before its lists are done, it resumes from the bookmark and judges the list as a new term does', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('web', '60', 2), service('idle', '40')]);
+    const release = cluster.holdList('Service');
+    const h = make(cluster, ['Service'], allKinds, { standby: true });
+    h.watcher.start();
+    h.watcher.lead({ Service: '50' }, undefined);
+    const resuming = await cluster.stream('Service');
+    expect(resuming.opts.resourceVersion).toBe('50');
+    resuming.send('MODIFIED', service('web', '60', 2));
+    expect(h.take()).toEqual(['Service/ns/web <- updated Service/ns/web 60']);
+    release();
+    await h.watcher.synced();
+    expect(h.take()).toEqual(['Service/ns/web <- added Service/ns/web 60']);
+    expect(h.watcher.startUp).toEqual({ poked: 1, unchanged: 1, resumed: 1 });
+  });
+});
+
 describe('Watcher: resuming from the watch bookmark while the start-up list runs', () => {
   const bookmark = { Service: '50', Configuration: '50', Revision: '50', Ingress: '50' };
 

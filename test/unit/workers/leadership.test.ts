@@ -1,6 +1,7 @@
-// Leadership's terms against the in-memory Lease API and fake timers: a term starts when the Lease is won, its poker
-// may deliver only while it is the current term of a leader, and it is closed the moment leadership ends — or paused,
-// when this process only missed its own renew deadline, and resumed if nobody else led meanwhile.
+// Leadership's terms against the in-memory Lease API and fake timers: a replica stands by while another leads, a term
+// starts from its standby watcher when the Lease is won, its poker may deliver only while it is the current term of a
+// leader, and it is closed the moment leadership ends — or paused, when this process only missed its own renew
+// deadline, and resumed if nobody else led meanwhile.
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -18,6 +19,12 @@ interface FakeTerm {
   isCurrent: () => boolean;
   recentSince: number | undefined;
   started: boolean;
+  /** Its watcher was told to lead (a term began from it); until then it stood by. */
+  led: boolean;
+  /** Its watcher has listed every kind. */
+  listed: boolean;
+  /** The bookmarks its watcher was asked to forget what it held below, while standing by. */
+  pruned: (WatchBookmark | undefined)[];
   /** The term's watcher was asked, once synced, to poke the owners of children deleted while no one watched. */
   missingChildrenPoked: boolean;
   closed: { poker: boolean; watcher: boolean };
@@ -34,15 +41,18 @@ function setup(enabled = true, leases = new FakeLeases(), identityBase = 'pod-0'
   const api = leases.apiFor();
   const terms: FakeTerm[] = [];
   const registry = new Registry();
-  const makeTerm = (isCurrent: () => boolean, recentSince: number | undefined, bookmark: WatchBookmark | undefined): WatcherTerm => {
+  const makeTerm = (isCurrent: () => boolean): WatcherTerm => {
     const t: FakeTerm = {
       isCurrent,
-      recentSince,
+      recentSince: undefined,
       started: false,
+      led: false,
+      listed: true,
+      pruned: [],
       missingChildrenPoked: false,
       closed: { poker: false, watcher: false },
       resumed: 0,
-      bookmark,
+      bookmark: undefined,
       progress: undefined,
       backlog: 0,
     };
@@ -52,9 +62,12 @@ function setup(enabled = true, leases = new FakeLeases(), identityBase = 'pod-0'
       synced,
       pokeMissingChildren: () => ((t.missingChildrenPoked = true), 0),
       close: async () => void (t.closed.watcher = true),
-      hasSynced: true,
+      get hasSynced() {
+        return t.listed;
+      },
       startUp: { poked: 0, unchanged: 0 },
       progress: () => t.progress,
+      prune: (bookmark: WatchBookmark | undefined) => void t.pruned.push(bookmark),
     } as unknown as Watcher;
     const poker = {
       close: async () => void (t.closed.poker = true),
@@ -63,7 +76,12 @@ function setup(enabled = true, leases = new FakeLeases(), identityBase = 'pod-0'
         return t.backlog;
       },
     } as unknown as Poker;
-    return { watcher, poker };
+    const lead = (bookmark: WatchBookmark | undefined, recentSince: number | undefined) => {
+      t.led = true;
+      t.bookmark = bookmark;
+      t.recentSince = recentSince;
+    };
+    return { watcher, poker, lead };
   };
   const leadership = new Leadership(
     { enabled, namespace: 'knative-serving', leaseName: 'tidal-controller', timings, identityBase },
@@ -88,8 +106,10 @@ describe('Leadership', () => {
     expect(leadership.identity).toMatch(/^pod-0_\d+_[0-9a-f]{6}$/);
     leadership.start();
     await vi.advanceTimersByTimeAsync(10);
+    // The watcher it stood by with from the start leads.
     expect(terms).toHaveLength(1);
     expect(terms[0]!.started).toBe(true);
+    expect(terms[0]!.led).toBe(true);
     expect(terms[0]!.missingChildrenPoked).toBe(true); // once its list is in
     expect(terms[0]!.isCurrent()).toBe(true);
     // A new leader pokes objects written shortly before it took over in the first lane.
@@ -246,6 +266,63 @@ describe('Leadership', () => {
     expect(new Set(written)).toEqual(new Set(['{"Revision":"110","Service":"120"}']));
     await b.leadership.stop();
     await a.leadership.stop();
+  });
+
+  it('a replica that does not lead stands by, forgetting what the bookmark passed; taking the Lease, its term is that watcher', async () => {
+    const leases = new FakeLeases();
+    const a = setup(true, leases, 'pod-a');
+    a.leadership.start();
+    await vi.advanceTimersByTimeAsync(10);
+    a.terms[0]!.progress = { Service: '50' };
+    const b = setup(true, leases, 'pod-b');
+    b.leadership.start();
+    await vi.advanceTimersByTimeAsync(1000);
+    // Listing and watching from the start, delivering nothing, told what the leader's bookmark has passed.
+    const standby = b.terms[0]!;
+    expect(b.terms).toHaveLength(1);
+    expect(standby).toMatchObject({ started: true, led: false });
+    expect(standby.isCurrent()).toBe(false);
+    expect(b.leadership.watcher).toBeUndefined();
+    expect(standby.pruned.at(-1)).toEqual({ Service: '50' });
+    // Ready only once its caches are listed: a rolling update waits for them before it stops the leader.
+    standby.listed = false;
+    expect(b.leadership.listed).toBe(false);
+    standby.listed = true;
+    expect(b.leadership.listed).toBe(true);
+    // a hands over: b's term is the watcher that stood by, led from the bookmark a left, no second list.
+    await a.leadership.stop();
+    await vi.advanceTimersByTimeAsync(600);
+    expect(b.terms).toHaveLength(1);
+    expect(standby).toMatchObject({ led: true, bookmark: { Service: '50' } });
+    expect(standby.isCurrent()).toBe(true);
+    expect(b.leadership.watcher).toBeDefined();
+    expect(standby.missingChildrenPoked).toBe(true);
+    await b.leadership.stop();
+    expect(standby.closed).toEqual({ poker: true, watcher: true });
+  });
+
+  it('a term that ends leaves its replica standing by from a fresh list; a stopping one keeps no watcher', async () => {
+    const leases = new FakeLeases();
+    const a = setup(true, leases, 'pod-a');
+    a.leadership.start();
+    await vi.advanceTimersByTimeAsync(10);
+    const b = setup(true, leases, 'pod-b');
+    b.leadership.start();
+    // a is cut off: paused at its deadline, b leads once the Lease expires, and a, back, reads b's name.
+    a.api.down = true;
+    await vi.advanceTimersByTimeAsync(3600);
+    expect(b.terms[0]!.isCurrent()).toBe(true);
+    a.api.down = false;
+    await vi.advanceTimersByTimeAsync(600);
+    expect(a.terms[0]!.closed).toEqual({ poker: true, watcher: true });
+    expect(a.terms).toHaveLength(2);
+    expect(a.terms[1]).toMatchObject({ started: true, led: false });
+    expect(a.terms[1]!.isCurrent()).toBe(false);
+    await a.leadership.stop();
+    expect(a.terms[1]!.closed).toEqual({ poker: true, watcher: true });
+    expect(a.terms).toHaveLength(2);
+    await b.leadership.stop();
+    expect(b.terms).toHaveLength(1);
   });
 
   it('with leader election off, one term runs for the life of the process and no Lease is written', async () => {
