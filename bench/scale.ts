@@ -2,7 +2,8 @@
 // BENCH_SCALE_COUNTS Services cumulatively (default 1000,5000) on the unthrottled local stack and, at each level,
 // measures a new Service's create → Ready, the CPU Tidal and the Temporal server burn per minute while nothing
 // changes, their memory, and what a leader change costs: the controller killed with SIGKILL and started again
-// (BENCH_SCALE_RESTARTS times) and a rolling restart of three replicas (BENCH_SCALE_ROLLING times), each with a
+// (BENCH_SCALE_RESTARTS times), the leader of three replicas killed with SIGKILL while the other two stand by
+// (BENCH_SCALE_FAILOVERS times) and a rolling restart of three replicas (BENCH_SCALE_ROLLING times), each with a
 // Service's image changed, a KIngress deleted and a Deployment scaled to 0 while no leader watched — how long after
 // the new leader took the Lease each converged and the control plane was idle again, and the CPU it cost — and
 // BENCH_SCALE_CONFIG_EDITS more SIGKILL restarts with config-gc edited as well; then a storm of BENCH_SCALE_STORM
@@ -18,6 +19,7 @@ import type { KubeObject } from '../api/meta.js';
 import type { Service } from '../api/serving.js';
 import { KubeClient } from '../kube/client.js';
 import { ProcessTable } from '../dev/processes.js';
+import { httpOk } from '../dev/probes.js';
 import { replicaPorts, repoRoot, stackDown, stackUp, startController, type StackInfo, type StackOptions } from '../dev/stack.js';
 import type * as UpstreamServing from '../dev/upstream-serving.js';
 import type { UpstreamInstall } from '../dev/upstream-serving.js';
@@ -88,12 +90,15 @@ interface Level {
 
 /** A leader change with changes made while no leader watched; times from the new leader's Lease acquisition. */
 interface Restart {
-  how: 'kill' | 'rolling';
+  how: 'kill' | 'failover' | 'rolling';
   /** config-gc was edited too while no leader watched. */
   configEdited: boolean;
   /** kill: the controller's start → /readyz. */
   readyzMs: number;
-  /** kill: the controller's start → the Lease taken; rolling: the changes → the Lease taken after them. */
+  /**
+   * kill: the controller's start → the Lease taken; failover: the SIGKILL → the Lease taken; rolling: the changes →
+   * the Lease taken after them.
+   */
   leaseMs: number;
   leaderChanges: number;
   /** The Service given a new image: Ready on its new Revision. */
@@ -116,6 +121,8 @@ const replicaName = (i: number) => (i === 0 ? 'tidal-controller' : `tidal-replic
 const replicaEnv = (i: number) => ({ TIDAL_IDENTITY: `replica-${i + 1}` });
 /** Rolling restarts of three replicas measured at each level, after the SIGKILL restarts. */
 const rolling = envNumber('BENCH_SCALE_ROLLING', 1);
+/** SIGKILLs of the leader of three replicas (two standing by) measured at each level, before the rolling restarts. */
+const failovers = envNumber('BENCH_SCALE_FAILOVERS', 1);
 /** Changes of the storm at each level, after the leader changes (0: none), and its writers. */
 const stormChanges = envNumber('BENCH_SCALE_STORM', 1000);
 const stormWriters = envNumber('BENCH_SCALE_STORM_WRITERS', 8);
@@ -335,6 +342,8 @@ class ScaleBench {
     minQuietFrom: number,
     cpuFrom: { tidal: number; temporal: number },
     following?: ChangesConverged,
+    /** Performance time the figures count from when it is later than the Lease (a roll's Lease handed over first). */
+    notBefore = -Infinity,
   ): Promise<Omit<Restart, 'how' | 'configEdited' | 'readyzMs' | 'rebuilt' | 'leaderChanges' | 'leaseMs'> & { leaseAt: number }> {
     const t0 = performance.now();
     const windowMs = 5000;
@@ -378,8 +387,8 @@ class ScaleBench {
     const end = quietFrom ?? this.procs.cpu();
     return {
       leaseAt,
-      ...converging.since(leaseAt),
-      idleMs: quietFrom ? Math.max(0, quietFrom.at - leaseAt) : NaN,
+      ...converging.since(Math.max(leaseAt, notBefore)),
+      idleMs: quietFrom ? Math.max(0, quietFrom.at - Math.max(leaseAt, notBefore)) : NaN,
       tidalCpu: end.tidal - cpuFrom.tidal,
       temporalCpu: end.temporal - cpuFrom.temporal,
       fromLease: atLease ? { tidal: end.tidal - atLease.tidal, temporal: end.temporal - atLease.temporal } : { tidal: NaN, temporal: NaN },
@@ -402,13 +411,68 @@ class ScaleBench {
     const t0 = performance.now();
     // The launcher rebuilds dist/ first when the sources changed since the last build (someone editing meanwhile).
     let rebuilt = false;
-    await startController(this.info, table, { ports, controllerEnv: replicaEnv(0) }, (line) => {
-      if (/build/i.test(line)) rebuilt = true;
-      progress(line);
-    });
-    const readyzMs = performance.now() - t0;
+    // Followed from its start, not from /readyz: the replica is ready once its lists are in, which the new leader's
+    // work does not wait for.
+    await startController(
+      this.info,
+      table,
+      { ports, controllerEnv: replicaEnv(0) },
+      (line) => {
+        if (/build/i.test(line)) rebuilt = true;
+        progress(line);
+      },
+      'tidal-controller',
+      false,
+    );
+    let readyzMs = NaN;
+    let following = true;
+    const readiness = (async () => {
+      while (following && Number.isNaN(readyzMs)) {
+        if (await httpOk(`http://127.0.0.1:${ports.controllerMetrics}/readyz`)) readyzMs = performance.now() - t0;
+        else await sleep(100);
+      }
+    })();
     const { leaseAt, ...r } = await this.converge(changes, killedAt, [ports.controllerMetrics], t0 + 60_000, { tidal: 0, temporal: temporalBefore });
+    following = false;
+    await readiness;
     return { how: 'kill', configEdited, readyzMs, rebuilt, leaderChanges: 1, leaseMs: leaseAt - t0, ...r };
+  }
+
+  /**
+   * The leader of three replicas killed with SIGKILL, the other two standing by with their caches listed (the shipped
+   * Deployment's three replicas): `changeWhileDown`'s changes are made at once, and one of the two takes the Lease when
+   * the dead leader's expires. Figures from that Lease; CPU from the kill. The bench then goes on with the first
+   * slot's controller alone: started again, the others stopped, and quiet.
+   */
+  async failover(round: number): Promise<Restart> {
+    const table = new ProcessTable(dir);
+    for (let i = 1; i < 3; i++)
+      await startController(this.info, table, { ports: replicaPorts(ports, i), controllerEnv: replicaEnv(i) }, progress, replicaName(i));
+    for (const i of [0, 1, 2]) await waitQuiet(replicaPorts(ports, i).controllerMetrics, 5000, 120_000);
+    const leader = table.running(replicaName(0));
+    if (!leader || !(await this.lease()).holder.startsWith('replica-1_')) throw new Error(`${replicaName(0)} does not hold the Lease`);
+    const followers = [1, 2];
+    const cpuFrom = { tidal: this.procs.cpuOf(followers.map(replicaName)), temporal: this.procs.cpu().temporal };
+    const killedAt = Date.now();
+    const killedPerf = performance.now();
+    process.kill(leader.pid, 'SIGKILL');
+    while (table.running(replicaName(0))) await sleep(50);
+    const changes = await this.changeWhileDown(round);
+    const { leaseAt, ...r } = await this.converge(
+      changes,
+      killedAt,
+      followers.map((i) => replicaPorts(ports, i).controllerMetrics),
+      performance.now() + 60_000,
+      cpuFrom,
+    );
+    await startController(this.info, table, { ports: replicaPorts(ports, 0), controllerEnv: replicaEnv(0) }, progress, replicaName(0));
+    for (const i of followers) {
+      const rec = table.running(replicaName(i));
+      if (rec) process.kill(rec.pid, 'SIGTERM');
+      while (table.running(replicaName(i))) await sleep(50);
+    }
+    await waitQuiet(ports.controllerMetrics, 5000, 300_000);
+    return { how: 'failover', configEdited: false, readyzMs: NaN, rebuilt: false, leaderChanges: 1, leaseMs: leaseAt - killedPerf, ...r };
   }
 
   /**
@@ -417,7 +481,8 @@ class ScaleBench {
    * gets SIGTERM (a leader hands its Lease over), and the slot it leaves takes the next new one. The old ones go
    * youngest first, as a ReplicaSet ranks its pods for deletion (the controller, started before the other two, holds
    * the Lease). `changeWhileDown`'s changes are made as the leader ends; the figures count from the Lease taken after
-   * that, CPU over the whole roll (three boots included). The bench then goes on with the first slot's controller
+   * its SIGTERM, or from the changes when the Lease was handed over before them, CPU over the whole roll (three boots
+   * included) and from the Lease. The bench then goes on with the first slot's controller
    * alone: started again, the others stopped, and quiet.
    */
   async rollingRestart(round: number): Promise<Restart> {
@@ -431,8 +496,9 @@ class ScaleBench {
     let ended = 0;
     let changes: Changes | undefined;
     let following: ChangesConverged | undefined;
-    let changedAt = NaN;
     let changesPerf = NaN;
+    /** When the leader the changes were made after got its SIGTERM: it hands the Lease over before it exits. */
+    let leaderEndedAt = NaN;
     let leaderChanges = 0;
     let spare = 3;
     for (const i of [2, 1, 0]) {
@@ -441,13 +507,14 @@ class ScaleBench {
       if (!rec) throw new Error(`${replicaName(i)} is not running`);
       const leading = (await this.lease()).holder.startsWith(`replica-${i + 1}_`);
       ended += this.procs.cpuOf([replicaName(i)]) - cpuBefore[i]!;
+      const terminatedAt = Date.now();
       process.kill(rec.pid, 'SIGTERM');
       while (table.running(replicaName(i))) await sleep(50);
       spare = i;
       if (leading) {
         leaderChanges += 1;
         if (!changes) {
-          changedAt = Date.now();
+          leaderEndedAt = terminatedAt;
           changesPerf = performance.now();
           changes = await this.changeWhileDown(round);
           // They may converge while the roll goes on: watched from now, not from when the roll is done.
@@ -459,13 +526,16 @@ class ScaleBench {
     if (!changes) throw new Error('no replica held the Lease during the roll');
     // Running now: the fourth slot and the last two (the first is the spare).
     const running = [3, 2, 1];
+    // The Lease taken after the leader's SIGTERM, maybe before its process exited and the changes were made: the
+    // figures count from the later of the two.
     const { leaseAt, ...r } = await this.converge(
       changes,
-      changedAt - 1,
+      leaderEndedAt - 1,
       running.map((i) => replicaPorts(ports, i).controllerMetrics),
       performance.now() + 60_000,
       { tidal: -ended, temporal: before.temporal },
       following,
+      changesPerf,
     );
     following?.stop();
     await startController(this.info, table, { ports: replicaPorts(ports, 0), controllerEnv: replicaEnv(0) }, progress, replicaName(0));
@@ -511,6 +581,11 @@ class ScaleBench {
     for (let k = 0; k < configEdits; k++) {
       progress(`controller restart with config-gc edited ${k + 1} of ${configEdits}`);
       measured.push(await this.restart(target * 100 + restarts + rolling + k, true));
+      await waitQuiet(ports.controllerMetrics, 5000, 120_000);
+    }
+    for (let k = 0; k < failovers; k++) {
+      progress(`SIGKILL of the leader of three replicas ${k + 1} of ${failovers}`);
+      measured.push(await this.failover(target * 100 + restarts + configEdits + rolling + k));
       await waitQuiet(ports.controllerMetrics, 5000, 120_000);
     }
     for (let k = 0; k < rolling; k++) {
@@ -569,7 +644,9 @@ class ScaleBench {
       const how =
         r.how === 'kill'
           ? `SIGKILL${r.configEdited ? ', config-gc edited too,' : ''} and start again: ready ${fmtMs(r.readyzMs)}${r.rebuilt ? ' (a rebuild of dist/ included)' : ''}, Lease taken ${fmtMs(r.leaseMs)} after the start`
-          : `rolling restart of 3 replicas (${r.leaderChanges} leader changes): Lease taken ${fmtMs(r.leaseMs)} after the changes`;
+          : r.how === 'failover'
+            ? `SIGKILL of the leader, two replicas standing by: Lease taken ${fmtMs(r.leaseMs)} after the kill`
+            : `rolling restart of 3 replicas (${r.leaderChanges} leader changes): Lease taken ${fmtMs(r.leaseMs)} after the changes`;
       console.log(
         `${how}; after the Lease: the changed Service Ready ${fmtMs(r.serviceReadyMs)}, the deleted KIngress back ${fmtMs(r.ingressBackMs)}, ` +
           `the scaled-down Deployment back ${fmtMs(r.replicasBackMs)}, idle again ${fmtMs(r.idleMs)}; CPU Tidal ${fmt(r.tidalCpu, 1)} s + Temporal ${fmt(r.temporalCpu, 1)} s` +
