@@ -576,7 +576,17 @@ export class Watcher {
       // Standing by: whether a change is news to the workflows is known at `lead`, from the bookmark then.
       const settled = change !== 'deleted' && reportsItsGeneration(kind, obj);
       const writtenAt = lastWritten(obj);
-      this.hold({ kind, change, obj, catchUp: false, listed, firstList, standingBy: true, settled, ...(writtenAt !== undefined ? { writtenAt } : {}) });
+      this.hold({
+        kind,
+        change,
+        obj,
+        catchUp: false,
+        listed,
+        firstList,
+        standingBy: true,
+        settled,
+        ...(writtenAt !== undefined ? { writtenAt } : {}),
+      });
       return;
     }
     if (firstList && this.bookmark !== undefined && !writtenAfter(this.bookmark, kind, obj)) {
@@ -594,10 +604,7 @@ export class Watcher {
     // The start-up list: an object whose status already reports its generation is caught up after the ones that do
     // not (a Service changed while the controller was down goes first), in the poker's metered second lane.
     const catchUp =
-      change === 'added' &&
-      this.byKind.get(kind)?.hasSynced === false &&
-      reportsItsGeneration(kind, obj) &&
-      !writtenSince(obj, this.recentSince);
+      change === 'added' && this.byKind.get(kind)?.hasSynced === false && reportsItsGeneration(kind, obj) && !writtenSince(obj, this.recentSince);
     if (this.held) {
       this.hold({ kind, change, obj, catchUp, listed, firstList });
       void this.releaseHeld();

@@ -250,9 +250,11 @@ describe('leader election', () => {
       250,
     );
     log(`start-up of ${next.identity}: ${JSON.stringify(synced)}`);
-    expect(lines().filter((l) => l.includes('"watcher leads from its standby caches')).map((l) => (JSON.parse(l) as { listed?: boolean }).listed)).toEqual([
-      true,
-    ]);
+    expect(
+      lines()
+        .filter((l) => l.includes('"watcher leads from its standby caches'))
+        .map((l) => (JSON.parse(l) as { listed?: boolean }).listed),
+    ).toEqual([true]);
     expect(synced.changesHeldWhileStandingBy).toBeGreaterThanOrEqual(3);
     expect(synced.changesResumedFromBookmark).toBe(0);
     // Nobody changed leader-still's Service, nor anything its workflow reads: no run started, no poke delivered.
