@@ -438,6 +438,17 @@ class ScaleBench {
     return { how: 'kill', configEdited, readyzMs, rebuilt, leaderChanges: 1, leaseMs: leaseAt - t0, ...r };
   }
 
+  /** After a leader change of several replicas: the first slot's controller started again, `others` stopped, quiet. */
+  private async backToFirstSlot(table: ProcessTable, others: readonly number[]): Promise<void> {
+    await startController(this.info, table, { ports: replicaPorts(ports, 0), controllerEnv: replicaEnv(0) }, progress, replicaName(0));
+    for (const i of others) {
+      const rec = table.running(replicaName(i));
+      if (rec) process.kill(rec.pid, 'SIGTERM');
+      while (table.running(replicaName(i))) await sleep(50);
+    }
+    await waitQuiet(ports.controllerMetrics, 5000, 300_000);
+  }
+
   /**
    * The leader of three replicas killed with SIGKILL, the other two standing by with their caches listed (the shipped
    * Deployment's three replicas): `changeWhileDown`'s changes are made at once, and one of the two takes the Lease when
@@ -465,13 +476,7 @@ class ScaleBench {
       performance.now() + 60_000,
       cpuFrom,
     );
-    await startController(this.info, table, { ports: replicaPorts(ports, 0), controllerEnv: replicaEnv(0) }, progress, replicaName(0));
-    for (const i of followers) {
-      const rec = table.running(replicaName(i));
-      if (rec) process.kill(rec.pid, 'SIGTERM');
-      while (table.running(replicaName(i))) await sleep(50);
-    }
-    await waitQuiet(ports.controllerMetrics, 5000, 300_000);
+    await this.backToFirstSlot(table, followers);
     return { how: 'failover', configEdited: false, readyzMs: NaN, rebuilt: false, leaderChanges: 1, leaseMs: leaseAt - killedPerf, ...r };
   }
 
@@ -538,13 +543,7 @@ class ScaleBench {
       changesPerf,
     );
     following?.stop();
-    await startController(this.info, table, { ports: replicaPorts(ports, 0), controllerEnv: replicaEnv(0) }, progress, replicaName(0));
-    for (const i of running) {
-      const rec = table.running(replicaName(i));
-      if (rec) process.kill(rec.pid, 'SIGTERM');
-      while (table.running(replicaName(i))) await sleep(50);
-    }
-    await waitQuiet(ports.controllerMetrics, 5000, 300_000);
+    await this.backToFirstSlot(table, running);
     return { how: 'rolling', configEdited: false, readyzMs: NaN, rebuilt: false, leaderChanges, leaseMs: leaseAt - changesPerf, ...r };
   }
 
