@@ -106,8 +106,8 @@ export class Informer {
   }
 
   /**
-   * `opts.resume`, begun later: a watcher standing by that starts to lead before its first list is done. Nothing
-   * once the first list is done (the cache holds everything), while one runs, or after close.
+   * `opts.resume`, begun later: a watcher standing by that starts to lead before its first list is done. Once per
+   * informer, and nothing once the first list is done (the cache holds everything) or after close.
    */
   resume(from: NonNullable<InformerOptions['resume']>): void {
     if (this.hasSynced || this.resuming || this.stop.signal.aborted) return;

@@ -239,7 +239,7 @@ export class Watcher {
     const batch = () => {
       if (this.leading || this.closed) return void (this.pruning = false);
       for (const [key, h] of entries.splice(0, RELEASE_BATCH)) {
-        if (held.get(key) !== h || writtenAfter(bookmark, h.kind, h.obj)) continue;
+        if (held.get(key) !== h || !deliveredBelow(bookmark, h)) continue;
         held.delete(key);
         if (h.firstList) this.startUp.unchanged += 1;
         if (h.change !== 'deleted') this.pokeFor(h.kind, h.change, h.obj, false, h.listed, true, h.tokens, h.firstList);
@@ -258,7 +258,10 @@ export class Watcher {
     }
   }
 
-  /** Resolves once every informer has listed, after the start-up list's held changes have been poked. */
+  /**
+   * Resolves once every informer has listed, after the start-up list's held changes have been poked; standing by, once
+   * every informer has listed (nothing is poked until `lead`).
+   */
   async synced(): Promise<void> {
     await Promise.all(this.informers.map((i) => i.synced));
     this.resumed.clear();
@@ -512,7 +515,8 @@ export class Watcher {
   }
 
   /**
-   * The start-up list's changes, held until the caches that resolve owners have listed (then `undefined`). Who
+   * The start-up list's changes, held until the caches that resolve owners have listed (then `undefined`) — and, while
+   * standing by, every change until `lead` (one per object). Who
    * reconciles an object is resolved through them (reconcilerOf): a Revision listed before its Configuration and
    * Service would poke the Configuration's own workflow, which finds the object is its Service's and ends, and the
    * Service would never hear that its Revision turned Ready while no one watched (the 10-minute chaos run lost 12
@@ -525,10 +529,10 @@ export class Watcher {
   private releasing: Promise<void> | undefined;
 
   /**
-   * Pokes the held changes once the resolvers have listed: `RELEASE_BATCH` at a time, yielding between batches. Tens
-   * of thousands are held at scale (every Revision, Deployment and Pod listed before the Services), and poking them in
-   * one go held the event loop for seconds: the Lease's renewals missed their deadline. Changes that arrive meanwhile
-   * join the end of the queue, so none overtakes an older one of the same object.
+   * Pokes the held changes once the resolvers have listed and this watcher leads: `RELEASE_BATCH` at a time, yielding
+   * between batches. Tens of thousands are held at scale (every Revision, Deployment and Pod listed before the
+   * Services), and poking them in one go held the event loop for seconds: the Lease's renewals missed their deadline.
+   * Changes that arrive meanwhile join the end of the queue, so none overtakes an older one of the same object.
    */
   private releaseHeld(): Promise<void> {
     if (!this.leading || !this.held || !this.resolvers.every((i) => i.hasSynced)) return this.releasing ?? Promise.resolve();
@@ -554,7 +558,7 @@ export class Watcher {
   /** Pokes a held change; one held while standing by is judged now, by the bookmark and the time `lead` gave. */
   private release(h: Held): void {
     if (!h.standingBy) return this.pokeFor(h.kind, h.change, h.obj, h.catchUp, h.listed, h.remember, h.tokens, h.firstList);
-    const unchanged = !writtenAfter(this.bookmark, h.kind, h.obj);
+    const unchanged = deliveredBelow(this.bookmark, h);
     if (h.firstList) this.startUp[unchanged ? 'unchanged' : 'poked'] += 1;
     if (unchanged) {
       if (h.change !== 'deleted') this.pokeFor(h.kind, h.change, h.obj, false, h.listed, true, h.tokens, h.firstList);
@@ -713,6 +717,15 @@ interface Held {
   standingBy?: boolean;
   settled?: boolean;
   writtenAt?: number;
+}
+
+/**
+ * True when the leader that kept `bookmark` saw the held change and delivered its pokes: its version is at or below
+ * its kind's bookmark. Not a deletion a list found: the informer reports it with the version it last saw, not the
+ * deletion's, which may be above the bookmark.
+ */
+function deliveredBelow(bookmark: WatchBookmark | undefined, h: Held): boolean {
+  return !(h.change === 'deleted' && h.listed) && !writtenAfter(bookmark, h.kind, h.obj);
 }
 
 /**

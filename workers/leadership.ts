@@ -85,7 +85,7 @@ export class Leadership {
     this.identity = leaderIdentity(opts.identityBase);
     this.leaderGauge = new Gauge({
       name: 'tidal_leader',
-      help: '1 while this replica holds the leader Lease and runs the watcher',
+      help: '1 while this replica holds the leader Lease and its watcher pokes',
       labelNames: ['identity'],
       registers: [registry],
     });

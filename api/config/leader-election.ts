@@ -18,7 +18,7 @@ export interface LeaderElectionConfig {
   retryPeriodMs: number;
   /**
    * Validated as upstream; Tidal has one Lease whatever the count: the Temporal workers of every replica share the
-   * reconciling already, and the leader only runs the watcher (ADR 0020).
+   * reconciling already, and the leader only pokes (ADR 0020).
    */
   buckets: number;
 }

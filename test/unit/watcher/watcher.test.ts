@@ -604,6 +604,23 @@ describe('Watcher: standing by while another replica leads', () => {
     expect(h.remember).not.toHaveBeenCalled();
   });
 
+  it('a deletion a re-list found is never taken as delivered: it carries the version last seen, not the deletion’s', async () => {
+    const cluster = new FakeCluster();
+    cluster.objects.set('Service', [service('a', '40'), service('gone', '45')]);
+    const h = make(cluster, ['Service'], allKinds, { standby: true });
+    h.watcher.start();
+    await h.watcher.synced();
+    // The watch history expired (410): the list after it no longer has `gone`, reported deleted at the version the
+    // cache held (45), below the bookmark although the deletion came after it.
+    cluster.objects.set('Service', [service('a', '40')]);
+    (await cluster.stream('Service')).fail(new KubeApiError(410, 'Expired', 'too old resource version', 'WATCH', '/x'));
+    await vi.waitFor(() => expect(h.watcher.cache.versionOf?.(Resources.Service, 'ns', 'gone')?.resourceVersion).toBeUndefined());
+    h.watcher.prune({ Service: '50' });
+    h.watcher.lead({ Service: '50' }, undefined);
+    await h.watcher.synced();
+    expect(h.take()).toEqual(['Service/ns/gone <- deleted Service/ns/gone 45']);
+  });
+
   it('without a bookmark (no leader before) every held change is poked; a recent write goes in the first lane', async () => {
     const cluster = new FakeCluster();
     const settled = (name: string, rv: string, writtenAt: string): KubeObject =>
