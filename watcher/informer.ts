@@ -35,14 +35,6 @@ export interface InformerOptions {
     status?: (o: KubeObject) => unknown;
   };
   /**
-   * Resume from a version while the first list runs: a second watch from `from` reports every change after it to
-   * `onChange` at once, without touching the cache, until the first list is done. A list of a large kind takes
-   * seconds; the changes since a known version (the watch bookmark, ADR 0024) are few and need not wait for it. The
-   * list and its watch still report everything, so this only brings changes forward. A version older than the API
-   * server's watch history (410 Gone) or any error ends it quietly.
-   */
-  resume?: { from: string; onChange: (type: ChangeType, obj: KubeObject) => void };
-  /**
    * Items per page of a list (default 500, as client-go's reflector). A list read whole arrives as one body that is
    * parsed and handled in one go: tens of thousands of objects hold the event loop for seconds, and with it the
    * leader's Lease renewals and every activity. Pages let the rest run between them.
@@ -53,6 +45,12 @@ export interface InformerOptions {
 }
 
 const DEFAULT_PAGE_SIZE = 500;
+
+/** Where `Informer.resume` watches from, and whom it tells. */
+export interface Resume {
+  from: string;
+  onChange: (type: ChangeType, obj: KubeObject) => void;
+}
 
 /** What a slim cache keeps of an object. */
 function slimCopy(o: KubeObject, { annotations, status: statusOf }: NonNullable<InformerOptions['slim']>): KubeObject {
@@ -102,14 +100,17 @@ export class Informer {
   start(): void {
     if (this.running) return;
     this.running = this.loop();
-    if (this.opts.resume) this.resume(this.opts.resume);
   }
 
   /**
-   * `opts.resume`, begun later: a watcher standing by that starts to lead before its first list is done. Once per
-   * informer, and nothing once the first list is done (the cache holds everything) or after close.
+   * Resumes from a version while the first list runs: a second watch from `from` reports every change after it to
+   * `onChange` at once, without touching the cache, until the first list is done. A list of a large kind takes
+   * seconds; the changes since a known version (the watch bookmark, ADR 0024) are few and need not wait for it. The
+   * list and its watch still report everything, so this only brings changes forward. A version older than the API
+   * server's watch history (410 Gone) or any error ends it quietly. Once per informer, and nothing once the first list
+   * is done (the cache holds everything) or after close.
    */
-  resume(from: NonNullable<InformerOptions['resume']>): void {
+  resume(from: Resume): void {
     if (this.hasSynced || this.resuming || this.stop.signal.aborted) return;
     this.resuming = this.resumeOnce(from);
   }
@@ -120,10 +121,10 @@ export class Informer {
     await Promise.all([this.running, this.resuming]);
   }
 
-  /** The resuming watch of `opts.resume`, ended by the first list's end (or by close). */
+  /** The resuming watch of `resume`, ended by the first list's end (or by close). */
   private resuming: Promise<void> | undefined;
 
-  private async resumeOnce({ from, onChange }: NonNullable<InformerOptions['resume']>): Promise<void> {
+  private async resumeOnce({ from, onChange }: Resume): Promise<void> {
     const listed = new AbortController();
     void this.synced.then(() => listed.abort());
     const signal = AbortSignal.any([this.stop.signal, listed.signal]);

@@ -23,7 +23,7 @@ import { RouteIndex } from './route-index.js';
 import { CacheWaiters } from './cache-waiters.js';
 import { DomainMappingIndex } from './domainmapping-index.js';
 import type { Poker } from './poker.js';
-import { writtenAfter, type WatchBookmark } from './bookmark.js';
+import { formatBookmark, writtenAfter, type WatchBookmark } from './bookmark.js';
 
 export interface WatcherOptions {
   /** Entity workflows this build runs; pokes for other kinds are not sent. */
@@ -202,6 +202,9 @@ export class Watcher {
   private releasingAfterStandby = false;
   /** A `prune` under way, a batch per turn of the event loop. */
   private pruning = false;
+  /** Changes held so far, and the bookmark and that count at the last prune: a standby reads the Lease twice a second. */
+  private holds = 0;
+  private prunedAt: { bookmark: string; holds: number } | undefined;
 
   start(): void {
     this.started = true;
@@ -233,18 +236,24 @@ export class Watcher {
   prune(bookmark: WatchBookmark | undefined): void {
     // Whom a change's pokes go to is known once the owners' kinds have listed (`held`).
     if (this.leading || !bookmark || !this.held || this.pruning || !this.resolvers.every((i) => i.hasSynced)) return;
+    // Nothing held since the last prune against the same bookmark: it would find nothing more.
+    const at = { bookmark: formatBookmark(bookmark), holds: this.holds };
+    if (this.prunedAt?.bookmark === at.bookmark && this.prunedAt.holds === at.holds) return;
+    this.prunedAt = at;
     const held = this.held;
     const entries = [...held];
+    let next = 0;
     this.pruning = true;
     const batch = () => {
       if (this.leading || this.closed) return void (this.pruning = false);
-      for (const [key, h] of entries.splice(0, RELEASE_BATCH)) {
+      for (const end = Math.min(entries.length, next + RELEASE_BATCH); next < end; next++) {
+        const [key, h] = entries[next]!;
         if (held.get(key) !== h || !deliveredBelow(bookmark, h)) continue;
         held.delete(key);
         if (h.firstList) this.startUp.unchanged += 1;
         if (h.change !== 'deleted') this.pokeFor(h.kind, h.change, h.obj, false, h.listed, true, h.tokens, h.firstList);
       }
-      if (entries.length > 0) return void setImmediate(batch);
+      if (next < entries.length) return void setImmediate(batch);
       this.pruning = false;
     };
     batch();
@@ -625,6 +634,7 @@ export class Watcher {
   private hold(h: Held): void {
     const held = this.held;
     if (!held) return;
+    this.holds += 1;
     const namespace = h.obj.metadata.namespace ?? '';
     const name = h.obj.metadata.name ?? '';
     const kept = h.change === 'deleted' ? undefined : this.byKind.get(h.kind)?.get(namespace, name);
