@@ -63,6 +63,8 @@ const backlog = envNumber('BENCH_SCALE_BACKLOG', 200);
 const stallSeconds = envNumber('BENCH_SCALE_STALL_SECONDS', 180);
 const levelMinutes = envNumber('BENCH_SCALE_LEVEL_MINUTES', 120);
 const catchUpSeconds = envNumber('BENCH_SCALE_CATCHUP_SECONDS', 600);
+/** How long several quiet replicas are watched for their idle rate before a failover or a roll. */
+const baselineSeconds = envNumber('BENCH_SCALE_BASELINE_SECONDS', 20);
 /** After the entity runs have ended: time for V8's memory reducer to give the burst's heap back. */
 const settleSeconds = envNumber('BENCH_SCALE_SETTLE_SECONDS', 60);
 /** Controller restarts measured at each level (0: none, e.g. while only populating a stack kept for later runs). */
@@ -310,6 +312,27 @@ class ScaleBench {
     };
   }
 
+  /**
+   * CPU-s/s of each of `replicas` (their mean) and of the Temporal server while they all run and are quiet, over
+   * BENCH_SCALE_BASELINE_SECONDS: the idle rate of several replicas, for the "idle again" test after a leader change
+   * among them (three replicas' idle is not one process's: each reads the Lease, and Temporal serves more pollers).
+   */
+  async replicasIdleRate(replicas: readonly number[]): Promise<{ tidalPerReplica: number; temporal: number }> {
+    const names = replicas.map(replicaName);
+    const before = { at: performance.now(), tidal: this.procs.cpuOf(names), temporal: this.procs.cpu().temporal };
+    await sleep(baselineSeconds * 1000);
+    const secs = (performance.now() - before.at) / 1000;
+    const rate = {
+      tidalPerReplica: (this.procs.cpuOf(names) - before.tidal) / secs / replicas.length,
+      temporal: (this.procs.cpu().temporal - before.temporal) / secs,
+    };
+    progress(
+      `idle rate of ${replicas.length} replicas over ${secs.toFixed(0)} s: ${rate.tidalPerReplica.toFixed(3)} CPU-s/s each, ` +
+        `Temporal ${rate.temporal.toFixed(3)} (one controller alone: ${this.idleRate.tidal.toFixed(3)}, ${this.idleRate.temporal.toFixed(3)})`,
+    );
+    return rate;
+  }
+
   /** The leader Lease: who holds it and since when. */
   async lease(): Promise<LeaseHeld> {
     return leaseHeld(await this.kube.get<LeaseObject>(Resources.Lease, 'knative-serving', 'tidal-controller'));
@@ -344,25 +367,27 @@ class ScaleBench {
     following?: ChangesConverged,
     /** Performance time the figures count from when it is later than the Lease (a roll's Lease handed over first). */
     notBefore = -Infinity,
+    /** CPU-s/s of the processes followed, and of Temporal, when all is quiet. */
+    idle: { tidal: number; temporal: number } = this.idleRate,
   ): Promise<Omit<Restart, 'how' | 'configEdited' | 'readyzMs' | 'rebuilt' | 'leaderChanges' | 'leaseMs'> & { leaseAt: number }> {
     const t0 = performance.now();
     const windowMs = 5000;
-    const samples: { at: number; tidal: number; temporal: number; activity: number }[] = [];
+    const samples: { at: number; tidal: number; temporal: number; activity: number[] }[] = [];
     let leaseAt = NaN;
     let atLease: { tidal: number; temporal: number } | undefined;
     const converging = following ?? new ChangesConverged(this.kube, this.timeline, changes);
     let quietFrom: { at: number; tidal: number; temporal: number } | undefined;
-    const activity = async () =>
-      (
-        await Promise.all(
-          metrics.map((m) =>
-            controllerCounters(m).then(
-              (c) => c.activity,
-              () => NaN,
-            ),
+    /** What last broke a quiet stretch, for the log: which counters moved, or whose CPU ran above its idle rate. */
+    let busy = '';
+    const activity = () =>
+      Promise.all(
+        metrics.map((m) =>
+          controllerCounters(m).then(
+            (c) => c.activity,
+            () => NaN,
           ),
-        )
-      ).reduce((a, b) => a + b, 0);
+        ),
+      );
     while (performance.now() - t0 < catchUpSeconds * 1000) {
       const cpu = this.procs.cpu();
       const [act, lease] = await Promise.all([activity(), Number.isNaN(leaseAt) ? this.lease() : undefined, converging.poll()]);
@@ -374,16 +399,23 @@ class ScaleBench {
       const first = [...samples].reverse().find((x) => x.at <= cpu.at - windowMs);
       if (first && converged) {
         const secs = (cpu.at - first.at) / 1000;
-        const quiet = first.activity === act;
-        const calm =
-          (cpu.tidal - first.tidal) / secs <= this.idleRate.tidal + 0.1 && (cpu.temporal - first.temporal) / secs <= this.idleRate.temporal + 0.1;
-        if (!(quiet && calm)) quietFrom = undefined;
-        else quietFrom ??= first;
+        const moved = act.map((a, i) => a - first.activity[i]!);
+        const quiet = moved.every((d) => d === 0);
+        const rates = { tidal: (cpu.tidal - first.tidal) / secs, temporal: (cpu.temporal - first.temporal) / secs };
+        const calm = rates.tidal <= idle.tidal + 0.1 && rates.temporal <= idle.temporal + 0.1;
+        if (!(quiet && calm)) {
+          quietFrom = undefined;
+          busy =
+            `${((cpu.at - leaseAt) / 1000).toFixed(1)} s after the Lease: activity ${moved.join('/')} ` +
+            `(per controller followed), CPU-s/s Tidal ${rates.tidal.toFixed(2)} (idle ${idle.tidal.toFixed(2)}), ` +
+            `Temporal ${rates.temporal.toFixed(2)} (idle ${idle.temporal.toFixed(2)})`;
+        } else quietFrom ??= first;
         if (quietFrom && cpu.at >= minQuietFrom) break;
       }
       await sleep(250);
     }
     if (!quietFrom) progress(`restart: not idle within ${catchUpSeconds} s (BENCH_SCALE_CATCHUP_SECONDS)`);
+    if (busy) progress(`last busy over the 5 s before ${busy}`);
     const end = quietFrom ?? this.procs.cpu();
     return {
       leaseAt,
@@ -460,6 +492,7 @@ class ScaleBench {
     for (let i = 1; i < 3; i++)
       await startController(this.info, table, { ports: replicaPorts(ports, i), controllerEnv: replicaEnv(i) }, progress, replicaName(i));
     for (const i of [0, 1, 2]) await waitQuiet(replicaPorts(ports, i).controllerMetrics, 5000, 120_000);
+    const rate = await this.replicasIdleRate([0, 1, 2]);
     const leader = table.running(replicaName(0));
     if (!leader || !(await this.lease()).holder.startsWith('replica-1_')) throw new Error(`${replicaName(0)} does not hold the Lease`);
     const followers = [1, 2];
@@ -475,6 +508,9 @@ class ScaleBench {
       followers.map((i) => replicaPorts(ports, i).controllerMetrics),
       performance.now() + 60_000,
       cpuFrom,
+      undefined,
+      undefined,
+      { tidal: rate.tidalPerReplica * followers.length, temporal: rate.temporal },
     );
     await this.backToFirstSlot(table, followers);
     return { how: 'failover', configEdited: false, readyzMs: NaN, rebuilt: false, leaderChanges: 1, leaseMs: leaseAt - killedPerf, ...r };
@@ -495,6 +531,7 @@ class ScaleBench {
     for (let i = 1; i < 3; i++)
       await startController(this.info, table, { ports: replicaPorts(ports, i), controllerEnv: replicaEnv(i) }, progress, replicaName(i));
     for (const i of [0, 1, 2]) await waitQuiet(replicaPorts(ports, i).controllerMetrics, 5000, 120_000);
+    const rate = await this.replicasIdleRate([0, 1, 2]);
     const before = this.procs.cpu();
     // The CPU of each replica the roll ends, from `before` to its end (the new processes count from their start).
     const cpuBefore = [0, 1, 2].map((i) => this.procs.cpuOf([replicaName(i)]));
@@ -541,6 +578,7 @@ class ScaleBench {
       { tidal: -ended, temporal: before.temporal },
       following,
       changesPerf,
+      { tidal: rate.tidalPerReplica * running.length, temporal: rate.temporal },
     );
     following?.stop();
     await this.backToFirstSlot(table, running);
