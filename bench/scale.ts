@@ -364,11 +364,18 @@ class ScaleBench {
     metrics: number[],
     minQuietFrom: number,
     cpuFrom: { tidal: number; temporal: number },
-    following?: ChangesConverged,
-    /** Performance time the figures count from when it is later than the Lease (a roll's Lease handed over first). */
-    notBefore = -Infinity,
-    /** CPU-s/s of the processes followed, and of Temporal, when all is quiet. */
-    idle: { tidal: number; temporal: number } = this.idleRate,
+    {
+      following,
+      notBefore = -Infinity,
+      idle = this.idleRate,
+    }: {
+      /** The changes already followed since they were made (a roll's). */
+      following?: ChangesConverged;
+      /** Performance time the figures count from when it is later than the Lease (a roll's Lease handed over first). */
+      notBefore?: number;
+      /** CPU-s/s of the processes followed, and of Temporal, when all is quiet. */
+      idle?: { tidal: number; temporal: number };
+    } = {},
   ): Promise<Omit<Restart, 'how' | 'configEdited' | 'readyzMs' | 'rebuilt' | 'leaderChanges' | 'leaseMs'> & { leaseAt: number }> {
     const t0 = performance.now();
     const windowMs = 5000;
@@ -508,9 +515,7 @@ class ScaleBench {
       followers.map((i) => replicaPorts(ports, i).controllerMetrics),
       performance.now() + 60_000,
       cpuFrom,
-      undefined,
-      undefined,
-      { tidal: rate.tidalPerReplica * followers.length, temporal: rate.temporal },
+      { idle: { tidal: rate.tidalPerReplica * followers.length, temporal: rate.temporal } },
     );
     await this.backToFirstSlot(table, followers);
     return { how: 'failover', configEdited: false, readyzMs: NaN, rebuilt: false, leaderChanges: 1, leaseMs: leaseAt - killedPerf, ...r };
@@ -576,9 +581,7 @@ class ScaleBench {
       running.map((i) => replicaPorts(ports, i).controllerMetrics),
       performance.now() + 60_000,
       { tidal: -ended, temporal: before.temporal },
-      following,
-      changesPerf,
-      { tidal: rate.tidalPerReplica * running.length, temporal: rate.temporal },
+      { following, notBefore: changesPerf, idle: { tidal: rate.tidalPerReplica * running.length, temporal: rate.temporal } },
     );
     following?.stop();
     await this.backToFirstSlot(table, running);
